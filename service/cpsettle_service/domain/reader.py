@@ -1,0 +1,144 @@
+"""Strict reading of JSON-shaped input (dicts, lists, scalars) into typed values.
+
+Every problem becomes a ``Violation`` with a field path (``profile.caps.basis``); reading goes
+on after a problem so that one pass reports everything. Unknown keys are problems too.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from .errors import Collector
+
+E = TypeVar("E", bound=StrEnum)
+_MISSING: Any = object()
+
+
+def describe(value: object) -> str:
+    """A short description of a JSON value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class Reader:
+    """Reads the fields of one JSON object, recording which keys were used."""
+
+    __slots__ = ("errors", "path", "data", "_seen", "ok")
+
+    def __init__(self, errors: Collector, path: str, data: object) -> None:
+        self.errors = errors
+        self.path = path
+        self._seen: set[str] = set()
+        if isinstance(data, dict):
+            self.data: dict[str, Any] = data
+            self.ok = True
+        else:
+            if data is not None:
+                errors.add(path, f"must be an object, got {describe(data)}")
+            self.data = {}
+            self.ok = data is None
+
+    def at(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def has(self, key: str) -> bool:
+        return key in self.data and self.data[key] is not None
+
+    def raw(self, key: str, default: Any = None) -> Any:
+        self._seen.add(key)
+        value = self.data.get(key, default)
+        return default if value is None else value
+
+    def integer(
+        self, key: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+    ) -> int:
+        value = self.raw(key, _MISSING)
+        if value is _MISSING:
+            return default
+        # JSON numbers may arrive as floats (2.0) or, from protobuf's JSON form, as strings
+        # for 64-bit fields; accept exact integers only.
+        if isinstance(value, str) and value.lstrip("-").isdigit():
+            value = int(value)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.errors.add(self.at(key), f"must be an integer, got {describe(value)}")
+            return default
+        if minimum is not None and value < minimum:
+            self.errors.add(self.at(key), f"must be at least {minimum}, got {value}")
+            return default
+        if maximum is not None and value > maximum:
+            self.errors.add(self.at(key), f"must be at most {maximum}, got {value}")
+            return default
+        return value
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.raw(key, _MISSING)
+        if value is _MISSING:
+            return default
+        if not isinstance(value, bool):
+            self.errors.add(self.at(key), f"must be true or false, got {describe(value)}")
+            return default
+        return value
+
+    def string(self, key: str, default: str, *, max_length: int = 256) -> str:
+        value = self.raw(key, _MISSING)
+        if value is _MISSING:
+            return default
+        if not isinstance(value, str):
+            self.errors.add(self.at(key), f"must be a string, got {describe(value)}")
+            return default
+        if len(value) > max_length:
+            self.errors.add(self.at(key), f"must be at most {max_length} characters")
+            return default
+        return value
+
+    def enum(self, key: str, enum: type[E], default: E) -> E:
+        value = self.raw(key, _MISSING)
+        if value is _MISSING or value == "":
+            return default
+        return parse_enum(self.errors, self.at(key), enum, value, default)
+
+    def obj(self, key: str) -> Reader:
+        return Reader(self.errors, self.at(key), self.raw(key))
+
+    def items(self, key: str) -> list[tuple[str, Any]]:
+        """The elements of a list field with their paths (``key[0]``)."""
+        value = self.raw(key, _MISSING)
+        if value is _MISSING:
+            return []
+        if not isinstance(value, list):
+            self.errors.add(self.at(key), f"must be a list, got {describe(value)}")
+            return []
+        return [(f"{self.at(key)}[{i}]", v) for i, v in enumerate(value)]
+
+    def finish(self) -> None:
+        """Report every key that no reader asked for."""
+        for key in self.data:
+            if key not in self._seen:
+                self.errors.add(self.at(key), "unknown field")
+
+
+def parse_enum(errors: Collector, path: str, enum: type[E], value: object, default: E) -> E:
+    if isinstance(value, str):
+        try:
+            return enum(value)
+        except ValueError:
+            pass
+    allowed = ", ".join(m.value for m in enum)
+    errors.add(path, f"must be one of {allowed}; got {value!r}")
+    return default

@@ -1,0 +1,24 @@
+"""The three rows of an arrangement."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Row(StrEnum):
+    """A row of an arrangement, in the order the spec lists them (front is the 3-card row)."""
+
+    FRONT = "FRONT"
+    MIDDLE = "MIDDLE"
+    BACK = "BACK"
+
+    @property
+    def size(self) -> int:
+        return 3 if self is Row.FRONT else 5
+
+    @property
+    def label(self) -> str:
+        return self.value.capitalize()
+
+
+ROWS: tuple[Row, Row, Row] = (Row.FRONT, Row.MIDDLE, Row.BACK)
