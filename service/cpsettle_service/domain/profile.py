@@ -1,0 +1,691 @@
+"""Rule profiles: every number a house can change (spec sections 3-12), as immutable data.
+
+A profile is read from, and written to, one JSON form (camelCase keys; the proto3 JSON form of
+``cpsettle.v1.RuleProfile``): preset files, inline profiles, ``GetProfile`` and the CLI all use
+it. Reading reports every problem at once (``InvalidInput``).
+
+>>> p = load_preset("western")
+>>> (p.scoring.majority_bonus, p.surrender.units, p.caps.losses)
+(1, 3, True)
+>>> apply_overrides(p, {"caps": {"wins": False}}).caps.wins
+False
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from functools import cache
+from importlib import resources
+from typing import Any, Mapping
+
+from .cards import Rank, Suit
+from .errors import Collector, InvalidInput
+from .hands import HandClass, HandRank, Wheel
+from .naturals import Natural
+from .reader import Reader, parse_enum
+from .rows import ROWS, Row
+
+
+class RoyaltyMode(StrEnum):
+    NONE = "NONE"
+    ALWAYS = "ALWAYS"
+    ON_WIN_ADDED = "ON_WIN_ADDED"
+    ON_WIN_REPLACES = "ON_WIN_REPLACES"
+
+
+class FoulPenalty(StrEnum):
+    SCOOPED = "SCOOPED"
+    FIXED = "FIXED"
+
+
+class VsFoul(StrEnum):
+    GREATER_OF_NATURAL_AND_FOUL = "GREATER_OF_NATURAL_AND_FOUL"
+    NATURAL_UNITS = "NATURAL_UNITS"
+
+
+class CapBasis(StrEnum):
+    HAND_START = "HAND_START"
+    CURRENT_STACK = "CURRENT_STACK"
+
+
+class CapOrder(StrEnum):
+    BUTTON_FIRST = "BUTTON_FIRST"
+    LEFT_OF_BUTTON_FIRST = "LEFT_OF_BUTTON_FIRST"
+
+
+class RakeMode(StrEnum):
+    NONE = "NONE"
+    PER_PLAYER = "PER_PLAYER"
+    COMMISSION = "COMMISSION"
+
+
+class RowTie(StrEnum):
+    PUSH = "PUSH"
+    SUIT_OF_HIGHEST_CARD = "SUIT_OF_HIGHEST_CARD"
+
+
+FRONT_CLASSES = frozenset({HandClass.HIGH_CARD, HandClass.PAIR, HandClass.THREE_OF_A_KIND})
+DEFAULT_SUIT_ORDER: tuple[Suit, ...] = (Suit.SPADE, Suit.HEART, Suit.CLUB, Suit.DIAMOND)
+
+
+@dataclass(frozen=True, slots=True)
+class HomeRun:
+    min_players: int = 4
+    multiplier: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    row_unit: int = 1
+    majority_bonus: int = 0
+    majority_bonus_on_scoop: bool = False
+    scoop_bonus: int = 0
+    scoop_multiplier: int = 1
+    home_run: HomeRun = HomeRun()
+
+
+@dataclass(frozen=True, slots=True)
+class RoyaltyEntry:
+    row: Row
+    hand_class: HandClass
+    rank: Rank | None
+    units: int
+
+
+@dataclass(frozen=True)
+class Royalties:
+    """The royalty table and how it is paid. ``units(row, hand)`` prices one row."""
+
+    mode: RoyaltyMode = RoyaltyMode.NONE
+    table: tuple[RoyaltyEntry, ...] = ()
+    _lookup: Mapping[tuple[Row, HandClass, int], int] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        # Resolve "most specific wins" and the royal-flush fallback once, so pricing a row at
+        # settlement time is one dict lookup (clarifications 14.2 - 14.4).
+        by_class = {(e.row, e.hand_class): e.units for e in self.table if e.rank is None}
+        by_rank = {
+            (e.row, e.hand_class, e.rank.value_int): e.units
+            for e in self.table
+            if e.rank is not None
+        }
+        lookup: dict[tuple[Row, HandClass, int], int] = {}
+        for row in ROWS:
+            for hc in HandClass:
+                for main in range(2, 15):
+                    units = by_rank.get((row, hc, main), by_class.get((row, hc)))
+                    if units is None and hc is HandClass.ROYAL_FLUSH:
+                        units = by_rank.get(
+                            (row, HandClass.STRAIGHT_FLUSH, main),
+                            by_class.get((row, HandClass.STRAIGHT_FLUSH)),
+                        )
+                    if units:
+                        lookup[(row, hc, main)] = units
+        object.__setattr__(self, "_lookup", lookup)
+
+    def units(self, row: Row, hand: HandRank) -> int:
+        """The row's royalty in units (0 when no entry matches)."""
+        return self._lookup.get((row, hand.hand_class, hand.ranks[0]), 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Foul:
+    penalty: FoulPenalty = FoulPenalty.SCOOPED
+    fixed_units: int = 0
+    pays_opponent_royalties: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NaturalEntry:
+    natural: Natural
+    rank: int
+    units: int
+
+
+@dataclass(frozen=True)
+class Naturals:
+    require_declaration: bool = True
+    vs_foul: VsFoul = VsFoul.GREATER_OF_NATURAL_AND_FOUL
+    table: tuple[NaturalEntry, ...] = ()
+    by_natural: Mapping[Natural, NaturalEntry] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_natural", {e.natural: e for e in self.table})
+
+
+@dataclass(frozen=True, slots=True)
+class Surrender:
+    allowed: bool = False
+    units: int = 0
+    pays_fouled: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Money:
+    unit_value: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    losses: bool = False
+    wins: bool = False
+    basis: CapBasis = CapBasis.HAND_START
+    order: CapOrder = CapOrder.BUTTON_FIRST
+
+
+@dataclass(frozen=True, slots=True)
+class Rake:
+    mode: RakeMode = RakeMode.NONE
+    per_player_fee: int = 0
+    commission_bps: int = 0
+    commission_cap: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    wheel: Wheel = Wheel.LOWEST
+    row_tie: RowTie = RowTie.PUSH
+    suit_order: tuple[Suit, ...] = DEFAULT_SUIT_ORDER
+    suit_order_tiebreak: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HandThreshold:
+    """'This hand or better': a class, optionally narrowed to a main rank (pair of queens)."""
+
+    hand_class: HandClass
+    rank: Rank | None = None
+
+    def met_by(self, hand: HandRank) -> bool:
+        floor = (self.hand_class.order, (self.rank.value_int,) if self.rank else ())
+        return (hand.category, hand.ranks) >= floor
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressiveEntry:
+    threshold: HandThreshold
+    cards: int
+
+
+@dataclass(frozen=True, slots=True)
+class FantasylandStay:
+    front: HandThreshold | None = HandThreshold(HandClass.THREE_OF_A_KIND)
+    middle: HandThreshold | None = HandThreshold(HandClass.FULL_HOUSE)
+    back: HandThreshold | None = HandThreshold(HandClass.FOUR_OF_A_KIND)
+
+
+@dataclass(frozen=True, slots=True)
+class Fantasyland:
+    enabled: bool = False
+    entry: HandThreshold = HandThreshold(HandClass.PAIR, Rank.QUEEN)
+    entry_cards: int = 14
+    progressive: tuple[ProgressiveEntry, ...] = ()
+    stay: FantasylandStay = FantasylandStay()
+    stay_cards: int = 14
+
+
+@dataclass(frozen=True)
+class RuleProfile:
+    """A complete house rule profile. Build with ``profile_from_dict`` or ``load_preset``."""
+
+    name: str
+    version: str = "1"
+    description: str = ""
+    scoring: Scoring = Scoring()
+    royalties: Royalties = Royalties()
+    foul: Foul = Foul()
+    naturals: Naturals = Naturals()
+    surrender: Surrender = Surrender()
+    money: Money = Money()
+    caps: Caps = Caps()
+    rake: Rake = Rake()
+    ranking: Ranking = Ranking()
+    fantasyland: Fantasyland = Fantasyland()
+
+    def with_unit_value(self, unit_value: int) -> RuleProfile:
+        return replace(self, money=Money(unit_value))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _rank(errors: Collector, path: str, value: object) -> Rank | None:
+    if isinstance(value, str):
+        text = "T" if value == "10" else value.upper()
+        try:
+            return Rank(text)
+        except ValueError:
+            pass
+    errors.add(path, f"must be a rank (2-9, T, J, Q, K, A); got {value!r}")
+    return None
+
+
+def _threshold(
+    errors: Collector, parent: Reader, key: str, default: HandThreshold | None
+) -> HandThreshold | None:
+    """A ``{"handClass", "rank"?}`` threshold; ``default`` when the key is absent."""
+    if not parent.has(key):
+        parent.raw(key)
+        return default
+    r = parent.obj(key)
+    if not r.ok:
+        return default
+    hand_class = r.enum("handClass", HandClass, HandClass.HIGH_CARD)
+    if not r.has("handClass"):
+        errors.add(r.at("handClass"), "is required")
+    rank = _rank(errors, r.at("rank"), r.raw("rank")) if r.has("rank") else None
+    r.finish()
+    return HandThreshold(hand_class, rank)
+
+
+def _scoring(r: Reader) -> Scoring:
+    hr = r.obj("homeRun")
+    home_run = HomeRun(
+        min_players=hr.integer("minPlayers", 4, minimum=2, maximum=4),
+        multiplier=hr.integer("multiplier", 1, minimum=1, maximum=100),
+    )
+    hr.finish()
+    s = Scoring(
+        row_unit=r.integer("rowUnit", 1, minimum=0, maximum=1_000_000),
+        majority_bonus=r.integer("majorityBonus", 0, minimum=0, maximum=1_000_000),
+        majority_bonus_on_scoop=r.boolean("majorityBonusOnScoop", False),
+        scoop_bonus=r.integer("scoopBonus", 0, minimum=0, maximum=1_000_000),
+        scoop_multiplier=r.integer("scoopMultiplier", 1, minimum=1, maximum=100),
+        home_run=home_run,
+    )
+    r.finish()
+    return s
+
+
+def _royalties(errors: Collector, r: Reader) -> Royalties:
+    mode = r.enum("mode", RoyaltyMode, RoyaltyMode.NONE)
+    entries: list[RoyaltyEntry] = []
+    seen: dict[tuple[Row, HandClass, Rank | None], str] = {}
+    for path, item in r.items("table"):
+        e = Reader(errors, path, item)
+        row = e.enum("row", Row, Row.BACK)
+        hand_class = e.enum("handClass", HandClass, HandClass.HIGH_CARD)
+        for key in ("row", "handClass", "units"):
+            if not e.has(key):
+                errors.add(e.at(key), "is required")
+        rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
+        units = e.integer("units", 0, minimum=0, maximum=1_000_000)
+        e.finish()
+        if not e.ok:
+            continue
+        if row is Row.FRONT and hand_class not in FRONT_CLASSES:
+            errors.add(e.at("handClass"), f"a {row.value} row cannot make {hand_class.value}")
+        if rank is not None and hand_class is HandClass.ROYAL_FLUSH:
+            errors.add(e.at("rank"), "a royal flush has no rank to narrow")
+        key = (row, hand_class, rank)
+        if key in seen:
+            errors.add(path, f"duplicates the royalty entry at {seen[key]}")
+        else:
+            seen[key] = path
+        entries.append(RoyaltyEntry(row, hand_class, rank, units))
+    r.finish()
+    return Royalties(mode, tuple(entries))
+
+
+def _naturals(errors: Collector, r: Reader) -> Naturals:
+    require = r.boolean("requireDeclaration", True)
+    vs_foul = r.enum("vsFoul", VsFoul, VsFoul.GREATER_OF_NATURAL_AND_FOUL)
+    entries: list[NaturalEntry] = []
+    seen: dict[Natural, str] = {}
+    for path, item in r.items("table"):
+        e = Reader(errors, path, item)
+        for key in ("natural", "rank", "units"):
+            if not e.has(key):
+                errors.add(e.at(key), "is required")
+        natural = e.enum("natural", Natural, Natural.DRAGON)
+        rank = e.integer("rank", 0, minimum=0, maximum=1000)
+        units = e.integer("units", 0, minimum=0, maximum=1_000_000)
+        e.finish()
+        if not e.ok:
+            continue
+        if natural in seen and e.has("natural"):
+            errors.add(path, f"duplicates the natural at {seen[natural]}")
+        seen.setdefault(natural, path)
+        entries.append(NaturalEntry(natural, rank, units))
+    r.finish()
+    return Naturals(require, vs_foul, tuple(entries))
+
+
+def _ranking(errors: Collector, r: Reader) -> Ranking:
+    wheel = r.enum("wheel", Wheel, Wheel.LOWEST)
+    row_tie = r.enum("rowTie", RowTie, RowTie.PUSH)
+    suit_order = DEFAULT_SUIT_ORDER
+    items = r.items("suitOrder")
+    if items:
+        suits = [parse_enum(errors, p, Suit, v, Suit.SPADE) for p, v in items]
+        if len(suits) != 4 or len(set(suits)) != 4:
+            errors.add(r.at("suitOrder"), "must list each of the four suits s, h, d, c once")
+        else:
+            suit_order = tuple(suits)
+    tiebreak = r.boolean("suitOrderTiebreak", False)
+    r.finish()
+    return Ranking(wheel, row_tie, suit_order, tiebreak)
+
+
+def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
+    default = Fantasyland()
+    enabled = r.boolean("enabled", False)
+    entry = _threshold(errors, r, "entry", default.entry) or default.entry
+    entry_cards = r.integer("entryCards", 14, minimum=13, maximum=52)
+    progressive: list[ProgressiveEntry] = []
+    for path, item in r.items("progressive"):
+        e = Reader(errors, path, item)
+        hand_class = e.enum("handClass", HandClass, HandClass.PAIR)
+        if not e.has("handClass"):
+            errors.add(e.at("handClass"), "is required")
+        rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
+        cards = e.integer("cards", 14, minimum=13, maximum=52)
+        e.finish()
+        if hand_class not in FRONT_CLASSES:
+            errors.add(e.at("handClass"), f"a FRONT row cannot make {hand_class.value}")
+        progressive.append(ProgressiveEntry(HandThreshold(hand_class, rank), cards))
+    if r.has("stay"):
+        s = r.obj("stay")
+        stay = FantasylandStay(
+            front=_threshold(errors, s, "front", None),
+            middle=_threshold(errors, s, "middle", None),
+            back=_threshold(errors, s, "back", None),
+        )
+        s.finish()
+    else:
+        r.raw("stay")
+        stay = default.stay
+    if entry.hand_class not in FRONT_CLASSES:
+        errors.add(r.at("entry.handClass"), f"a FRONT row cannot make {entry.hand_class.value}")
+    stay_cards = r.integer("stayCards", 14, minimum=13, maximum=52)
+    r.finish()
+    # The best qualifying progressive entry is the strongest threshold the front meets.
+    ordered = tuple(
+        sorted(
+            progressive,
+            key=lambda p: (p.threshold.hand_class.order, p.threshold.rank.value_int if p.threshold.rank else 0),
+            reverse=True,
+        )
+    )
+    return Fantasyland(enabled, entry, entry_cards, ordered, stay, stay_cards)
+
+
+def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
+    r = Reader(errors, path, data)
+    name = r.string("name", "", max_length=64)
+    if not name and r.ok:
+        errors.add(r.at("name"), "is required")
+    version = r.string("version", "1", max_length=64)
+    description = r.string("description", "", max_length=2000)
+    scoring = _scoring(r.obj("scoring"))
+    royalties = _royalties(errors, r.obj("royalties"))
+    f = r.obj("foul")
+    foul = Foul(
+        penalty=f.enum("penalty", FoulPenalty, FoulPenalty.SCOOPED),
+        fixed_units=f.integer("fixedUnits", 0, minimum=0, maximum=1_000_000),
+        pays_opponent_royalties=f.boolean("paysOpponentRoyalties", False),
+    )
+    f.finish()
+    naturals = _naturals(errors, r.obj("naturals"))
+    s = r.obj("surrender")
+    surrender = Surrender(
+        allowed=s.boolean("allowed", False),
+        units=s.integer("units", 0, minimum=0, maximum=1_000_000),
+        pays_fouled=s.boolean("paysFouled", True),
+    )
+    s.finish()
+    m = r.obj("money")
+    money = Money(m.integer("unitValue", 100, minimum=1, maximum=10**12))
+    m.finish()
+    c = r.obj("caps")
+    caps = Caps(
+        losses=c.boolean("losses", False),
+        wins=c.boolean("wins", False),
+        basis=c.enum("basis", CapBasis, CapBasis.HAND_START),
+        order=c.enum("order", CapOrder, CapOrder.BUTTON_FIRST),
+    )
+    c.finish()
+    k = r.obj("rake")
+    rake = Rake(
+        mode=k.enum("mode", RakeMode, RakeMode.NONE),
+        per_player_fee=k.integer("perPlayerFee", 0, minimum=0, maximum=10**12),
+        commission_bps=k.integer("commissionBps", 0, minimum=0, maximum=10_000),
+        commission_cap=k.integer("commissionCap", 0, minimum=0, maximum=10**12),
+    )
+    k.finish()
+    ranking = _ranking(errors, r.obj("ranking"))
+    fantasyland = _fantasyland(errors, r.obj("fantasyland"))
+    r.finish()
+    return RuleProfile(
+        name, version, description, scoring, royalties, foul, naturals, surrender, money, caps,
+        rake, ranking, fantasyland,
+    )
+
+
+def profile_from_dict(data: object, path: str = "profile") -> RuleProfile:
+    """A profile from its JSON form; raises ``InvalidInput`` naming every problem."""
+    errors = Collector()
+    profile = _read_profile(errors, path, data)
+    errors.raise_if_any()
+    return profile
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _threshold_dict(t: HandThreshold) -> dict[str, Any]:
+    d: dict[str, Any] = {"handClass": t.hand_class.value}
+    if t.rank is not None:
+        d["rank"] = t.rank.value
+    return d
+
+
+def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
+    """The complete JSON form; ``profile_from_dict(profile_to_dict(p)) == p``."""
+
+    def royalty(e: RoyaltyEntry) -> dict[str, Any]:
+        d: dict[str, Any] = {"row": e.row.value, "handClass": e.hand_class.value}
+        if e.rank is not None:
+            d["rank"] = e.rank.value
+        d["units"] = e.units
+        return d
+
+    fl = p.fantasyland
+    stay: dict[str, Any] = {}
+    for key in ("front", "middle", "back"):
+        t = getattr(fl.stay, key)
+        if t is not None:
+            stay[key] = _threshold_dict(t)
+    return {
+        "name": p.name,
+        "version": p.version,
+        "description": p.description,
+        "scoring": {
+            "rowUnit": p.scoring.row_unit,
+            "majorityBonus": p.scoring.majority_bonus,
+            "majorityBonusOnScoop": p.scoring.majority_bonus_on_scoop,
+            "scoopBonus": p.scoring.scoop_bonus,
+            "scoopMultiplier": p.scoring.scoop_multiplier,
+            "homeRun": {
+                "minPlayers": p.scoring.home_run.min_players,
+                "multiplier": p.scoring.home_run.multiplier,
+            },
+        },
+        "royalties": {
+            "mode": p.royalties.mode.value,
+            "table": [royalty(e) for e in p.royalties.table],
+        },
+        "foul": {
+            "penalty": p.foul.penalty.value,
+            "fixedUnits": p.foul.fixed_units,
+            "paysOpponentRoyalties": p.foul.pays_opponent_royalties,
+        },
+        "naturals": {
+            "requireDeclaration": p.naturals.require_declaration,
+            "vsFoul": p.naturals.vs_foul.value,
+            "table": [
+                {"natural": e.natural.value, "rank": e.rank, "units": e.units}
+                for e in p.naturals.table
+            ],
+        },
+        "surrender": {
+            "allowed": p.surrender.allowed,
+            "units": p.surrender.units,
+            "paysFouled": p.surrender.pays_fouled,
+        },
+        "money": {"unitValue": p.money.unit_value},
+        "caps": {
+            "losses": p.caps.losses,
+            "wins": p.caps.wins,
+            "basis": p.caps.basis.value,
+            "order": p.caps.order.value,
+        },
+        "rake": {
+            "mode": p.rake.mode.value,
+            "perPlayerFee": p.rake.per_player_fee,
+            "commissionBps": p.rake.commission_bps,
+            "commissionCap": p.rake.commission_cap,
+        },
+        "ranking": {
+            "wheel": p.ranking.wheel.value,
+            "rowTie": p.ranking.row_tie.value,
+            "suitOrder": [s.value for s in p.ranking.suit_order],
+            "suitOrderTiebreak": p.ranking.suit_order_tiebreak,
+        },
+        "fantasyland": {
+            "enabled": fl.enabled,
+            "entry": _threshold_dict(fl.entry),
+            "entryCards": fl.entry_cards,
+            "progressive": [
+                {**_threshold_dict(e.threshold), "cards": e.cards}
+                for e in sorted(
+                    fl.progressive,
+                    key=lambda e: (e.threshold.hand_class.order, e.threshold.rank.value_int if e.threshold.rank else 0),
+                )
+            ],
+            "stay": stay,
+            "stayCards": fl.stay_cards,
+        },
+    }
+
+
+def _merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in patch.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def apply_overrides(
+    profile: RuleProfile, overrides: Mapping[str, Any], path: str = "profileOverrides"
+) -> RuleProfile:
+    """The profile with a partial profile laid on top (objects merge, lists and values replace).
+
+    The result is validated as a whole; problems are reported under ``path``.
+    """
+    if not isinstance(overrides, Mapping):
+        raise InvalidInput([_violation(path, "must be an object")])
+    return profile_from_dict(_merge(profile_to_dict(profile), overrides), path)
+
+
+def _violation(path: str, reason: str) -> Any:
+    from .errors import Violation
+
+    return Violation(path, reason)
+
+
+# --------------------------------------------------------------------------- presets
+
+_PRESET_PACKAGE = "cpsettle_service.domain.presets"
+
+
+@cache
+def preset_names() -> tuple[str, ...]:
+    """The names of the built-in presets, sorted."""
+    files = resources.files(_PRESET_PACKAGE).iterdir()
+    return tuple(sorted(f.name[: -len(".json")] for f in files if f.name.endswith(".json")))
+
+
+@cache
+def load_preset(name: str) -> RuleProfile:
+    """A built-in preset by name; ``KeyError`` for an unknown name."""
+    if name not in preset_names():
+        raise KeyError(name)
+    text = resources.files(_PRESET_PACKAGE).joinpath(f"{name}.json").read_text("utf-8")
+    return profile_from_dict(json.loads(text), f"preset {name}")
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredProfile:
+    profile: RuleProfile
+    source: str  # "builtin" or the file it was loaded from
+
+
+class ProfileRegistry:
+    """The profiles a service offers by name: the built-in presets plus house profiles."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: Mapping[str, RegisteredProfile]) -> None:
+        self._entries = dict(entries)
+
+    @classmethod
+    def builtin(cls) -> ProfileRegistry:
+        return cls({n: RegisteredProfile(load_preset(n), "builtin") for n in preset_names()})
+
+    def with_directory(self, directory: str) -> ProfileRegistry:
+        """This registry plus every ``*.json`` profile in ``directory``.
+
+        Raises ``InvalidInput`` naming the file and every problem; a house profile may not
+        reuse the name of another profile.
+        """
+        from pathlib import Path
+
+        from .errors import Violation
+
+        entries = dict(self._entries)
+        problems: list[Violation] = []
+        for path in sorted(Path(directory).glob("*.json")):
+            try:
+                data = json.loads(path.read_text("utf-8"))
+            except (OSError, ValueError) as e:
+                problems.append(Violation(str(path), f"cannot be read as JSON: {e}"))
+                continue
+            try:
+                profile = profile_from_dict(data, str(path))
+            except InvalidInput as e:
+                problems.extend(e.violations)
+                continue
+            if profile.name in entries:
+                problems.append(
+                    Violation(f"{path}.name", f"profile {profile.name!r} is already defined "
+                              f"({entries[profile.name].source})")
+                )
+                continue
+            entries[profile.name] = RegisteredProfile(profile, str(path))
+        if problems:
+            raise InvalidInput(problems)
+        return ProfileRegistry(entries)
+
+    def get(self, name: str) -> RuleProfile | None:
+        entry = self._entries.get(name)
+        return entry.profile if entry else None
+
+    def entry(self, name: str) -> RegisteredProfile | None:
+        return self._entries.get(name)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted(self._entries))
+
+    def entries(self) -> tuple[RegisteredProfile, ...]:
+        return tuple(self._entries[n] for n in self.names())
