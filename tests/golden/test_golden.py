@@ -1,0 +1,70 @@
+"""Golden files: tables worked out by hand, arithmetic in each file's comment field.
+
+Each case is settled by the engine in process (``settle``) and checked against the hand-worked
+expectations: every player's listed fields, every pair in settlement order, the table's rake.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cpsettle_service.domain.profile import ProfileRegistry
+from cpsettle_service.domain.settlement import settle
+from cpsettle_service.domain.table import request_from_dict, resolve_profile
+
+CASES = sorted((Path(__file__).parent / "cases").glob("*.json"))
+REGISTRY = ProfileRegistry.builtin()
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text("utf-8"))
+
+
+def settle_case(case: dict):
+    table, choice = request_from_dict(case["request"])
+    return settle(table, resolve_profile(choice, REGISTRY))
+
+
+def test_there_are_enough_cases() -> None:
+    assert len(CASES) >= 44, "the four worked examples plus at least 40 hand-worked tables"
+    for path in CASES:
+        case = load(path)
+        assert case["comment"], f"{path.name} must carry its arithmetic"
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_golden(path: Path) -> None:
+    case = load(path)
+    result = settle_case(case)
+    expected = case["expected"]
+    got_players = {p.player_id: p for p in result.players}
+    assert set(got_players) == set(expected["players"]), "every player is listed"
+    for pid, want in expected["players"].items():
+        p = got_players[pid]
+        actual = {
+            "netUnits": p.net_units,
+            "netMoney": p.net_money,
+            "rake": p.rake,
+            "fouled": p.fouled,
+            "natural": p.natural.value if p.natural else None,
+            "surrendered": p.surrendered,
+            "fantasylandCards": p.fantasyland.cards if p.fantasyland else 0,
+        }
+        for key, value in want.items():
+            assert actual[key] == value, (
+                f"{pid}.{key}: expected {value}, engine says {actual[key]}\n"
+                + "\n".join(line for pair in result.pairs for line in _pair_lines(pair))
+            )
+    if "pairs" in expected:
+        got = [[pr.first, pr.second, pr.units, pr.money_for_first] for pr in result.pairs]
+        assert got == expected["pairs"]
+    if "rake" in expected:
+        assert result.rake == expected["rake"]
+    assert sum(p.net_money for p in result.players) + result.rake == 0
+
+
+def _pair_lines(pair) -> list[str]:
+    return [r.text for r in pair.rows] + [i.text for i in pair.items] + [pair.text]
