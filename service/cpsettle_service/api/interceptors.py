@@ -1,0 +1,229 @@
+"""One server interceptor: request context, canonical log line, RPC metrics, error mapping.
+
+Handlers never abort themselves: they raise, and the explicit table below turns the domain's
+errors into gRPC status codes. Invalid input carries a ``google.rpc.BadRequest`` detail with
+one field violation per problem.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Awaitable, Callable
+
+import grpc
+import structlog
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from ..domain.errors import InvalidInput
+from ..observability import metrics
+from ..observability.logging import get_logger
+
+
+class NotFound(LookupError):
+    """A named thing (a profile) that does not exist."""
+
+
+class Unauthenticated(PermissionError):
+    """A call without valid credentials."""
+
+
+# The explicit table: exception type -> gRPC status code.
+ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
+    (InvalidInput, grpc.StatusCode.INVALID_ARGUMENT),
+    (NotFound, grpc.StatusCode.NOT_FOUND),
+    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
+)
+
+_log = get_logger("cpsettle.rpc")
+
+_REASON_CLASSES = (
+    ("is already used", "duplicate_card"),
+    ("is not a card", "malformed_card"),
+    ("must hold", "row_size"),
+    ("a table settles", "player_count"),
+    ("is also", "duplicate_seat_or_id"),
+    ("surrender", "surrender"),
+    ("natural", "natural"),
+    ("unknown preset", "unknown_preset"),
+    ("stack", "stack"),
+    ("buttonSeat", "button_seat"),
+    ("not a valid", "malformed_request"),
+)
+
+
+def reason_class(field: str, reason: str) -> str:
+    """A low-cardinality label for a violation (metrics must never carry ids or values)."""
+    text = f"{field} {reason}"
+    for needle, label in _REASON_CLASSES:
+        if needle in text:
+            return label
+    if field.startswith(("profile", "profileOverrides")):
+        return "profile"
+    return "other"
+
+
+def invalid_argument_status(error: InvalidInput) -> grpc.Status:
+    detail = error_details_pb2.BadRequest(
+        field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.reason)
+            for v in error.violations
+        ]
+    )
+    packed = any_pb2.Any()
+    packed.Pack(detail)
+    n = len(error.violations)
+    message = f"{n} problem{'s' if n != 1 else ''}: " + "; ".join(
+        str(v) for v in error.violations[:5]
+    )
+    if n > 5:
+        message += f"; … {n - 5} more in the details"
+    return rpc_status.to_status(
+        status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=message, details=[packed])
+    )
+
+
+def _split(method: str) -> tuple[str, str]:
+    _, service, name = method.split("/", 2) if method.count("/") >= 2 else ("", "", method)
+    return service, name
+
+
+class ServiceInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps every unary handler once (cached per method) with context, logs, metrics, errors."""
+
+    def __init__(self, skip_services: tuple[str, ...] = ()) -> None:
+        self._cache: dict[str, grpc.RpcMethodHandler] = {}
+        self._skip = skip_services
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        method = handler_call_details.method
+        cached = self._cache.get(method)
+        if cached is not None:
+            return cached
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        service, name = _split(method)
+        if service in self._skip:
+            return handler
+        if handler.unary_unary is not None:
+            wrapped = grpc.unary_unary_rpc_method_handler(
+                self._wrap_unary(handler.unary_unary, service, name),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        elif handler.stream_stream is not None:
+            wrapped = grpc.stream_stream_rpc_method_handler(
+                self._wrap_stream(handler.stream_stream, service, name),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        else:
+            wrapped = handler
+        self._cache[method] = wrapped
+        return wrapped
+
+    def _wrap_unary(self, behavior: Any, service: str, name: str) -> Any:
+        started = metrics.STARTED.labels("unary", service, name)
+        handling = metrics.HANDLING.labels("unary", service, name)
+        in_flight = metrics.IN_FLIGHT
+        handled: dict[str, Any] = {}
+
+        def handled_counter(code: str) -> Any:
+            c = handled.get(code)
+            if c is None:
+                c = handled[code] = metrics.HANDLED.labels("unary", service, name, code)
+            return c
+
+        async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            start = time.perf_counter()
+            started.inc()
+            in_flight.inc()
+            structlog.contextvars.clear_contextvars()
+            ctx = _request_context(request)
+            structlog.contextvars.bind_contextvars(rpc=name, **ctx)
+            code = "OK"
+            try:
+                return await behavior(request, context)
+            except BaseException as e:  # noqa: BLE001 — every failure is mapped or logged
+                code, abort = _classify(e, context)
+                if abort is not None:
+                    await context.abort(*abort)
+                raise
+            finally:
+                elapsed = time.perf_counter() - start
+                in_flight.dec()
+                handling.observe(elapsed)
+                handled_counter(code).inc()
+                _log.info("rpc", method=name, code=code, duration_ms=round(elapsed * 1000, 3))
+                structlog.contextvars.clear_contextvars()
+
+        return wrapper
+
+    def _wrap_stream(self, behavior: Any, service: str, name: str) -> Any:
+        started = metrics.STARTED.labels("bidi_stream", service, name)
+        handling = metrics.HANDLING.labels("bidi_stream", service, name)
+
+        async def wrapper(request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+            start = time.perf_counter()
+            started.inc()
+            metrics.IN_FLIGHT.inc()
+            structlog.contextvars.bind_contextvars(rpc=name)
+            code = "OK"
+            try:
+                async for response in behavior(request_iterator, context):
+                    yield response
+            except BaseException as e:  # noqa: BLE001 — every failure is mapped or logged
+                code, abort = _classify(e, context)
+                if abort is not None:
+                    await context.abort(*abort)
+                raise
+            finally:
+                elapsed = time.perf_counter() - start
+                metrics.IN_FLIGHT.dec()
+                handling.observe(elapsed)
+                metrics.HANDLED.labels("bidi_stream", service, name, code).inc()
+                _log.info("rpc", method=name, code=code, duration_ms=round(elapsed * 1000, 3))
+                structlog.contextvars.clear_contextvars()
+
+        return wrapper
+
+
+def _request_context(request: Any) -> dict[str, str]:
+    inner = getattr(request, "request", None)  # ValidatePayoutsRequest wraps a SettleRequest
+    source = inner if inner is not None and hasattr(inner, "hand_id") else request
+    out = {}
+    for key in ("hand_id", "table_id", "round_id", "dealer_id"):
+        value = getattr(source, key, "")
+        if value:
+            out[key] = value[:128]
+    return out
+
+
+def _classify(
+    error: BaseException, context: grpc.aio.ServicerContext
+) -> tuple[str, tuple[Any, ...] | None]:
+    """The status code name for a failure, and the abort arguments (None: already final)."""
+    import asyncio
+
+    if isinstance(error, grpc.aio.AbortError):
+        code = context.code()
+        return (code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"), None
+    if isinstance(error, asyncio.CancelledError):
+        return "CANCELLED", None
+    if isinstance(error, InvalidInput):
+        for v in error.violations:
+            metrics.VALIDATION_ERRORS.labels(reason_class(v.field, v.reason)).inc()
+        status = invalid_argument_status(error)
+        _log.info("request.invalid", violations=len(error.violations))
+        return "INVALID_ARGUMENT", (status.code, status.details, status.trailing_metadata)
+    for kind, code in ERROR_CODES:
+        if isinstance(error, kind):
+            return code.name, (code, str(error))
+    _log.error("rpc.failed", exc_info=error)
+    return "INTERNAL", (grpc.StatusCode.INTERNAL, "internal error")

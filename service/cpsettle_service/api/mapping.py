@@ -1,0 +1,253 @@
+"""The only module that knows both the protobuf messages and the domain types.
+
+Requests map to domain inputs by shape only (the domain validates the content); results map to
+response messages built in place (no JSON on the hot path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from cpsettle.v1 import profile_pb2, settlement_pb2 as pb
+
+from ..domain.errors import InvalidInput, Violation
+from ..domain.profile import RuleProfile, profile_to_dict
+from ..domain.settlement import (
+    EvaluatedRow,
+    Fantasyland,
+    HandEvaluation,
+    PayoutReport,
+    Settlement,
+)
+from ..domain.table import AuditContext, PlayerInput, ProfileChoice, Table
+
+
+def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
+    """Fields the sender set that this schema doesn't know (clarification 14.16)."""
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
+    if len(UnknownFieldSet(msg)):
+        out.append(Violation(path, "has fields this service does not know"))
+    for desc, value in msg.ListFields():
+        if desc.message_type is None:
+            continue
+        name = f"{path}.{desc.json_name}"
+        if desc.is_repeated:
+            for i, item in enumerate(value):
+                _unknown_fields(item, f"{name}[{i}]", out)
+        else:
+            _unknown_fields(value, name, out)
+
+
+def profile_dict_from_proto(msg: profile_pb2.RuleProfile, path: str = "profile") -> dict[str, Any]:
+    problems: list[Violation] = []
+    _unknown_fields(msg, path, problems)
+    if problems:
+        raise InvalidInput(problems)
+    return json_format.MessageToDict(msg)
+
+
+def profile_to_proto(profile: RuleProfile, out: profile_pb2.RuleProfile | None = None) -> profile_pb2.RuleProfile:
+    out = out if out is not None else profile_pb2.RuleProfile()
+    json_format.ParseDict(profile_to_dict(profile), out)
+    return out
+
+
+def profile_choice(
+    preset: str, has_profile: bool, profile: profile_pb2.RuleProfile, has_overrides: bool,
+    overrides: Message, unit_value: int | None,
+) -> ProfileChoice:
+    return ProfileChoice(
+        preset=preset,
+        profile=profile_dict_from_proto(profile) if has_profile else None,
+        overrides=json_format.MessageToDict(overrides) if has_overrides else None,
+        unit_value=unit_value,
+    )
+
+
+def _player(p: pb.Player) -> PlayerInput:
+    if p.HasField("arrangement"):
+        a = p.arrangement
+        front: tuple[str, ...] | None = tuple(a.front)
+        middle: tuple[str, ...] | None = tuple(a.middle)
+        back: tuple[str, ...] | None = tuple(a.back)
+    else:
+        front = middle = back = None
+    return PlayerInput(
+        player_id=p.player_id,
+        seat=p.seat,
+        front=front,
+        middle=middle,
+        back=back,
+        cards=tuple(p.cards) if p.cards else None,
+        declared_natural=p.declared_natural,
+        surrender=p.surrender,
+        stack=p.stack if p.HasField("stack") else None,
+        in_fantasyland=p.in_fantasyland,
+    )
+
+
+def request_to_domain(req: pb.SettleRequest) -> tuple[Table, ProfileChoice]:
+    table = Table(
+        players=tuple(_player(p) for p in req.players),
+        button_seat=req.button_seat if req.HasField("button_seat") else None,
+        dead_cards=tuple(req.dead_cards),
+        context=AuditContext(req.hand_id, req.table_id, req.round_id, req.dealer_id),
+    )
+    choice = profile_choice(
+        req.preset,
+        req.HasField("profile"),
+        req.profile,
+        req.HasField("profile_overrides"),
+        req.profile_overrides,
+        req.unit_value if req.HasField("unit_value") else None,
+    )
+    return table, choice
+
+
+def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
+    out.row = r.row.value
+    out.cards.extend(r.cards)
+    h = r.hand
+    out.hand_class = h.hand_class.value
+    out.name = h.name
+    out.royalty = r.royalty
+
+
+def _fantasyland(f: Fantasyland, out: pb.FantasylandResult) -> None:
+    out.qualifies = f.qualifies
+    out.cards = f.cards
+    out.text = f.text
+
+
+def settlement_to_proto(s: Settlement, out: pb.Settlement) -> pb.Settlement:
+    """Fill ``out`` (in place) with the settlement's content; audit fields are added later."""
+    c = s.context
+    ctx = out.context
+    ctx.hand_id = c.hand_id
+    ctx.table_id = c.table_id
+    ctx.round_id = c.round_id
+    ctx.dealer_id = c.dealer_id
+    out.profile.name = s.profile.name
+    out.profile.version = s.profile.version
+    out.unit_value = s.unit_value
+    out.button_seat = s.button_seat
+    out.order.extend(s.order)
+    for p in s.players:
+        pp = out.players.add()
+        pp.player_id = p.player_id
+        pp.seat = p.seat
+        pp.status = p.status.value
+        for r in p.rows:
+            _row(r, pp.rows.add())
+        pp.royalty_total = p.royalty_total
+        pp.fouled = p.fouled
+        pp.foul_reasons.extend([r.value for r in p.foul_reasons])
+        if p.natural is not None:
+            pp.natural = p.natural.value
+        pp.declared_natural = p.declared_natural
+        pp.surrendered = p.surrendered
+        if p.stack is not None:
+            pp.stack = p.stack
+        pp.net_units = p.net_units
+        pp.money_before_rake = p.money_before_rake
+        pp.rake = p.rake
+        pp.net_money = p.net_money
+        if p.fantasyland is not None:
+            _fantasyland(p.fantasyland, pp.fantasyland)
+        pp.text = p.text
+    for pr in s.pairs:
+        q = out.pairs.add()
+        q.first = pr.first
+        q.second = pr.second
+        q.kind = pr.kind.value
+        for rr in pr.rows:
+            r = q.rows.add()
+            r.row = rr.row.value
+            if rr.first is not None:
+                _row(rr.first, r.first)
+            if rr.second is not None:
+                _row(rr.second, r.second)
+            r.winner = rr.winner
+            r.units = rr.units
+            r.text = rr.text
+        for item in pr.items:
+            li = q.items.add()
+            li.kind = item.kind.value
+            li.units = item.units
+            li.text = item.text
+        q.units = pr.units
+        q.owed = pr.owed
+        q.paid = pr.paid
+        q.payer = pr.payer
+        q.payee = pr.payee
+        q.cap = pr.cap
+        q.text = pr.text
+    out.rake = s.rake
+    out.text.extend(s.text)
+    return out
+
+
+def payouts_from_proto(
+    req: pb.ValidatePayoutsRequest,
+) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    problems: list[Violation] = []
+    proposed: dict[str, int] = {}
+    for i, p in enumerate(req.proposed):
+        if p.player_id in proposed:
+            problems.append(Violation(f"proposed[{i}].playerId", f"{p.player_id!r} is proposed twice"))
+        proposed[p.player_id] = p.net_money
+    pairs: dict[tuple[str, str], int] = {}
+    for i, p in enumerate(req.proposed_pairs):
+        key = (p.first, p.second)
+        if key in pairs or (p.second, p.first) in pairs:
+            problems.append(Violation(f"proposedPairs[{i}]", "this pair is proposed twice"))
+        pairs[key] = p.money_for_first
+    if problems:
+        raise InvalidInput(problems)
+    return proposed, pairs
+
+
+def payout_report_to_proto(report: PayoutReport, out: pb.ValidatePayoutsResponse) -> None:
+    out.all_match = report.all_match
+    for c in report.players:
+        pc = out.players.add()
+        pc.player_id = c.player_id
+        pc.expected = c.expected
+        pc.proposed = c.proposed
+        pc.difference = c.difference
+        pc.matches = c.matches
+        pc.explanation.extend(c.explanation)
+    for c in report.pairs:
+        q = out.pairs.add()
+        q.first = c.first
+        q.second = c.second
+        q.expected = c.expected
+        q.proposed = c.proposed
+        q.difference = c.difference
+        q.matches = c.matches
+        q.explanation.extend(c.explanation)
+
+
+def evaluate_input(req: pb.EvaluateArrangementRequest) -> PlayerInput:
+    if req.HasField("arrangement"):
+        a = req.arrangement
+        return PlayerInput("player", 0, tuple(a.front), tuple(a.middle), tuple(a.back),
+                           in_fantasyland=req.in_fantasyland)
+    return PlayerInput("player", 0, cards=tuple(req.cards) if req.cards else None,
+                       in_fantasyland=req.in_fantasyland)
+
+
+def evaluation_to_proto(e: HandEvaluation, out: pb.EvaluateArrangementResponse) -> None:
+    for r in e.rows:
+        _row(r, out.rows.add())
+    out.royalty_total = e.royalty_total
+    out.fouled = e.fouled
+    out.foul_reasons.extend([r.value for r in e.foul_reasons])
+    out.naturals.extend([n.value for n in e.naturals])
+    out.playable_naturals.extend([n.value for n in e.playable_naturals])
+    if e.fantasyland is not None:
+        _fantasyland(e.fantasyland, out.fantasyland)

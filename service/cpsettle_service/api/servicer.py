@@ -1,0 +1,240 @@
+"""The gRPC servicer: map in, call the domain, map out. A few lines per RPC."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from typing import Any, Callable
+
+import grpc
+from google.protobuf.message import DecodeError, Message
+
+from cpsettle.v1 import settlement_pb2 as pb
+
+from ..domain.errors import InvalidInput, Violation
+from ..domain.profile import ProfileRegistry, RuleProfile, profile_to_dict
+from ..domain.settlement import check_payouts, evaluate_hand, settle
+from ..domain.table import ProfileChoice, resolve_profile
+from ..observability import metrics
+from . import mapping
+from .interceptors import NotFound
+
+SERVICE_NAME = "cpsettle.v1.SettlementService"
+
+
+class Malformed:
+    """What the tolerant deserializer hands over when the bytes are not the request message."""
+
+    __slots__ = ("message", "error")
+
+    def __init__(self, message: str, error: Exception) -> None:
+        self.message = message
+        self.error = error
+
+    def invalid(self) -> InvalidInput:
+        return InvalidInput(
+            [Violation("request", f"not a valid {self.message}: {self.error}")]
+        )
+
+
+def tolerant(message_cls: type[Message]) -> Callable[[bytes], Any]:
+    """A deserializer that never raises (grpc would answer INTERNAL): bad bytes -> Malformed."""
+    from_string = message_cls.FromString
+    name = message_cls.DESCRIPTOR.full_name
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return from_string(data)
+        except (DecodeError, ValueError, RuntimeError) as e:
+            return Malformed(name, e)
+
+    return deserialize
+
+
+def profile_digest(profile: RuleProfile) -> str:
+    """sha256 of the profile's canonical JSON (sorted keys, no spaces, UTF-8)."""
+    text = json.dumps(profile_to_dict(profile), sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ProfileResolver:
+    """Resolves a request's profile choice, caching the common case (a name and a stake)."""
+
+    def __init__(self, registry: ProfileRegistry, cache_size: int = 512) -> None:
+        self.registry = registry
+        self._cache: OrderedDict[tuple[str, int | None], tuple[RuleProfile, str, str]] = (
+            OrderedDict()
+        )
+        self._size = cache_size
+
+    def resolve(self, choice: ProfileChoice) -> tuple[RuleProfile, str, str]:
+        """(profile, digest, source)."""
+        simple = choice.profile is None and not choice.overrides and choice.preset
+        if simple:
+            key = (choice.preset, choice.unit_value)
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit
+        profile = resolve_profile(choice, self.registry)
+        if choice.profile is not None:
+            source = "inline"
+        else:
+            entry = self.registry.entry(choice.preset)
+            source = entry.source if entry else "inline"
+            if choice.overrides:
+                source += "+overrides"
+        result = (profile, profile_digest(profile), source)
+        if simple:
+            self._cache[key] = result
+            if len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+        return result
+
+
+def _record(settlement: Any) -> None:
+    metrics.SETTLEMENTS.labels(settlement.profile.name).inc()
+    for p in settlement.players:
+        if p.fouled:
+            metrics.FOULS.inc()
+        if p.natural is not None:
+            metrics.NATURALS.labels(p.natural.value).inc()
+        if p.surrendered:
+            metrics.SURRENDERS.inc()
+    for pr in settlement.pairs:
+        if pr.cap:
+            metrics.CAPS_APPLIED.labels(pr.cap).inc()
+
+
+class SettlementServicer:
+    def __init__(self, resolver: ProfileResolver, sealer: Any = None) -> None:
+        self.resolver = resolver
+        self.sealer = sealer
+
+    def _settle(self, request: Any, out: pb.Settlement) -> Any:
+        if type(request) is Malformed:
+            raise request.invalid()
+        table, choice = mapping.request_to_domain(request)
+        profile, digest, source = self.resolver.resolve(choice)
+        settlement = settle(table, profile)
+        mapping.settlement_to_proto(settlement, out)
+        out.profile.digest = digest
+        out.profile.source = source
+        if self.sealer is not None:
+            self.sealer.seal(out, request)
+        _record(settlement)
+        return settlement
+
+    # Plain functions: the async RPC methods below and the CLI's --local mode both use them,
+    # so a local settlement is byte for byte what the server would answer.
+
+    def settle_response(self, request: Any) -> pb.SettleResponse:
+        response = pb.SettleResponse()
+        self._settle(request, response.settlement)
+        return response
+
+    def validate_response(self, request: Any) -> pb.ValidatePayoutsResponse:
+        if type(request) is Malformed:
+            raise request.invalid()
+        response = pb.ValidatePayoutsResponse()
+        proposed, pairs = mapping.payouts_from_proto(request)
+        settlement = self._settle(request.request, response.settlement)
+        report = check_payouts(settlement, proposed, pairs)
+        mapping.payout_report_to_proto(report, response)
+        if not report.all_match:
+            metrics.PAYOUT_MISMATCHES.inc()
+        if self.sealer is not None:
+            self.sealer.payouts_checked(response, report)
+        return response
+
+    def evaluate_response(self, request: Any) -> pb.EvaluateArrangementResponse:
+        if type(request) is Malformed:
+            raise request.invalid()
+        choice = mapping.profile_choice(
+            request.preset, request.HasField("profile"), request.profile,
+            request.HasField("profile_overrides"), request.profile_overrides, None,
+        )
+        profile, digest, source = self.resolver.resolve(choice)
+        evaluation = evaluate_hand(mapping.evaluate_input(request), profile)
+        response = pb.EvaluateArrangementResponse()
+        mapping.evaluation_to_proto(evaluation, response)
+        ref = response.profile
+        ref.name, ref.version, ref.digest, ref.source = (
+            profile.name, profile.version, digest, source,
+        )
+        return response
+
+    def list_response(self) -> pb.ListProfilesResponse:
+        response = pb.ListProfilesResponse()
+        for entry in self.resolver.registry.entries():
+            self._summary(entry.profile, entry.source, response.profiles.add())
+        return response
+
+    def profile_response(self, name: str) -> pb.GetProfileResponse:
+        entry = self.resolver.registry.entry(name)
+        if entry is None:
+            raise NotFound(
+                f"no profile named {name!r}; known: " + ", ".join(self.resolver.registry.names())
+            )
+        response = pb.GetProfileResponse()
+        mapping.profile_to_proto(entry.profile, response.profile)
+        self._summary(entry.profile, entry.source, response.summary)
+        return response
+
+    async def Settle(self, request: Any, context: grpc.aio.ServicerContext) -> pb.SettleResponse:
+        return self.settle_response(request)
+
+    async def ValidatePayouts(
+        self, request: Any, context: grpc.aio.ServicerContext
+    ) -> pb.ValidatePayoutsResponse:
+        return self.validate_response(request)
+
+    async def EvaluateArrangement(
+        self, request: Any, context: grpc.aio.ServicerContext
+    ) -> pb.EvaluateArrangementResponse:
+        return self.evaluate_response(request)
+
+    async def ListProfiles(
+        self, request: Any, context: grpc.aio.ServicerContext
+    ) -> pb.ListProfilesResponse:
+        return self.list_response()
+
+    async def GetProfile(
+        self, request: Any, context: grpc.aio.ServicerContext
+    ) -> pb.GetProfileResponse:
+        if type(request) is Malformed:
+            raise request.invalid()
+        return self.profile_response(request.name)
+
+    @staticmethod
+    def _summary(profile: RuleProfile, source: str, out: pb.ProfileSummary) -> None:
+        out.name = profile.name
+        out.version = profile.version
+        out.digest = profile_digest(profile)
+        out.source = source
+        out.description = profile.description
+
+
+def generic_handler(servicer: SettlementServicer) -> grpc.GenericRpcHandler:
+    """The service's handlers, with tolerant deserializers (bad bytes -> INVALID_ARGUMENT)."""
+
+    def unary(method: Any, req: type[Message], resp: type[Message]) -> grpc.RpcMethodHandler:
+        return grpc.unary_unary_rpc_method_handler(
+            method, request_deserializer=tolerant(req), response_serializer=resp.SerializeToString
+        )
+
+    handlers = {
+        "Settle": unary(servicer.Settle, pb.SettleRequest, pb.SettleResponse),
+        "ValidatePayouts": unary(
+            servicer.ValidatePayouts, pb.ValidatePayoutsRequest, pb.ValidatePayoutsResponse
+        ),
+        "EvaluateArrangement": unary(
+            servicer.EvaluateArrangement,
+            pb.EvaluateArrangementRequest,
+            pb.EvaluateArrangementResponse,
+        ),
+        "ListProfiles": unary(servicer.ListProfiles, pb.ListProfilesRequest, pb.ListProfilesResponse),
+        "GetProfile": unary(servicer.GetProfile, pb.GetProfileRequest, pb.GetProfileResponse),
+    }
+    return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)

@@ -1,0 +1,103 @@
+"""Service settings, read once from the environment into one frozen object."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from typing import Mapping
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; names the variable."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every setting, its environment variable ``CPSETTLE_<NAME>`` and its default."""
+
+    host: str = "127.0.0.1"
+    port: int = 50051
+    unix_socket: str = ""  # serve on unix://PATH instead of host:port when set
+    metrics_port: int = 9464  # 0 = no metrics HTTP endpoint
+    max_concurrent_rpcs: int = 64
+    max_message_bytes: int = 1024 * 1024
+    log_level: str = "info"
+    log_format: str = "auto"  # auto | json | console
+    grace_seconds: float = 20.0
+    default_deadline_seconds: float = 10.0  # server-side cap for calls without a deadline
+    reflection: bool = False
+    profile_dir: str = ""
+    signing_key_file: str = ""
+    signing_key: str = ""
+    signing_key_id: str = "default"
+    require_signing_key: bool = False
+    audit_include_request: bool = True
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
+    tls_client_ca_file: str = ""
+    auth_tokens_file: str = ""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+        problems: list[str] = []
+        for f in fields(cls):
+            var = f"CPSETTLE_{f.name.upper()}"
+            if var not in env:
+                continue
+            raw = env[var].strip()
+            default = f.default
+            try:
+                if isinstance(default, bool):
+                    low = raw.lower()
+                    if low not in _TRUE | _FALSE:
+                        raise ValueError("expected true or false")
+                    values[f.name] = low in _TRUE
+                elif isinstance(default, int):
+                    values[f.name] = int(raw)
+                elif isinstance(default, float):
+                    values[f.name] = float(raw)
+                else:
+                    values[f.name] = raw
+            except ValueError as e:
+                problems.append(f"{var}={raw!r}: {e}")
+        settings = cls(**values)  # type: ignore[arg-type]  # values are typed per field above
+        problems.extend(settings._problems())
+        if problems:
+            raise ConfigError("; ".join(problems))
+        return settings
+
+    def _problems(self) -> list[str]:
+        out = []
+        if not 0 <= self.port <= 65535:
+            out.append(f"CPSETTLE_PORT must be 0-65535, got {self.port}")
+        if not 0 <= self.metrics_port <= 65535:
+            out.append(f"CPSETTLE_METRICS_PORT must be 0-65535, got {self.metrics_port}")
+        if self.max_concurrent_rpcs < 1:
+            out.append("CPSETTLE_MAX_CONCURRENT_RPCS must be at least 1")
+        if self.max_message_bytes < 1024:
+            out.append("CPSETTLE_MAX_MESSAGE_BYTES must be at least 1024")
+        if self.grace_seconds < 0:
+            out.append("CPSETTLE_GRACE_SECONDS must be 0 or more")
+        if self.default_deadline_seconds <= 0:
+            out.append("CPSETTLE_DEFAULT_DEADLINE_SECONDS must be more than 0")
+        if self.log_format not in ("auto", "json", "console"):
+            out.append("CPSETTLE_LOG_FORMAT must be auto, json or console")
+        if self.log_level.lower() not in ("debug", "info", "warning", "error", "critical"):
+            out.append("CPSETTLE_LOG_LEVEL must be debug, info, warning, error or critical")
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            out.append("CPSETTLE_TLS_CERT_FILE and CPSETTLE_TLS_KEY_FILE go together")
+        if self.tls_client_ca_file and not self.tls_cert_file:
+            out.append("CPSETTLE_TLS_CLIENT_CA_FILE needs CPSETTLE_TLS_CERT_FILE")
+        return out
+
+    @property
+    def address(self) -> str:
+        if self.unix_socket:
+            return f"unix://{self.unix_socket}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"

@@ -1,0 +1,143 @@
+"""``build_server()``, ``serve()`` and graceful shutdown.
+
+On SIGTERM: health turns NOT_SERVING at once, calls already accepted finish within the grace
+period, then the process exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from .api.interceptors import ServiceInterceptor
+from .api.servicer import SERVICE_NAME, ProfileResolver, SettlementServicer, generic_handler
+from .config import ConfigError, Settings
+from .domain.errors import InvalidInput
+from .domain.profile import ProfileRegistry
+from .observability import metrics
+from .observability.logging import configure, get_logger
+
+VERSION = "0.1.0"
+LIVENESS = "liveness"
+HEALTH_SERVICE = "grpc.health.v1.Health"
+REFLECTION_SERVICE = "grpc.reflection.v1alpha.ServerReflection"
+
+
+@dataclass
+class Running:
+    server: grpc.aio.Server
+    health: health.aio.HealthServicer
+    port: int
+    settings: Settings
+
+    async def set_serving(self, serving: bool) -> None:
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if serving
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        for name in ("", SERVICE_NAME):
+            await self.health.set(name, status)
+
+    async def drain(self) -> None:
+        """Stop taking calls, let accepted ones finish within the grace period."""
+        await self.set_serving(False)
+        await self.server.stop(self.settings.grace_seconds)
+
+
+def load_registry(settings: Settings) -> ProfileRegistry:
+    registry = ProfileRegistry.builtin()
+    if settings.profile_dir:
+        registry = registry.with_directory(settings.profile_dir)
+    return registry
+
+
+async def build_server(
+    settings: Settings, registry: ProfileRegistry | None = None, sealer: object = None
+) -> Running:
+    """Create, bind and start the server (health SERVING once it listens)."""
+    registry = registry if registry is not None else load_registry(settings)
+    options = [
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", 4 * settings.max_message_bytes),
+        ("grpc.so_reuseport", 0),
+    ]
+    server = grpc.aio.server(
+        interceptors=[ServiceInterceptor(skip_services=(HEALTH_SERVICE, REFLECTION_SERVICE))],
+        options=options,
+        maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
+    )
+    servicer = SettlementServicer(ProfileResolver(registry), sealer)
+    server.add_generic_rpc_handlers((generic_handler(servicer),))
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    if settings.reflection:
+        from grpc_reflection.v1alpha import reflection
+
+        from cpsettle.v1 import settlement_pb2
+
+        names = (
+            settlement_pb2.DESCRIPTOR.services_by_name["SettlementService"].full_name,
+            HEALTH_SERVICE,
+            reflection.SERVICE_NAME,
+        )
+        reflection.enable_server_reflection(names, server)
+    port = server.add_insecure_port(settings.address)
+    if not settings.unix_socket and port == 0:
+        raise RuntimeError(f"could not bind {settings.address}")
+    await server.start()
+    running = Running(server, health_servicer, port, settings)
+    await running.set_serving(True)
+    await health_servicer.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
+    return running
+
+
+async def serve(settings: Settings) -> int:
+    log = get_logger("cpsettle.server")
+    try:
+        registry = load_registry(settings)
+    except InvalidInput as e:
+        log.error("profiles.invalid", problems=[str(v) for v in e.violations])
+        return 2
+    if settings.metrics_port:
+        from prometheus_client import start_http_server
+
+        start_http_server(settings.metrics_port, addr=settings.host, registry=metrics.REGISTRY)
+    metrics.BUILD_INFO.info({"version": VERSION})
+    running = await build_server(settings, registry)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    log.info(
+        "service.started",
+        version=VERSION,
+        address=settings.address,
+        port=running.port,
+        metrics_port=settings.metrics_port,
+        profiles=list(registry.names()),
+    )
+    await stop.wait()
+    log.info("service.draining", grace_seconds=settings.grace_seconds)
+    await running.drain()
+    log.info("service.stopped")
+    return 0
+
+
+def main() -> None:
+    try:
+        settings = Settings.from_env()
+    except ConfigError as e:
+        print(f"cpsettle-server: {e}", file=sys.stderr)
+        sys.exit(2)
+    configure(settings.log_level, settings.log_format)
+    sys.exit(asyncio.run(serve(settings)))
+
+
+if __name__ == "__main__":
+    main()
