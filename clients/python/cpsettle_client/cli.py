@@ -1,0 +1,292 @@
+"""``cpsettle``: settle, validate and evaluate hands, and read profiles, from the command line.
+
+JSON in (the JSON form of the request messages), a readable table or JSON out. ``--local``
+runs the engine in this process with no server; otherwise ``--server HOST:PORT`` (default
+``$CPSETTLE_SERVER`` or ``localhost:50051``). Errors print as a list of violations and exit
+non-zero, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Callable, Sequence
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from cpsettle.v1 import settlement_pb2 as pb
+
+from . import render
+from .client import FieldViolation, SettlementClient, SettlementError, TlsConfig
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1  # a check ran and found a difference
+EXIT_INVALID = 2  # the input was rejected
+EXIT_UNAVAILABLE = 3  # the server could not be reached or failed
+
+
+class CliError(Exception):
+    def __init__(self, message: str, violations: Sequence[FieldViolation] = (),
+                 code: int = EXIT_INVALID) -> None:
+        super().__init__(message)
+        self.violations = tuple(violations)
+        self.code = code
+
+
+def to_json(message: Message) -> str:
+    return json.dumps(json_format.MessageToDict(message), indent=2, ensure_ascii=False)
+
+
+def read_json(path: str) -> Any:
+    try:
+        if path == "-":
+            return json.load(sys.stdin)
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise CliError(f"{path} is not JSON: {e}") from None
+
+
+def parse_message(data: Any, message: Message, what: str) -> Message:
+    try:
+        return json_format.ParseDict(data, message)
+    except json_format.ParseError as e:
+        raise CliError(f"{what} is not a valid {message.DESCRIPTOR.name}",
+                       [FieldViolation("request", str(e))]) from None
+
+
+class Backend:
+    """Either a server (through SettlementClient) or the engine in process (--local)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.local = bool(getattr(args, "local", False))
+        self._client: SettlementClient | None = None
+        self._servicer: Any = None
+        self.args = args
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def _local(self) -> Any:
+        if self._servicer is None:
+            from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
+            from cpsettle_service.domain.profile import ProfileRegistry
+
+            registry = ProfileRegistry.builtin()
+            profile_dir = getattr(self.args, "profile_dir", None)
+            if profile_dir:
+                registry = registry.with_directory(profile_dir)
+            self._servicer = SettlementServicer(ProfileResolver(registry))
+        return self._servicer
+
+    def client(self) -> SettlementClient:
+        if self._client is None:
+            a = self.args
+            tls = None
+            if a.tls or a.ca_file or a.cert_file:
+                tls = TlsConfig(a.ca_file, a.cert_file, a.key_file, a.server_name)
+            token = a.token or os.environ.get("CPSETTLE_TOKEN") or None
+            self._client = SettlementClient(a.server, timeout=a.timeout, tls=tls, token=token)
+        return self._client
+
+    def call(self, local: Callable[[Any], Message], remote: Callable[[SettlementClient], Message]
+             ) -> Message:
+        if self.local:
+            from cpsettle_service.api.interceptors import NotFound
+            from cpsettle_service.domain.errors import InvalidInput
+
+            try:
+                return local(self._local())
+            except InvalidInput as e:
+                raise CliError(
+                    "the request was rejected",
+                    [FieldViolation(v.field, v.reason) for v in e.violations],
+                ) from None
+            except NotFound as e:
+                raise CliError(str(e)) from None
+        try:
+            return remote(self.client())
+        except SettlementError as e:
+            code = EXIT_INVALID if e.violations or e.code.name in (
+                "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED") else EXIT_UNAVAILABLE
+            raise CliError(f"{e.code.name}: {e.message}", e.violations, code) from None
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_settle(args: argparse.Namespace) -> int:
+    request = parse_message(read_json(args.file), pb.SettleRequest(), args.file)
+    with Backend(args) as backend:
+        response = backend.call(lambda s: s.settle_response(request),
+                                lambda c: c.settle(request))
+    print(to_json(response) if args.output == "json" else render.settlement(response.settlement))
+    return EXIT_OK
+
+
+def _amounts(items: Sequence[str], what: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    problems = []
+    for item in items:
+        name, sep, amount = item.rpartition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            out[name] = int(amount)
+        except ValueError:
+            problems.append(FieldViolation(what, f"{item!r} is not PLAYER=AMOUNT (minor units)"))
+    if problems:
+        raise CliError("bad --proposed values", problems)
+    return out
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    data = read_json(args.file)
+    if isinstance(data, dict) and "request" in data:
+        message = parse_message(data, pb.ValidatePayoutsRequest(), args.file)
+    else:
+        message = pb.ValidatePayoutsRequest(
+            request=parse_message(data, pb.SettleRequest(), args.file)
+        )
+    for pid, amount in _amounts(args.proposed or [], "--proposed").items():
+        message.proposed.add(player_id=pid, net_money=amount)
+    with Backend(args) as backend:
+        response = backend.call(
+            lambda s: s.validate_response(message),
+            lambda c: c._call(c._stub.ValidatePayouts, message, None),
+        )
+    print(to_json(response) if args.output == "json" else render.payouts(response))
+    return EXIT_OK if response.all_match else EXIT_MISMATCH
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    if args.file:
+        message = parse_message(read_json(args.file), pb.EvaluateArrangementRequest(), args.file)
+    else:
+        message = pb.EvaluateArrangementRequest(preset=args.preset or "")
+        if args.cards:
+            message.cards.extend(args.cards.split())
+        else:
+            if not (args.front and args.middle and args.back):
+                raise CliError("give FILE, or --front/--middle/--back, or --cards")
+            message.arrangement.front.extend(args.front.split())
+            message.arrangement.middle.extend(args.middle.split())
+            message.arrangement.back.extend(args.back.split())
+        message.in_fantasyland = bool(args.in_fantasyland)
+    with Backend(args) as backend:
+        response = backend.call(lambda s: s.evaluate_response(message),
+                                lambda c: c.evaluate(message))
+    print(to_json(response) if args.output == "json" else render.evaluation(response))
+    return EXIT_OK
+
+
+def cmd_profiles(args: argparse.Namespace) -> int:
+    with Backend(args) as backend:
+        if args.name:
+            response = backend.call(lambda s: s.profile_response(args.name),
+                                    lambda c: c.get_profile(args.name))
+            if args.output == "json":
+                print(render.profile_json(response.profile))
+            else:
+                print(render.profile(response))
+        else:
+            listing = backend.call(lambda s: s.list_response(), lambda c: c.list_profiles())
+            print(to_json(listing) if args.output == "json" else render.profiles(listing))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _connection(p: argparse.ArgumentParser, local: bool = True) -> None:
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--server", default=os.environ.get("CPSETTLE_SERVER", "localhost:50051"),
+                       help="HOST:PORT of the service (default $CPSETTLE_SERVER or localhost:50051)")
+    if local:
+        where.add_argument("--local", action="store_true",
+                           help="run the engine in this process, no server")
+        p.add_argument("--profile-dir", help="with --local: also load house profiles from here")
+    p.add_argument("--timeout", type=float, default=10.0, help="deadline per call in seconds")
+    p.add_argument("--tls", action="store_true", help="use TLS (system roots unless --ca-file)")
+    p.add_argument("--ca-file", help="CA certificate to trust (PEM)")
+    p.add_argument("--cert-file", help="client certificate for mutual TLS (PEM)")
+    p.add_argument("--key-file", help="client key for mutual TLS (PEM)")
+    p.add_argument("--server-name", help="expected name in the server certificate")
+    p.add_argument("--token", help="bearer token (default $CPSETTLE_TOKEN)")
+
+
+def _output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output", choices=("table", "json"), default="table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cpsettle", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("settle", help="settle a hand (a SettleRequest JSON file)")
+    p.add_argument("file", help="SettleRequest JSON ('-' for stdin)")
+    _connection(p)
+    _output(p)
+    p.set_defaults(func=cmd_settle)
+
+    p = sub.add_parser("validate", help="check a dealer's proposed payouts")
+    p.add_argument("file", help="SettleRequest JSON (or a ValidatePayoutsRequest JSON)")
+    p.add_argument("--proposed", nargs="+", metavar="PLAYER=AMOUNT",
+                   help="the dealer's proposed net per player, in minor units")
+    _connection(p)
+    _output(p)
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("evaluate", help="evaluate one arrangement (or 13 cards)")
+    p.add_argument("file", nargs="?", help="EvaluateArrangementRequest JSON")
+    p.add_argument("--preset", default="one-six")
+    p.add_argument("--front", help="3 cards, e.g. 'As Ad 2c'")
+    p.add_argument("--middle", help="5 cards")
+    p.add_argument("--back", help="5 cards")
+    p.add_argument("--cards", help="13 loose cards (to look for naturals)")
+    p.add_argument("--in-fantasyland", action="store_true")
+    _connection(p)
+    _output(p)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("profiles", help="list profiles, or show one")
+    p.add_argument("name", nargs="?")
+    _connection(p)
+    _output(p)
+    p.set_defaults(func=cmd_profiles)
+    return parser
+
+
+def print_error(error: CliError) -> None:
+    print(f"cpsettle: {error}", file=sys.stderr)
+    for v in error.violations:
+        print(f"  - {v}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CliError as e:
+        print_error(e)
+        return e.code
+    except KeyboardInterrupt:
+        print("cpsettle: interrupted", file=sys.stderr)
+        return 130
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,177 @@
+"""``SettlementClient``: a typed client for the cpsettle gRPC service.
+
+>>> with SettlementClient("localhost:50051") as client:          # doctest: +SKIP
+...     settlement = client.settle(request).settlement
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+import grpc
+from google.protobuf import json_format
+from google.rpc import error_details_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_status import rpc_status
+
+from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
+
+DEFAULT_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class FieldViolation:
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.reason}"
+
+
+class SettlementError(Exception):
+    """A call that failed: the status code, its message, and every field violation."""
+
+    def __init__(self, code: grpc.StatusCode, message: str,
+                 violations: Sequence[FieldViolation] = ()) -> None:
+        super().__init__(f"{code.name}: {message}")
+        self.code = code
+        self.message = message
+        self.violations = tuple(violations)
+
+    @classmethod
+    def from_rpc_error(cls, error: grpc.RpcError) -> SettlementError:
+        code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
+        details = error.details() if hasattr(error, "details") else str(error)
+        violations: list[FieldViolation] = []
+        try:
+            status = rpc_status.from_call(error)  # type: ignore[arg-type]
+        except (ValueError, AttributeError):
+            status = None
+        if status is not None:
+            for detail in status.details:
+                if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                    bad = error_details_pb2.BadRequest()
+                    detail.Unpack(bad)
+                    violations.extend(
+                        FieldViolation(v.field, v.description) for v in bad.field_violations
+                    )
+        return cls(code, details or "", violations)
+
+
+@dataclass(frozen=True, slots=True)
+class TlsConfig:
+    """Server CA (to trust), and optionally a client certificate and key (mutual TLS)."""
+
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    server_name: str | None = None  # override the name checked in the server certificate
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        def read(path: str | None) -> bytes | None:
+            if not path:
+                return None
+            with open(path, "rb") as f:
+                return f.read()
+
+        return grpc.ssl_channel_credentials(
+            root_certificates=read(self.ca_file),
+            private_key=read(self.key_file),
+            certificate_chain=read(self.cert_file),
+        )
+
+
+def request_from_json(data: Mapping[str, Any] | str, message: Any = None) -> Any:
+    """A request message from its JSON form (dict or text); unknown fields are errors."""
+    message = message if message is not None else pb.SettleRequest()
+    if isinstance(data, str):
+        return json_format.Parse(data, message)
+    return json_format.ParseDict(data, message)
+
+
+class SettlementClient:
+    """Typed, blocking client. Use as a context manager; every call has a deadline."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        tls: TlsConfig | None = None,
+        token: str | None = None,
+        options: Iterable[tuple[str, Any]] = (),
+    ) -> None:
+        opts = list(options)
+        if tls is not None:
+            if tls.server_name:
+                opts.append(("grpc.ssl_target_name_override", tls.server_name))
+            self._channel = grpc.secure_channel(target, tls.credentials(), options=opts)
+        else:
+            self._channel = grpc.insecure_channel(target, options=opts)
+        self._stub = pb_grpc.SettlementServiceStub(self._channel)
+        self._health = health_pb2_grpc.HealthStub(self._channel)
+        self.timeout = timeout
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+
+    def __enter__(self) -> SettlementClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def _call(self, method: Any, request: Any, timeout: float | None) -> Any:
+        try:
+            return method(
+                request,
+                timeout=self.timeout if timeout is None else timeout,
+                metadata=self._metadata or None,
+            )
+        except grpc.RpcError as e:
+            raise SettlementError.from_rpc_error(e) from None
+
+    def settle(self, request: pb.SettleRequest | Mapping[str, Any], *,
+               timeout: float | None = None) -> pb.SettleResponse:
+        if not isinstance(request, pb.SettleRequest):
+            request = request_from_json(request)
+        return self._call(self._stub.Settle, request, timeout)
+
+    def validate_payouts(
+        self,
+        request: pb.SettleRequest | Mapping[str, Any],
+        proposed: Mapping[str, int],
+        proposed_pairs: Mapping[tuple[str, str], int] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> pb.ValidatePayoutsResponse:
+        if not isinstance(request, pb.SettleRequest):
+            request = request_from_json(request)
+        msg = pb.ValidatePayoutsRequest(request=request)
+        for pid, amount in proposed.items():
+            msg.proposed.add(player_id=pid, net_money=amount)
+        for (first, second), amount in (proposed_pairs or {}).items():
+            msg.proposed_pairs.add(first=first, second=second, money_for_first=amount)
+        return self._call(self._stub.ValidatePayouts, msg, timeout)
+
+    def evaluate(self, request: pb.EvaluateArrangementRequest | Mapping[str, Any], *,
+                 timeout: float | None = None) -> pb.EvaluateArrangementResponse:
+        if not isinstance(request, pb.EvaluateArrangementRequest):
+            request = request_from_json(request, pb.EvaluateArrangementRequest())
+        return self._call(self._stub.EvaluateArrangement, request, timeout)
+
+    def list_profiles(self, *, timeout: float | None = None) -> pb.ListProfilesResponse:
+        return self._call(self._stub.ListProfiles, pb.ListProfilesRequest(), timeout)
+
+    def get_profile(self, name: str, *, timeout: float | None = None) -> pb.GetProfileResponse:
+        return self._call(self._stub.GetProfile, pb.GetProfileRequest(name=name), timeout)
+
+    def health(self, service: str = "", *, timeout: float | None = None) -> str:
+        """'SERVING', 'NOT_SERVING', … for a health service name ('' = the whole server)."""
+        response = self._call(
+            self._health.Check, health_pb2.HealthCheckRequest(service=service), timeout
+        )
+        return str(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))

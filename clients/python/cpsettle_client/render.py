@@ -1,0 +1,115 @@
+"""Readable text for the CLI's table output."""
+
+from __future__ import annotations
+
+import json
+
+from google.protobuf import json_format
+
+from cpsettle.v1 import profile_pb2
+from cpsettle.v1 import settlement_pb2 as pb
+
+
+def _signed(n: int) -> str:
+    return f"+{n}" if n > 0 else str(n)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+    right = {i for i, h in enumerate(headers) if h in ("Units", "Money", "Rake", "Seat",
+                                                        "Expected", "Proposed", "Difference")}
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def settlement(s: pb.Settlement) -> str:
+    ctx = s.context
+    ids = " · ".join(f"{k} {v}" for k, v in (("hand", ctx.hand_id), ("table", ctx.table_id),
+                                             ("round", ctx.round_id), ("dealer", ctx.dealer_id))
+                     if v)
+    head = [
+        f"Settlement{(' — ' + ids) if ids else ''}",
+        f"Profile {s.profile.name} v{s.profile.version} · unit value {s.unit_value} · "
+        f"button seat {s.button_seat} · order {' → '.join(s.order)}",
+    ]
+    rows = []
+    for p in s.players:
+        note = p.status
+        if p.fouled:
+            note += " (" + ", ".join(p.foul_reasons) + ")"
+        if p.natural:
+            note += f" {p.natural}"
+        if p.HasField("fantasyland") and p.fantasyland.qualifies:
+            note += f" · Fantasyland {p.fantasyland.cards} cards"
+        rows.append([p.player_id, str(p.seat), _signed(p.net_units), _signed(p.net_money),
+                     str(p.rake), note])
+    out = head + ["", _table(["Player", "Seat", "Units", "Money", "Rake", "Status"], rows)]
+    for pr in s.pairs:
+        out += ["", f"{pr.first} v {pr.second}: {pr.first} {_signed(pr.units)} units"]
+        out += [f"  {r.text}" for r in pr.rows]
+        out += [f"  {i.text}" for i in pr.items]
+        out.append(f"  {pr.text}")
+    if s.rake:
+        out += ["", f"Rake to the house: {s.rake}"]
+    if s.settlement_id if hasattr(s, "settlement_id") else False:
+        out += ["", f"Settlement id {s.settlement_id}"]
+    return "\n".join(out)
+
+
+def payouts(r: pb.ValidatePayoutsResponse) -> str:
+    rows = [[c.player_id, str(c.expected), str(c.proposed), _signed(c.difference),
+             "ok" if c.matches else "MISMATCH"] for c in r.players]
+    out = [_table(["Player", "Expected", "Proposed", "Difference", "Check"], rows)]
+    for c in r.pairs:
+        out.append(f"{c.first} v {c.second}: expected {c.expected}, proposed {c.proposed} — "
+                   + ("ok" if c.matches else f"MISMATCH ({_signed(c.difference)})"))
+    for c in r.players:
+        if not c.matches:
+            out += ["", f"Why {c.player_id} should get {c.expected}:"]
+            out += [f"  {line}" for line in c.explanation]
+    out += ["", "All payouts match." if r.all_match else "Payouts do NOT match the settlement."]
+    return "\n".join(out)
+
+
+def evaluation(e: pb.EvaluateArrangementResponse) -> str:
+    out = [f"Profile {e.profile.name} v{e.profile.version}"]
+    for r in e.rows:
+        royalty = f" (royalty {r.royalty})" if r.royalty else ""
+        out.append(f"  {r.row.capitalize():<6} {' '.join(r.cards):<15} {r.name}{royalty}")
+    if e.rows:
+        out.append("  Fouled: " + (", ".join(e.foul_reasons) if e.fouled else "no"))
+        out.append(f"  Royalties: {e.royalty_total}")
+    out.append("  Naturals in these cards: " + (", ".join(e.naturals) or "none"))
+    if e.playable_naturals:
+        out.append("  Playable under this profile: " + ", ".join(e.playable_naturals))
+    if e.HasField("fantasyland"):
+        out.append(f"  {e.fantasyland.text}")
+    return "\n".join(out)
+
+
+def profiles(r: pb.ListProfilesResponse) -> str:
+    rows = [[p.name, p.version, p.source, p.digest[:12]] for p in r.profiles]
+    return _table(["Profile", "Version", "Source", "Digest"], rows)
+
+
+def profile_json(p: profile_pb2.RuleProfile) -> str:
+    """A profile in exactly the JSON form the request's ``profile`` field accepts.
+
+    64-bit fields come out of protobuf's JSON printer as strings; the engine's own writer
+    prints them as numbers, as in the preset files.
+    """
+    from cpsettle_service.domain.profile import profile_from_dict, profile_to_dict
+
+    data = json_format.MessageToDict(p)
+    return json.dumps(profile_to_dict(profile_from_dict(data)), indent=2, ensure_ascii=False)
+
+
+def profile(r: pb.GetProfileResponse) -> str:
+    s = r.summary
+    head = [f"{s.name} v{s.version} ({s.source}) digest {s.digest}", s.description, ""]
+    return "\n".join(head) + profile_json(r.profile)
