@@ -34,6 +34,7 @@ class Settings:
     signing_key: str = ""
     signing_key_id: str = "default"
     require_signing_key: bool = False
+    require_manifest: bool = False  # refuse to start without an intact build manifest
     audit_include_request: bool = True
     tls_cert_file: str = ""
     tls_key_file: str = ""

@@ -20,6 +20,7 @@ from .config import ConfigError, Settings
 from .domain.errors import InvalidInput
 from .domain.profile import ProfileRegistry
 from .observability import metrics
+from .security import TokenChecker, server_credentials
 from .observability.logging import configure, get_logger
 
 VERSION = "0.1.0"
@@ -67,8 +68,14 @@ async def build_server(
         ("grpc.max_send_message_length", 4 * settings.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
+    tokens = TokenChecker.from_file(settings.auth_tokens_file) if settings.auth_tokens_file else None
+    interceptor = ServiceInterceptor(
+        skip_services=(HEALTH_SERVICE, REFLECTION_SERVICE),
+        tokens=tokens,
+        deadline_cap=settings.default_deadline_seconds,
+    )
     server = grpc.aio.server(
-        interceptors=[ServiceInterceptor(skip_services=(HEALTH_SERVICE, REFLECTION_SERVICE))],
+        interceptors=[interceptor],
         options=options,
         maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
     )
@@ -87,7 +94,11 @@ async def build_server(
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(settings.address)
+    credentials = server_credentials(settings)
+    if credentials is not None:
+        port = server.add_secure_port(settings.address, credentials)
+    else:
+        port = server.add_insecure_port(settings.address)
     if not settings.unix_socket and port == 0:
         raise RuntimeError(f"could not bind {settings.address}")
     await server.start()

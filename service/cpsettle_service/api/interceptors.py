@@ -7,6 +7,7 @@ one field violation per problem.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any, Awaitable, Callable
 
@@ -17,6 +18,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from ..domain.errors import InvalidInput
+from ..security import TokenChecker, Unauthenticated
 from ..observability import metrics
 from ..observability.logging import get_logger
 
@@ -25,8 +27,8 @@ class NotFound(LookupError):
     """A named thing (a profile) that does not exist."""
 
 
-class Unauthenticated(PermissionError):
-    """A call without valid credentials."""
+class DeadlineCapExceeded(TimeoutError):
+    """A call without a deadline of its own ran past the server's cap."""
 
 
 # The explicit table: exception type -> gRPC status code.
@@ -34,6 +36,7 @@ ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (InvalidInput, grpc.StatusCode.INVALID_ARGUMENT),
     (NotFound, grpc.StatusCode.NOT_FOUND),
     (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
+    (DeadlineCapExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
 )
 
 _log = get_logger("cpsettle.rpc")
@@ -92,9 +95,22 @@ def _split(method: str) -> tuple[str, str]:
 class ServiceInterceptor(grpc.aio.ServerInterceptor):
     """Wraps every unary handler once (cached per method) with context, logs, metrics, errors."""
 
-    def __init__(self, skip_services: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        skip_services: tuple[str, ...] = (),
+        tokens: TokenChecker | None = None,
+        deadline_cap: float = 10.0,
+    ) -> None:
         self._cache: dict[str, grpc.RpcMethodHandler] = {}
         self._skip = skip_services
+        self._tokens = tokens
+        self._cap = deadline_cap
+
+    def _admit(self, context: grpc.aio.ServicerContext) -> None:
+        """Authenticate the caller (when tokens are configured) and bind its name to the logs."""
+        if self._tokens is not None:
+            caller = self._tokens.caller(context.invocation_metadata())
+            structlog.contextvars.bind_contextvars(caller=caller)
 
     async def intercept_service(
         self,
@@ -133,6 +149,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         handling = metrics.HANDLING.labels("unary", service, name)
         in_flight = metrics.IN_FLIGHT
         handled: dict[str, Any] = {}
+        cap = self._cap
 
         def handled_counter(code: str) -> Any:
             c = handled.get(code)
@@ -149,6 +166,14 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             structlog.contextvars.bind_contextvars(rpc=name, **ctx)
             code = "OK"
             try:
+                self._admit(context)
+                if context.time_remaining() is None:
+                    try:
+                        return await asyncio.wait_for(behavior(request, context), cap)
+                    except asyncio.TimeoutError:
+                        raise DeadlineCapExceeded(
+                            f"no deadline was set and the call ran past the server's {cap} s cap"
+                        ) from None
                 return await behavior(request, context)
             except BaseException as e:  # noqa: BLE001 — every failure is mapped or logged
                 code, abort = _classify(e, context)
@@ -176,6 +201,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             structlog.contextvars.bind_contextvars(rpc=name)
             code = "OK"
             try:
+                self._admit(context)
                 async for response in behavior(request_iterator, context):
                     yield response
             except BaseException as e:  # noqa: BLE001 — every failure is mapped or logged
@@ -209,8 +235,6 @@ def _classify(
     error: BaseException, context: grpc.aio.ServicerContext
 ) -> tuple[str, tuple[Any, ...] | None]:
     """The status code name for a failure, and the abort arguments (None: already final)."""
-    import asyncio
-
     if isinstance(error, grpc.aio.AbortError):
         code = context.code()
         return (code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"), None
