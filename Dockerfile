@@ -1,0 +1,64 @@
+# cpsettle: gRPC settlement service for Chinese Poker.
+#
+#   docker build -t REGISTRY/cpsettle:0.1.0 .
+#
+# The base image is pinned by its full tag. In the casino's registry also pin
+# it by digest (FROM python:3.11.11-slim-bookworm@sha256:...) so that a rebuild
+# uses the same bytes; a digest is not written here because it would be
+# checked against a registry this repository cannot see.
+
+# ---- builder: build the wheel and install it into a virtualenv --------------
+FROM python:3.11.11-slim-bookworm AS builder
+
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore
+
+WORKDIR /src
+# Only what the wheel needs (see .dockerignore).
+COPY pyproject.toml README.md ./
+COPY service/ service/
+COPY clients/ clients/
+COPY proto/ proto/
+
+# The venv has no pip of its own: the builder's pip installs into it, so the
+# final image carries no installer.
+RUN pip wheel --no-deps --wheel-dir /wheels . \
+ && python -m venv --without-pip /opt/cpsettle \
+ && pip --python /opt/cpsettle/bin/python install /wheels/*.whl
+
+# ---- final: the virtualenv on a clean Python, nothing else ------------------
+FROM python:3.11.11-slim-bookworm
+
+LABEL org.opencontainers.image.title="cpsettle" \
+      org.opencontainers.image.description="Stateless gRPC settlement service for Chinese Poker"
+
+# A numeric, non-root user; the base image's pip, setuptools and wheel go away,
+# the service does not need them at run time.
+RUN groupadd --system --gid 10001 cpsettle \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home \
+            --home-dir /nonexistent --shell /usr/sbin/nologin cpsettle \
+ && python -m pip uninstall --yes --no-cache-dir pip setuptools wheel
+
+COPY --from=builder /opt/cpsettle /opt/cpsettle
+
+ENV PATH="/opt/cpsettle/bin:${PATH}" \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    CPSETTLE_HOST=0.0.0.0 \
+    CPSETTLE_PORT=50051 \
+    CPSETTLE_METRICS_PORT=9464
+
+USER 10001
+
+# gRPC, Prometheus metrics (/metrics).
+EXPOSE 50051 9464
+
+# No Docker HEALTHCHECK: Kubernetes ignores it and probes the standard
+# grpc.health.v1 service itself (native gRPC probes in deploy/base), and the
+# image holds no gRPC health client to run one. "NONE" says so explicitly.
+HEALTHCHECK NONE
+
+# Exec form: cpsettle-server is PID 1 and receives SIGTERM directly; it drains
+# for up to CPSETTLE_GRACE_SECONDS and exits 0.
+ENTRYPOINT ["cpsettle-server"]
