@@ -68,3 +68,33 @@ def test_golden(path: Path) -> None:
 
 def _pair_lines(pair) -> list[str]:
     return [r.text for r in pair.rows] + [i.text for i in pair.items] + [pair.text]
+
+
+def _leaves(data: object, prefix: str = "") -> dict[str, object]:
+    """Profile JSON leaves by path; lists and hand thresholds count as one value each."""
+    if isinstance(data, dict) and "handClass" not in data:
+        out: dict[str, object] = {}
+        for key, value in data.items():
+            out.update(_leaves(value, f"{prefix}.{key}" if prefix else key))
+        return out
+    return {prefix: json.dumps(data, sort_keys=True)}
+
+
+def test_cases_touch_every_preset_and_every_profile_field() -> None:
+    from cpsettle_service.domain.profile import preset_names, profile_to_dict
+
+    presets_used = set()
+    values: dict[str, set[object]] = {}
+    for path in CASES:
+        request = load(path)["request"]
+        table, choice = request_from_dict(request)
+        if choice.preset:
+            presets_used.add(choice.preset)
+        profile = resolve_profile(choice, REGISTRY)
+        for field, value in _leaves(profile_to_dict(profile)).items():
+            values.setdefault(field, set()).add(value)
+    assert presets_used == set(preset_names())
+    # A field "is touched" when the cases settle under at least two different values of it.
+    untouched = sorted(f for f, seen in values.items()
+                       if len(seen) < 2 and f not in ("version",))
+    assert untouched == []

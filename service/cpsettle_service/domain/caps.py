@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Protocol, Sequence
 
 from .profile import CapBasis, CapOrder, Caps
 
@@ -37,15 +37,12 @@ PAYEE_STACK = "PAYEE_STACK"
 BOTH_STACKS = "PAYER_STACK+PAYEE_STACK"
 
 
-class Ledger:
-    """Running money of one player during the hand, for the caps."""
+class Ledger(Protocol):
+    """Running money of one player during the hand, as the caps read it."""
 
-    __slots__ = ("stack", "received", "paid")
-
-    def __init__(self, stack: int | None) -> None:
-        self.stack = stack
-        self.received = 0
-        self.paid = 0
+    stack: int | None  # what he had at the start (less a per-player fee); None = uncapped
+    received: int
+    paid: int
 
 
 def cap_payment(owed: int, payer: Ledger, payee: Ledger, caps: Caps) -> tuple[int, str]:

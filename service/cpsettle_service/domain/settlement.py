@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import NamedTuple, Sequence
 
-from .caps import Ledger, cap_payment, settlement_order
+from .caps import cap_payment, settlement_order
 from .cards import CANONICAL, CARD_INDEX, DECK, Card
 from .errors import Collector, InvalidInput
 from .hands import HandClass, HandRank, evaluate_five, evaluate_three, highest_card
@@ -127,7 +127,6 @@ class PairResult(NamedTuple):
     first: str
     second: str
     kind: PairKind
-    rows: tuple[RowResult, ...]
     items: tuple[LineItem, ...]
     units: int  # for the first player; the second gets exactly the negative
     owed: int  # money the loser owed before caps (>= 0)
@@ -135,6 +134,30 @@ class PairResult(NamedTuple):
     payer: str
     payee: str
     cap: str  # "", "PAYER_STACK", "PAYEE_STACK" or "PAYER_STACK+PAYEE_STACK"
+    # The rows, compactly (``rows`` builds the itemized view on access): who won each row
+    # (+1 first, -1 second, 0 push), the units each row moved for the first player, both
+    # players' evaluated rows, the fouled player's id, and suit tie-break cards per row.
+    row_signs: tuple[int, ...] = ()
+    row_units: tuple[int, ...] = ()
+    first_rows: tuple[EvaluatedRow, ...] = ()
+    second_rows: tuple[EvaluatedRow, ...] = ()
+    fouled: str = ""
+    tie_breaks: tuple[str, ...] = ()
+
+    @property
+    def rows(self) -> tuple[RowResult, ...]:
+        """Each row compared, with both hands, the winner, the units and a sentence."""
+        out = []
+        fr, sr = self.first_rows, self.second_rows
+        a, b = self.first, self.second
+        for i, sign in enumerate(self.row_signs):
+            winner = a if sign > 0 else b if sign < 0 else ""
+            out.append(RowResult(
+                ROWS[i], fr[i] if fr else None, sr[i] if sr else None, winner,
+                self.row_units[i], a, b, self.fouled,
+                self.tie_breaks[i] if self.tie_breaks else "",
+            ))
+        return tuple(out)
 
     @property
     def text(self) -> str:
@@ -219,6 +242,45 @@ class Settlement(NamedTuple):
         raise KeyError(player_id)
 
 
+
+_new = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot path)
+
+# Enum members as module constants: a class-attribute lookup on an Enum costs ~10x a global.
+_STATUS_REGULAR = Status.REGULAR
+_STATUS_FOULED = Status.FOULED
+_STATUS_NATURAL = Status.NATURAL
+_STATUS_SURRENDERED = Status.SURRENDERED
+_PAIRKIND_ROWS = PairKind.ROWS
+_PAIRKIND_FOUL = PairKind.FOUL
+_PAIRKIND_NATURAL = PairKind.NATURAL
+_PAIRKIND_SURRENDER = PairKind.SURRENDER
+_PAIRKIND_NONE = PairKind.NONE
+_ITEMKIND_MAJORITY_BONUS = ItemKind.MAJORITY_BONUS
+_ITEMKIND_SCOOP_BONUS = ItemKind.SCOOP_BONUS
+_ITEMKIND_ROYALTIES = ItemKind.ROYALTIES
+_ITEMKIND_FOUL_PENALTY = ItemKind.FOUL_PENALTY
+_ITEMKIND_NATURAL = ItemKind.NATURAL
+_ITEMKIND_SURRENDER = ItemKind.SURRENDER
+_ITEMKIND_SCOOP_MULTIPLIER = ItemKind.SCOOP_MULTIPLIER
+_ITEMKIND_HOME_RUN_MULTIPLIER = ItemKind.HOME_RUN_MULTIPLIER
+_ITEMKIND_NO_SCORE = ItemKind.NO_SCORE
+_ROYALTYMODE_NONE = RoyaltyMode.NONE
+_ROYALTYMODE_ALWAYS = RoyaltyMode.ALWAYS
+_ROYALTYMODE_ON_WIN_ADDED = RoyaltyMode.ON_WIN_ADDED
+_ROYALTYMODE_ON_WIN_REPLACES = RoyaltyMode.ON_WIN_REPLACES
+_ROWTIE_SUIT_OF_HIGHEST_CARD = RowTie.SUIT_OF_HIGHEST_CARD
+_FOULPENALTY_FIXED = FoulPenalty.FIXED
+_RAKEMODE_PER_PLAYER = RakeMode.PER_PLAYER
+_RAKEMODE_COMMISSION = RakeMode.COMMISSION
+_VSFOUL_GREATER_OF_NATURAL_AND_FOUL = VsFoul.GREATER_OF_NATURAL_AND_FOUL
+_FOULREASON_FRONT_ABOVE_MIDDLE = FoulReason.FRONT_ABOVE_MIDDLE
+_FOULREASON_MIDDLE_ABOVE_BACK = FoulReason.MIDDLE_ABOVE_BACK
+_FOULREASON_FALSE_DECLARATION = FoulReason.FALSE_DECLARATION
+_ROW_FRONT = Row.FRONT
+_ROW_MIDDLE = Row.MIDDLE
+_ROW_BACK = Row.BACK
+
+
 # --------------------------------------------------------------------------- validation
 
 
@@ -236,13 +298,19 @@ class _Player:
         "natural",
         "natural_entry",
         "cards13",
-        "ledger",
+        "stack",
+        "received",
+        "paid",
+        "strengths",
+        "values",
+        "net_units",
+        "rake",
     )
 
     def __init__(self, inp: PlayerInput) -> None:
         self.input = inp
         self.pid = inp.player_id
-        self.status = Status.REGULAR
+        self.status = _STATUS_REGULAR
         self.rows: tuple[EvaluatedRow, ...] = ()
         self.royalties = (0, 0, 0)
         self.royalty_total = 0
@@ -250,10 +318,16 @@ class _Player:
         self.natural: Natural | None = None
         self.natural_entry: NaturalEntry | None = None
         self.cards13: list[int] = []
-        self.ledger = Ledger(inp.stack)
+        self.stack = inp.stack  # the money the caps use (a Ledger, see caps.cap_payment)
+        self.received = 0
+        self.paid = 0
+        self.strengths: tuple[int, ...] = ()
+        self.values: tuple[int, ...] = (0, 0, 0)
+        self.net_units = 0
+        self.rake = 0
 
 
-_ROW_KEYS = (("front", Row.FRONT), ("middle", Row.MIDDLE), ("back", Row.BACK))
+_ROW_KEYS = (("front", _ROW_FRONT), ("middle", _ROW_MIDDLE), ("back", _ROW_BACK))
 
 
 def _check_cards(
@@ -292,15 +366,6 @@ def _check_cards(
 _CI = CARD_INDEX.get
 
 
-def _fast_cards(cards: Sequence[str], out: list[int]) -> bool:
-    """The common case in one pass: every card known. False sends the caller to the slow path."""
-    idxs = [_CI(c) for c in cards]
-    if None in idxs:
-        return False
-    out.extend(idxs)  # type: ignore[arg-type]  # no None, checked above
-    return True
-
-
 def _card_inputs(table: Table) -> list[tuple[str, Sequence[str]]]:
     """Every card list of the table with its field path, in request order."""
     out: list[tuple[str, Sequence[str]]] = []
@@ -317,56 +382,67 @@ def _card_inputs(table: Table) -> list[tuple[str, Sequence[str]]]:
 
 def _validate_player(
     errors: Collector,
-    path: str,
+    i: int,
     inp: PlayerInput,
     profile: RuleProfile,
 ) -> _Player:
-    """Check one player's hand; cards go into ``seen`` for the table's one-deck check."""
+    """Check one player's hand (``i``: his index in the request, for field paths)."""
     p = _Player(inp)
     if inp.stack is not None and inp.stack < 0:
-        errors.add(f"{path}.stack", f"must be 0 or more, got {inp.stack}")
+        errors.add(f"players[{i}].stack", f"must be 0 or more, got {inp.stack}")
     declared = inp.declared_natural
     if declared:
         if declared not in Natural.__members__:
-            errors.add(f"{path}.declaredNatural", f"{declared!r} is not a known natural")
+            errors.add(f"players[{i}].declaredNatural", f"{declared!r} is not a known natural")
         elif Natural(declared) not in profile.naturals.by_natural:
             errors.add(
-                f"{path}.declaredNatural",
+                f"players[{i}].declaredNatural",
                 f"{declared} is not played under profile {profile.name!r}",
             )
-    forms = sum((inp.has_arrangement, inp.cards is not None))
+    f, m, b, loose = inp.front, inp.middle, inp.back, inp.cards
+    arranged = f is not None or m is not None or b is not None
     if inp.surrender:
-        p.status = Status.SURRENDERED
+        p.status = _STATUS_SURRENDERED
         if not profile.surrender.allowed:
-            errors.add(f"{path}.surrender", f"profile {profile.name!r} does not allow surrender")
+            errors.add(
+                f"players[{i}].surrender", f"profile {profile.name!r} does not allow surrender"
+            )
         if declared:
-            errors.add(path, "a player cannot both surrender and declare a natural")
-    elif forms == 0:
-        errors.add(path, "needs an arrangement, 13 cards with a declared natural, or a surrender")
-    if forms > 1:
-        errors.add(path, "send either an arrangement or 13 cards, not both")
-    if inp.has_arrangement:
-        f, m, b = inp.front, inp.middle, inp.back
-        if not (
-            f is not None and m is not None and b is not None
+            errors.add(f"players[{i}]", "a player cannot both surrender and declare a natural")
+    elif not arranged and loose is None:
+        errors.add(
+            f"players[{i}]",
+            "needs an arrangement, 13 cards with a declared natural, or a surrender",
+        )
+    if arranged:
+        if loose is not None:
+            errors.add(f"players[{i}]", "send either an arrangement or 13 cards, not both")
+        idxs = (
+            [_CI(c) for c in f + m + b]  # type: ignore[operator]  # None handled below
+            if f is not None and m is not None and b is not None
             and len(f) == 3 and len(m) == 5 and len(b) == 5
-            and _fast_cards((*f, *m, *b), p.cards13)
-        ):
-            p.cards13.clear()
+            else [None]
+        )
+        if None in idxs:
+            idxs = []
             for key, row in _ROW_KEYS:
                 cards = getattr(inp, key)
-                rpath = f"{path}.arrangement.{key}"
+                rpath = f"players[{i}].arrangement.{key}"
                 if cards is None:
                     errors.add(rpath, f"is required ({row.size} cards)")
                     continue
-                _check_cards(errors, None, rpath, cards, row.size, p.cards13)
-    if inp.cards is not None:
-        if not (len(inp.cards) == 13 and _fast_cards(inp.cards, p.cards13)):
-            p.cards13.clear()
-            _check_cards(errors, None, f"{path}.cards", inp.cards, 13, p.cards13)
+                _check_cards(errors, None, rpath, cards, row.size, idxs)
+        p.cards13 = idxs  # type: ignore[assignment]  # None only on the error path
+    if loose is not None:
+        idxs = [_CI(c) for c in loose] if len(loose) == 13 else [None]
+        if None in idxs:
+            idxs = []
+            _check_cards(errors, None, f"players[{i}].cards", loose, 13, idxs)
+        if not arranged:
+            p.cards13 = idxs  # type: ignore[assignment]
         if not inp.surrender and not declared and profile.naturals.require_declaration:
             errors.add(
-                f"{path}.cards",
+                f"players[{i}].cards",
                 "13 loose cards need a declared natural under this profile; "
                 "otherwise send an arrangement",
             )
@@ -380,32 +456,37 @@ def _validate(table: Table, profile: RuleProfile) -> list[_Player]:
         errors.add("players", f"a table settles {MIN_PLAYERS} to {MAX_PLAYERS} players, got {n}")
     if table.button_seat is not None and table.button_seat < 0:
         errors.add("buttonSeat", f"must be a seat number (0 or more), got {table.button_seat}")
-    seats: dict[int, str] = {}
-    ids: dict[str, str] = {}
+    seats: dict[int, int] = {}
+    ids: dict[str, int] = {}
     players: list[_Player] = []
+    used: list[int] = []
     for i, inp in enumerate(table.players):
-        path = f"players[{i}]"
         pid = inp.player_id
-        if not pid:
-            errors.add(f"{path}.playerId", "is required")
-        elif len(pid) > 64 or not pid.isprintable():
-            errors.add(f"{path}.playerId", "must be 1-64 printable characters")
-        elif pid in ids:
-            errors.add(f"{path}.playerId", f"{pid!r} is also the id of {ids[pid]}")
+        if pid in ids or not pid or len(pid) > 64 or not pid.isprintable():
+            if not pid:
+                errors.add(f"players[{i}].playerId", "is required")
+            elif pid in ids:
+                errors.add(f"players[{i}].playerId", f"{pid!r} is also the id of players[{ids[pid]}]")
+            else:
+                errors.add(f"players[{i}].playerId", "must be 1-64 printable characters")
         else:
-            ids[pid] = path
-        if inp.seat < 0:
-            errors.add(f"{path}.seat", f"must be 0 or more, got {inp.seat}")
-        elif inp.seat in seats:
-            errors.add(f"{path}.seat", f"seat {inp.seat} is also taken by {seats[inp.seat]}")
+            ids[pid] = i
+        seat = inp.seat
+        if seat < 0:
+            errors.add(f"players[{i}].seat", f"must be 0 or more, got {seat}")
+        elif seat in seats:
+            errors.add(f"players[{i}].seat", f"seat {seat} is also taken by players[{seats[seat]}]")
         else:
-            seats[inp.seat] = path
-        players.append(_validate_player(errors, path, inp, profile))
-    dead: list[int] = []
-    if not _fast_cards(table.dead_cards, dead):
-        _check_cards(errors, None, "deadCards", table.dead_cards, None, dead)
-    used = [i for p in players for i in p.cards13]
-    used += dead
+            seats[seat] = i
+        p = _validate_player(errors, i, inp, profile)
+        players.append(p)
+        used += p.cards13
+    if table.dead_cards:
+        dead = [_CI(c) for c in table.dead_cards]
+        if None in dead:
+            dead = []
+            _check_cards(errors, None, "deadCards", table.dead_cards, None, dead)
+        used += dead
     if len(set(used)) != len(used):  # one deck per table: name every repeat and its first use
         first: dict[int, str] = {}
         for where, cards in _card_inputs(table):
@@ -419,7 +500,7 @@ def _validate(table: Table, profile: RuleProfile) -> list[_Player]:
 
 def _evaluate(p: _Player, profile: RuleProfile, errors: Collector, index: int) -> None:
     inp = p.input
-    if p.status is Status.SURRENDERED:
+    if p.status is _STATUS_SURRENDERED:
         return
     naturals = profile.naturals
     declared = inp.declared_natural
@@ -432,15 +513,15 @@ def _evaluate(p: _Player, profile: RuleProfile, errors: Collector, index: int) -
                 p.natural = natural
             else:
                 p.natural = _best_natural(cards, profile)
-            p.status = Status.NATURAL
+            p.status = _STATUS_NATURAL
         else:
-            p.status = Status.FOULED
-            p.foul_reasons.append(FoulReason.FALSE_DECLARATION)
+            p.status = _STATUS_FOULED
+            p.foul_reasons.append(_FOULREASON_FALSE_DECLARATION)
     elif detect:
         best = _best_natural(cards, profile)
         if best is not None:
             p.natural = best
-            p.status = Status.NATURAL
+            p.status = _STATUS_NATURAL
         elif not inp.has_arrangement:
             errors.add(
                 f"players[{index}].cards",
@@ -449,44 +530,44 @@ def _evaluate(p: _Player, profile: RuleProfile, errors: Collector, index: int) -
             return
     if p.natural is not None:
         p.natural_entry = naturals.by_natural[p.natural]
-    if not inp.has_arrangement or p.status is Status.NATURAL:
+    if p.status is _STATUS_NATURAL or inp.front is None:
         return
     wheel = profile.ranking.wheel
-    idx = p.cards13
-    front = (CANONICAL[idx[0]], CANONICAL[idx[1]], CANONICAL[idx[2]])
-    middle = tuple([CANONICAL[i] for i in idx[3:8]])
-    back = tuple([CANONICAL[i] for i in idx[8:13]])
+    c = [CANONICAL[i] for i in p.cards13]
+    front, middle, back = tuple(c[:3]), tuple(c[3:8]), tuple(c[8:])
     hf = evaluate_three(front)
     hm = evaluate_five(middle, wheel)
     hb = evaluate_five(back, wheel)
-    if p.status is Status.REGULAR:
+    if p.status is _STATUS_REGULAR:
         if hf > hm:
-            p.foul_reasons.append(FoulReason.FRONT_ABOVE_MIDDLE)
-        if hm > hb or (
+            p.foul_reasons.append(_FOULREASON_FRONT_ABOVE_MIDDLE)
+        if hm.strength > hb.strength or (
             profile.ranking.suit_order_tiebreak
             and hm.strength == hb.strength
             and hm.hand_class in _SUITED_CLASSES
             and _suit_beats(middle, hm, back, hb, profile.ranking.suit_order)
         ):
-            p.foul_reasons.append(FoulReason.MIDDLE_ABOVE_BACK)
+            p.foul_reasons.append(_FOULREASON_MIDDLE_ABOVE_BACK)
         if p.foul_reasons:
-            p.status = Status.FOULED
-    if p.status is Status.REGULAR:
+            p.status = _STATUS_FOULED
+    if p.status is _STATUS_REGULAR:
         royalties = profile.royalties
-        if royalties.mode is RoyaltyMode.NONE:
+        if royalties.mode is _ROYALTYMODE_NONE:
             p.royalties = (0, 0, 0)
         else:
             p.royalties = (
-                royalties.units(Row.FRONT, hf),
-                royalties.units(Row.MIDDLE, hm),
-                royalties.units(Row.BACK, hb),
+                royalties.units(_ROW_FRONT, hf),
+                royalties.units(_ROW_MIDDLE, hm),
+                royalties.units(_ROW_BACK, hb),
             )
         p.royalty_total = sum(p.royalties)
+        p.values = _row_values(profile, p.royalties)
+    p.strengths = (hf.strength, hm.strength, hb.strength)
     r = p.royalties
     p.rows = (
-        EvaluatedRow(Row.FRONT, front, hf, r[0]),
-        EvaluatedRow(Row.MIDDLE, middle, hm, r[1]),
-        EvaluatedRow(Row.BACK, back, hb, r[2]),
+        _new(EvaluatedRow, (_ROW_FRONT, front, hf, r[0])),
+        _new(EvaluatedRow, (_ROW_MIDDLE, middle, hm, r[1])),
+        _new(EvaluatedRow, (_ROW_BACK, back, hb, r[2])),
     )
 
 
@@ -537,9 +618,9 @@ def _natural_label(n: Natural) -> str:
 
 
 _REASON_TEXT = {
-    FoulReason.FRONT_ABOVE_MIDDLE: "front above middle",
-    FoulReason.MIDDLE_ABOVE_BACK: "middle above back",
-    FoulReason.FALSE_DECLARATION: "declared a natural the cards do not make",
+    _FOULREASON_FRONT_ABOVE_MIDDLE: "front above middle",
+    _FOULREASON_MIDDLE_ABOVE_BACK: "middle above back",
+    _FOULREASON_FALSE_DECLARATION: "declared a natural the cards do not make",
 }
 
 
@@ -551,109 +632,114 @@ def _foul_text(p: _Player) -> str:
 
 
 class _Pair:
-    __slots__ = ("a", "b", "kind", "rows", "items", "units", "scoop_by")
+    __slots__ = ("a", "b", "kind", "signs", "row_units", "tie_breaks", "items", "units",
+                 "scoop_by")
 
     def __init__(self, a: _Player, b: _Player) -> None:
         self.a = a
         self.b = b
-        self.kind = PairKind.NONE
-        self.rows: tuple[RowResult, ...] = ()
+        self.kind = _PAIRKIND_NONE
+        self.signs: tuple[int, ...] = ()
+        self.row_units: tuple[int, ...] = ()
+        self.tie_breaks: tuple[str, ...] = ()
         self.items: list[LineItem] = []
         self.units = 0
         self.scoop_by: _Player | None = None
 
 
-def _row_value(profile: RuleProfile, royalty: int) -> int:
+def _row_values(profile: RuleProfile, royalties: tuple[int, ...]) -> tuple[int, ...]:
+    """What each row pays its winner (section 6: value_X(row) under the royalty mode)."""
     mode = profile.royalties.mode
     unit = profile.scoring.row_unit
-    if mode is RoyaltyMode.ON_WIN_ADDED:
-        return unit + royalty
-    if mode is RoyaltyMode.ON_WIN_REPLACES:
-        return max(unit, royalty)
-    return unit
+    if mode is _ROYALTYMODE_ON_WIN_ADDED:
+        return tuple(unit + r for r in royalties)
+    if mode is _ROYALTYMODE_ON_WIN_REPLACES:
+        return tuple(unit if unit > r else r for r in royalties)
+    return (unit, unit, unit)
 
 
 def _compare_rows(pair: _Pair, profile: RuleProfile) -> None:
     """Rows, majority and scoop bonuses, royalties; ``a`` or ``b`` may be fouled (SCOOPED)."""
     a, b = pair.a, pair.b
-    a_fouled = a.status is Status.FOULED
-    b_fouled = b.status is Status.FOULED
+    a_fouled = a.status is _STATUS_FOULED
+    b_fouled = b.status is _STATUS_FOULED
     row_tie = profile.ranking.row_tie
     suit_order = profile.ranking.suit_order
     won = lost = 0
     score = 0
-    results: list[RowResult] = []
-    a_rows, b_rows = a.rows, b.rows
-    apid, bpid = a.pid, b.pid
-    fouled = apid if a_fouled else bpid if b_fouled else ""
-    mode = profile.royalties.mode
-    unit = profile.scoring.row_unit
-    plain = mode is RoyaltyMode.NONE or mode is RoyaltyMode.ALWAYS
-    for i, row in enumerate(ROWS):
-        ra = a_rows[i] if a_rows else None
-        rb = b_rows[i] if b_rows else None
-        tie_break = ""
-        if b_fouled:
-            sign = 1
-        elif a_fouled:
-            sign = -1
-        else:
-            sa, sb = ra.hand.strength, rb.hand.strength  # type: ignore[union-attr]
-            sign = 1 if sa > sb else -1 if sa < sb else 0
-            if sign == 0 and row_tie is RowTie.SUIT_OF_HIGHEST_CARD:
-                assert ra is not None and rb is not None
+    va, vb = a.values, b.values
+    if a_fouled or b_fouled:
+        sign = -1 if a_fouled else 1
+        signs: tuple[int, ...] = (sign, sign, sign)
+        units: tuple[int, ...] = tuple(vb) if a_fouled else tuple(va)
+        if a_fouled:
+            units = (-units[0], -units[1], -units[2])
+        score = units[0] + units[1] + units[2]
+        won, lost = (0, 3) if a_fouled else (3, 0)
+    else:
+        sa, sb = a.strengths, b.strengths
+        sl: list[int] = []
+        ul: list[int] = []
+        ties: list[str] | None = None
+        for i in (0, 1, 2):
+            x, y = sa[i], sb[i]
+            if x == y and row_tie is _ROWTIE_SUIT_OF_HIGHEST_CARD:
+                ra, rb = a.rows[i], b.rows[i]
                 ca = highest_card(ra.cards, ra.hand, suit_order)
                 cb = highest_card(rb.cards, rb.hand, suit_order)
-                sign = 1 if _suit_rank(ca, suit_order) < _suit_rank(cb, suit_order) else -1
-                tie_break = f"{CANONICAL[ca.index]} {CANONICAL[cb.index]}"
-        if sign > 0:
-            won += 1
-            value = unit if plain else _row_value(profile, a.royalties[i])
-            score += value
-            results.append(RowResult(row, ra, rb, apid, value, apid, bpid, fouled, tie_break))
-        elif sign < 0:
-            lost += 1
-            value = unit if plain else _row_value(profile, b.royalties[i])
-            score -= value
-            results.append(RowResult(row, ra, rb, bpid, -value, apid, bpid, fouled, tie_break))
-        else:
-            results.append(RowResult(row, ra, rb, "", 0, apid, bpid))
-    pair.rows = tuple(results)
+                x, y = (1, 0) if _suit_rank(ca, suit_order) < _suit_rank(cb, suit_order) else (0, 1)
+                if ties is None:
+                    ties = ["", "", ""]
+                ties[i] = f"{CANONICAL[ca.index]} {CANONICAL[cb.index]}"
+            if x > y:
+                won += 1
+                score += va[i]
+                sl.append(1)
+                ul.append(va[i])
+            elif x < y:
+                lost += 1
+                score -= vb[i]
+                sl.append(-1)
+                ul.append(-vb[i])
+            else:
+                sl.append(0)
+                ul.append(0)
+        signs, units = tuple(sl), tuple(ul)
+        if ties is not None:
+            pair.tie_breaks = tuple(ties)
+    pair.signs = signs
+    pair.row_units = units
     items = pair.items
     scoring = profile.scoring
     if scoring.majority_bonus:
         if won > lost and (won < 3 or scoring.majority_bonus_on_scoop):
             score += scoring.majority_bonus
-            items.append(
-                LineItem(
-                    ItemKind.MAJORITY_BONUS,
-                    scoring.majority_bonus,
-                    f"Majority bonus: {a.pid} won {won} rows to {lost} — {a.pid} "
-                    f"+{scoring.majority_bonus}",
-                )
-            )
+            items.append(_new(LineItem, (
+                _ITEMKIND_MAJORITY_BONUS,
+                scoring.majority_bonus,
+                f"Majority bonus: {a.pid} won {won} rows to {lost} — {a.pid} "
+                f"+{scoring.majority_bonus}",
+            )))
         elif lost > won and (lost < 3 or scoring.majority_bonus_on_scoop):
             score -= scoring.majority_bonus
-            items.append(
-                LineItem(
-                    ItemKind.MAJORITY_BONUS,
-                    -scoring.majority_bonus,
-                    f"Majority bonus: {b.pid} won {lost} rows to {won} — {b.pid} "
-                    f"+{scoring.majority_bonus}",
-                )
-            )
+            items.append(_new(LineItem, (
+                _ITEMKIND_MAJORITY_BONUS,
+                -scoring.majority_bonus,
+                f"Majority bonus: {b.pid} won {lost} rows to {won} — {b.pid} "
+                f"+{scoring.majority_bonus}",
+            )))
     if scoring.scoop_bonus and (won == 3 or lost == 3):
         winner = a.pid if won == 3 else b.pid
         bonus = scoring.scoop_bonus if won == 3 else -scoring.scoop_bonus
         score += bonus
         items.append(
             LineItem(
-                ItemKind.SCOOP_BONUS,
+                _ITEMKIND_SCOOP_BONUS,
                 bonus,
                 f"Scoop bonus: {winner} won all three rows — {winner} +{scoring.scoop_bonus}",
             )
         )
-    if profile.royalties.mode is RoyaltyMode.ALWAYS:
+    if profile.royalties.mode is _ROYALTYMODE_ALWAYS:
         diff = a.royalty_total - b.royalty_total
         if a.royalty_total or b.royalty_total:
             score += diff
@@ -661,7 +747,7 @@ def _compare_rows(pair: _Pair, profile: RuleProfile) -> None:
             tail = f"{lead} +{abs(diff)}" if diff else "even"
             items.append(
                 LineItem(
-                    ItemKind.ROYALTIES,
+                    _ITEMKIND_ROYALTIES,
                     diff,
                     f"Royalties: {a.pid} {a.royalty_total}, {b.pid} {b.royalty_total} — {tail}",
                 )
@@ -671,7 +757,7 @@ def _compare_rows(pair: _Pair, profile: RuleProfile) -> None:
     elif lost == 3:
         pair.scoop_by = b
     pair.units = score
-    pair.kind = PairKind.FOUL if (a_fouled or b_fouled) else PairKind.ROWS
+    pair.kind = _PAIRKIND_FOUL if (a_fouled or b_fouled) else _PAIRKIND_ROWS
 
 
 def _fixed_foul(pair: _Pair, fouled: _Player, other: _Player, profile: RuleProfile) -> int:
@@ -681,7 +767,7 @@ def _fixed_foul(pair: _Pair, fouled: _Player, other: _Player, profile: RuleProfi
     units = foul.fixed_units
     pair.items.append(
         LineItem(
-            ItemKind.FOUL_PENALTY,
+            _ITEMKIND_FOUL_PENALTY,
             sign * foul.fixed_units,
             f"Foul: {fouled.pid}'s hand is fouled ({_foul_text(fouled)}); he pays {other.pid} the "
             f"fixed penalty — {other.pid} +{foul.fixed_units}",
@@ -689,13 +775,13 @@ def _fixed_foul(pair: _Pair, fouled: _Player, other: _Player, profile: RuleProfi
     )
     if (
         foul.pays_opponent_royalties
-        and profile.royalties.mode is not RoyaltyMode.NONE
+        and profile.royalties.mode is not _ROYALTYMODE_NONE
         and other.royalty_total
     ):
         units += other.royalty_total
         pair.items.append(
             LineItem(
-                ItemKind.ROYALTIES,
+                _ITEMKIND_ROYALTIES,
                 sign * other.royalty_total,
                 f"Royalties: {fouled.pid} also pays {other.pid}'s royalties of "
                 f"{other.royalty_total} — {other.pid} +{other.royalty_total}",
@@ -716,18 +802,21 @@ def _scooped_penalty(profile: RuleProfile) -> int:
 def _settle_pair(pair: _Pair, profile: RuleProfile) -> None:
     a, b = pair.a, pair.b
     sa, sb = a.status, b.status
+    if sa is _STATUS_REGULAR and sb is _STATUS_REGULAR:  # the common case first
+        _compare_rows(pair, profile)
+        return
     items = pair.items
     # Surrender first: a surrendered hand is never compared.
-    if sa is Status.SURRENDERED or sb is Status.SURRENDERED:
-        pair.kind = PairKind.SURRENDER
+    if sa is _STATUS_SURRENDERED or sb is _STATUS_SURRENDERED:
+        pair.kind = _PAIRKIND_SURRENDER
         if sa is sb:
-            items.append(LineItem(ItemKind.NO_SCORE, 0, f"Both {a.pid} and {b.pid} surrendered — 0"))
+            items.append(LineItem(_ITEMKIND_NO_SCORE, 0, f"Both {a.pid} and {b.pid} surrendered — 0"))
             return
-        s, o = (a, b) if sa is Status.SURRENDERED else (b, a)
-        if o.status is Status.FOULED and not profile.surrender.pays_fouled:
+        s, o = (a, b) if sa is _STATUS_SURRENDERED else (b, a)
+        if o.status is _STATUS_FOULED and not profile.surrender.pays_fouled:
             items.append(
                 LineItem(
-                    ItemKind.NO_SCORE,
+                    _ITEMKIND_NO_SCORE,
                     0,
                     f"Surrender: {s.pid} surrendered, but {o.pid}'s fouled hand collects nothing — 0",
                 )
@@ -737,36 +826,36 @@ def _settle_pair(pair: _Pair, profile: RuleProfile) -> None:
         pair.units = units if o is a else -units
         items.append(
             LineItem(
-                ItemKind.SURRENDER,
+                _ITEMKIND_SURRENDER,
                 pair.units,
                 f"Surrender: {s.pid} surrendered and pays {o.pid} {units} — {o.pid} +{units}",
             )
         )
         return
-    if sa is Status.NATURAL or sb is Status.NATURAL:
-        pair.kind = PairKind.NATURAL
+    if sa is _STATUS_NATURAL or sb is _STATUS_NATURAL:
+        pair.kind = _PAIRKIND_NATURAL
         _settle_natural(pair, profile)
         return
-    if sa is Status.FOULED and sb is Status.FOULED:
-        pair.kind = PairKind.FOUL
+    if sa is _STATUS_FOULED and sb is _STATUS_FOULED:
+        pair.kind = _PAIRKIND_FOUL
         items.append(
-            LineItem(ItemKind.NO_SCORE, 0, f"Both {a.pid} and {b.pid} fouled — they settle 0")
+            LineItem(_ITEMKIND_NO_SCORE, 0, f"Both {a.pid} and {b.pid} fouled — they settle 0")
         )
         return
-    if (sa is Status.FOULED or sb is Status.FOULED) and profile.foul.penalty is FoulPenalty.FIXED:
-        pair.kind = PairKind.FOUL
-        fouled, other = (a, b) if sa is Status.FOULED else (b, a)
+    if (sa is _STATUS_FOULED or sb is _STATUS_FOULED) and profile.foul.penalty is _FOULPENALTY_FIXED:
+        pair.kind = _PAIRKIND_FOUL
+        fouled, other = (a, b) if sa is _STATUS_FOULED else (b, a)
         units = _fixed_foul(pair, fouled, other, profile)
         pair.units = units if other is a else -units
         pair.scoop_by = other  # a fouled player counts as scooped (DECISIONS 3)
         return
     _compare_rows(pair, profile)
-    if sa is Status.FOULED or sb is Status.FOULED:
-        fouled = a if sa is Status.FOULED else b
+    if sa is _STATUS_FOULED or sb is _STATUS_FOULED:
+        fouled = a if sa is _STATUS_FOULED else b
         items.insert(
             0,
             LineItem(
-                ItemKind.FOUL_PENALTY,
+                _ITEMKIND_FOUL_PENALTY,
                 0,
                 f"Foul: {fouled.pid}'s hand is fouled ({_foul_text(fouled)}), so it loses every "
                 "row",
@@ -777,13 +866,13 @@ def _settle_pair(pair: _Pair, profile: RuleProfile) -> None:
 def _settle_natural(pair: _Pair, profile: RuleProfile) -> None:
     a, b = pair.a, pair.b
     items = pair.items
-    if a.status is Status.NATURAL and b.status is Status.NATURAL:
+    if a.status is _STATUS_NATURAL and b.status is _STATUS_NATURAL:
         ea, eb = a.natural_entry, b.natural_entry
         assert ea is not None and eb is not None
         if ea.rank == eb.rank:
             items.append(
                 LineItem(
-                    ItemKind.NO_SCORE,
+                    _ITEMKIND_NO_SCORE,
                     0,
                     f"Natural: {a.pid}'s {_natural_label(ea.natural)} and {b.pid}'s "
                     f"{_natural_label(eb.natural)} rank equal — 0",
@@ -796,23 +885,23 @@ def _settle_natural(pair: _Pair, profile: RuleProfile) -> None:
         assert le is not None
         items.append(
             LineItem(
-                ItemKind.NATURAL,
+                _ITEMKIND_NATURAL,
                 pair.units,
                 f"Natural: {w.pid}'s {_natural_label(e.natural)} outranks {l.pid}'s "
                 f"{_natural_label(le.natural)} — {w.pid} +{e.units}",
             )
         )
         return
-    n, o = (a, b) if a.status is Status.NATURAL else (b, a)
+    n, o = (a, b) if a.status is _STATUS_NATURAL else (b, a)
     e = n.natural_entry
     assert e is not None
     units = e.units
-    if o.status is Status.FOULED:
-        if profile.foul.penalty is FoulPenalty.FIXED:
+    if o.status is _STATUS_FOULED:
+        if profile.foul.penalty is _FOULPENALTY_FIXED:
             penalty = profile.foul.fixed_units
         else:
             penalty = _scooped_penalty(profile)
-        if profile.naturals.vs_foul is VsFoul.GREATER_OF_NATURAL_AND_FOUL and penalty > units:
+        if profile.naturals.vs_foul is _VSFOUL_GREATER_OF_NATURAL_AND_FOUL and penalty > units:
             units = penalty
             why = f"the foul penalty of {penalty} is more than the natural's {e.units}"
         else:
@@ -827,7 +916,7 @@ def _settle_natural(pair: _Pair, profile: RuleProfile) -> None:
             f"{o.pid} — {n.pid} +{units}"
         )
     pair.units = units if n is a else -units
-    items.append(LineItem(ItemKind.NATURAL, pair.units, text))
+    items.append(LineItem(_ITEMKIND_NATURAL, pair.units, text))
 
 
 def _apply_multipliers(pairs: list[_Pair], players: list[_Player], profile: RuleProfile) -> None:
@@ -840,7 +929,7 @@ def _apply_multipliers(pairs: list[_Pair], players: list[_Player], profile: Rule
                 w = pair.scoop_by.pid
                 pair.items.append(
                     LineItem(
-                        ItemKind.SCOOP_MULTIPLIER,
+                        _ITEMKIND_SCOOP_MULTIPLIER,
                         pair.units - before,
                         f"Scoop ×{scoring.scoop_multiplier}: {w} scooped — "
                         f"{_signed(abs(before))} becomes {_signed(abs(pair.units))} for {w}",
@@ -850,7 +939,7 @@ def _apply_multipliers(pairs: list[_Pair], players: list[_Player], profile: Rule
     if hr.multiplier == 1 or len(players) < hr.min_players:
         return
     for h in players:
-        if h.status is not Status.REGULAR:
+        if h.status is not _STATUS_REGULAR:
             continue
         mine = [p for p in pairs if p.a is h or p.b is h]
         if all(p.scoop_by is h for p in mine):
@@ -859,7 +948,7 @@ def _apply_multipliers(pairs: list[_Pair], players: list[_Player], profile: Rule
                 pair.units *= hr.multiplier
                 pair.items.append(
                     LineItem(
-                        ItemKind.HOME_RUN_MULTIPLIER,
+                        _ITEMKIND_HOME_RUN_MULTIPLIER,
                         pair.units - before,
                         f"Home run ×{hr.multiplier}: {h.pid} scooped every opponent — "
                         f"{_signed(abs(before))} becomes {_signed(abs(pair.units))} for {h.pid}",
@@ -874,7 +963,7 @@ def _fantasyland(p: _Player, profile: RuleProfile) -> Fantasyland | None:
     fl = profile.fantasyland
     if not fl.enabled:
         return None
-    if p.status is not Status.REGULAR:
+    if p.status is not _STATUS_REGULAR:
         return Fantasyland(False, 0, f"{p.pid} does not qualify for Fantasyland ({p.status.value.lower()} hand)")
     front, middle, back = (r.hand for r in p.rows)
     if p.input.in_fantasyland:
@@ -897,6 +986,10 @@ def _fantasyland(p: _Player, profile: RuleProfile) -> Fantasyland | None:
     return Fantasyland(
         True, cards, f"{p.pid} qualifies for Fantasyland with {_name(front)} in front — {cards} cards"
     )
+
+
+def _fouled_id(a: _Player, b: _Player) -> str:
+    return a.pid if a.status is _STATUS_FOULED else b.pid if b.status is _STATUS_FOULED else ""
 
 
 def settle(table: Table, profile: RuleProfile) -> Settlement:
@@ -922,70 +1015,78 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     # Money: per-player fee first, then the pairs in button order under the caps.
     unit_value = profile.money.unit_value
     rake_mode = profile.rake.mode
-    rake_paid = {p.pid: 0 for p in order}
-    if rake_mode is RakeMode.PER_PLAYER:
+    if rake_mode is _RAKEMODE_PER_PLAYER:
         fee = profile.rake.per_player_fee
         for p in order:
-            st = p.ledger.stack
-            paid = fee if st is None else min(fee, st)
-            rake_paid[p.pid] = paid
+            st = p.stack
+            p.rake = fee if st is None else min(fee, st)
             if st is not None:
-                p.ledger.stack = st - paid
+                p.stack = st - p.rake
     caps = profile.caps
     capped = caps.losses or caps.wins
     results: list[PairResult] = []
-    net_units = {p.pid: 0 for p in order}
     for pair in pairs:
         a, b = pair.a, pair.b
         units = pair.units
-        net_units[a.pid] += units
-        net_units[b.pid] -= units
-        owed = abs(units) * unit_value
+        a.net_units += units
+        b.net_units -= units
         if units > 0:
             payer, payee = b, a
-        else:
+            payer_id, payee_id = b.pid, a.pid
+            owed = units * unit_value
+        elif units < 0:
             payer, payee = a, b
-        if owed and capped:
-            paid, cut = cap_payment(owed, payer.ledger, payee.ledger, caps)
+            payer_id, payee_id = a.pid, b.pid
+            owed = -units * unit_value
+        else:
+            results.append(
+                _new(PairResult, (
+                    a.pid, b.pid, pair.kind, tuple(pair.items), 0, 0, 0, "", "", "",
+                    pair.signs, pair.row_units, a.rows if pair.signs else (),
+                    b.rows if pair.signs else (), _fouled_id(a, b), pair.tie_breaks))
+            )
+            continue
+        if capped and (payer.stack is not None or payee.stack is not None):
+            paid, cut = cap_payment(owed, payer, payee, caps)
         else:
             paid, cut = owed, ""
-        payer.ledger.paid += paid
-        payee.ledger.received += paid
-        if units:
-            payer_id, payee_id = payer.pid, payee.pid
-        else:
-            payer_id = payee_id = ""
+        payer.paid += paid
+        payee.received += paid
         results.append(
-            PairResult(
-                a.pid, b.pid, pair.kind, pair.rows, tuple(pair.items), units, owed, paid,
-                payer_id, payee_id, cut,
-            )
+            _new(PairResult, (
+                a.pid, b.pid, pair.kind, tuple(pair.items), units, owed, paid,
+                payer_id, payee_id, cut, pair.signs, pair.row_units,
+                a.rows if pair.signs else (), b.rows if pair.signs else (),
+                _fouled_id(a, b), pair.tie_breaks))
         )
 
-    money = {p.pid: p.ledger.received - p.ledger.paid for p in order}
-    if rake_mode is RakeMode.COMMISSION:
+    if rake_mode is _RAKEMODE_COMMISSION:
         bps, cap = profile.rake.commission_bps, profile.rake.commission_cap
-        for pid, m in money.items():
+        for p in order:
+            m = p.received - p.paid
             if m > 0:
                 c = m * bps // 10_000
-                rake_paid[pid] = min(c, cap) if cap > 0 else c
-    total_rake = sum(rake_paid.values())
-
+                p.rake = min(c, cap) if cap > 0 else c
+    total_rake = 0
+    total_net = 0
     player_results: list[PlayerResult] = []
     fantasyland = profile.fantasyland.enabled
     for p in order:
-        pid = p.pid
-        net = money[pid] - rake_paid[pid]
+        money = p.received - p.paid
+        net = money - p.rake
+        total_rake += p.rake
+        total_net += net
         status = p.status
+        inp = p.input
         player_results.append(
-            PlayerResult(
-                pid, p.input.seat, status, p.rows, p.royalty_total, status is Status.FOULED,
-                tuple(p.foul_reasons), p.natural, p.input.declared_natural,
-                status is Status.SURRENDERED, p.input.stack, net_units[pid], money[pid],
-                rake_paid[pid], net, _fantasyland(p, profile) if fantasyland else None,
-            )
+            _new(PlayerResult, (
+                p.pid, inp.seat, status, p.rows, p.royalty_total, status is _STATUS_FOULED,
+                tuple(p.foul_reasons), p.natural, inp.declared_natural,
+                status is _STATUS_SURRENDERED, inp.stack, p.net_units, money, p.rake, net,
+                _fantasyland(p, profile) if fantasyland else None,
+            ))
         )
-    if sum(pr.net_money for pr in player_results) + total_rake != 0:  # pragma: no cover
+    if total_net + total_rake != 0:  # pragma: no cover
         raise AssertionError("settlement does not balance: nets plus rake must sum to zero")
     return Settlement(
         context=table.context,
@@ -1052,7 +1153,7 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
     return HandEvaluation(
         rows=p.rows,
         royalty_total=p.royalty_total,
-        fouled=p.status is Status.FOULED,
+        fouled=p.status is _STATUS_FOULED,
         foul_reasons=tuple(p.foul_reasons),
         naturals=tuple(n for n in catalogue if n in held),
         playable_naturals=tuple(playable),
