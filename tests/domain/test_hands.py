@@ -447,3 +447,17 @@ def test_lowest_wheel_agrees_with_treys(treys_rank) -> None:  # type: ignore[no-
         for b in hands_:
             ours = _sign(five(a).strength - five(b).strength)
             assert ours == _sign(treys_rank(b.split()) - treys_rank(a.split())), (a, b)
+
+
+def test_order_key_orders_exactly_like_the_compared_fields() -> None:
+    import random
+
+    from cpsettle_service.domain.cards import CANONICAL
+
+    rng = random.Random(11)
+    deck = list(CANONICAL)
+    for _ in range(20_000):
+        cards = rng.sample(deck, 8)
+        front, middle = evaluate_three(cards[:3]), evaluate_five(cards[3:])
+        assert (front.order_key > middle.order_key) == (front > middle)
+        assert (front.order_key == middle.order_key) == (front == middle)

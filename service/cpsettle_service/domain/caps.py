@@ -7,6 +7,9 @@ from typing import Protocol, Sequence
 from .profile import CapBasis, CapOrder, Caps
 
 
+_LEFT_OF_BUTTON_FIRST = CapOrder.LEFT_OF_BUTTON_FIRST
+
+
 def settlement_order(seats: Sequence[int], button_seat: int, order: CapOrder) -> list[int]:
     """Indices into ``seats`` clockwise (rising seat numbers, wrapping) from the first player.
 
@@ -20,8 +23,8 @@ def settlement_order(seats: Sequence[int], button_seat: int, order: CapOrder) ->
     >>> settlement_order([0, 5, 9], 6, CapOrder.BUTTON_FIRST)
     [2, 0, 1]
     """
-    by_seat = sorted(range(len(seats)), key=lambda i: seats[i])
-    strict = order is CapOrder.LEFT_OF_BUTTON_FIRST
+    by_seat = sorted(range(len(seats)), key=seats.__getitem__)
+    strict = order is _LEFT_OF_BUTTON_FIRST
     start = 0
     for pos, i in enumerate(by_seat):
         if seats[i] > button_seat or (not strict and seats[i] == button_seat):

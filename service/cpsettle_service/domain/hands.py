@@ -151,6 +151,15 @@ class HandRank:
     name: str = field(compare=False)
     size: int = field(compare=False)
     strength: int = field(compare=False)
+    # (category, ranks) as one int with the same order as the tuples, across sizes: ranks
+    # padded with 0 to five base-16 digits (a shorter equal prefix is smaller, as for tuples).
+    order_key: int = field(compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        key = self.category
+        for i in range(5):
+            key = key * 16 + (self.ranks[i] if i < len(self.ranks) else 0)
+        object.__setattr__(self, "order_key", key)
 
 
 # --------------------------------------------------------------------------- card codes

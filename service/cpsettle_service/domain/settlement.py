@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import NamedTuple, Sequence
 
 from .caps import cap_payment, settlement_order
-from .cards import CANONICAL, CARD_INDEX, DECK, Card
+from .cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX, Card
 from .errors import Collector, InvalidInput
 from .hands import HandClass, HandRank, evaluate_five, evaluate_three, highest_card
 from .naturals import Natural, holds, naturals_held
@@ -116,11 +116,19 @@ class RowResult(NamedTuple):
 
 
 class LineItem(NamedTuple):
-    """A bonus, penalty, royalty or multiplier line of a pair; ``units`` for the first player."""
+    """A bonus, penalty, royalty or multiplier line of a pair; ``units`` for the first player.
+
+    The sentence is ``fmt`` filled with ``args`` (``str.format``), built when read.
+    """
 
     kind: ItemKind
     units: int
-    text: str
+    fmt: str
+    args: tuple[object, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return self.fmt.format(*self.args) if self.args else self.fmt
 
 
 class PairResult(NamedTuple):
@@ -180,9 +188,16 @@ class PairResult(NamedTuple):
 
 
 class Fantasyland(NamedTuple):
+    """Fantasyland next hand: whether the player qualifies, and the cards he is dealt."""
+
     qualifies: bool
     cards: int
-    text: str
+    fmt: str
+    args: tuple[object, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return self.fmt.format(*self.args)
 
 
 class PlayerResult(NamedTuple):
@@ -285,46 +300,32 @@ _ROW_BACK = Row.BACK
 
 
 class _Player:
-    """Working state of one player while settling."""
+    """Working state of one player while settling.
 
-    __slots__ = (
-        "input",
-        "pid",
-        "status",
-        "rows",
-        "royalties",
-        "royalty_total",
-        "foul_reasons",
-        "natural",
-        "natural_entry",
-        "cards13",
-        "stack",
-        "received",
-        "paid",
-        "strengths",
-        "values",
-        "net_units",
-        "rake",
-    )
+    Defaults live on the class: a player only writes what differs from them (cheaper than
+    initialising every field of every player, on the hot path).
+    """
+
+    status: Status = _STATUS_REGULAR
+    rows: tuple[EvaluatedRow, ...] = ()
+    royalties: tuple[int, ...] = (0, 0, 0)
+    royalty_total = 0
+    foul_reasons: tuple[FoulReason, ...] = ()
+    natural: Natural | None = None
+    natural_entry: NaturalEntry | None = None
+    cards13: list[str] = []  # canonical card strings (front, middle, back); replaced, never mutated
+    received = 0  # money received and paid in the pairs so far (a caps.Ledger)
+    paid = 0
+    strengths: tuple[int, ...] = ()
+    values: tuple[int, ...] = (0, 0, 0)
+    net_units = 0
+    rake = 0
+    evaluated = False  # rows already evaluated while validating
 
     def __init__(self, inp: PlayerInput) -> None:
         self.input = inp
         self.pid = inp.player_id
-        self.status = _STATUS_REGULAR
-        self.rows: tuple[EvaluatedRow, ...] = ()
-        self.royalties = (0, 0, 0)
-        self.royalty_total = 0
-        self.foul_reasons: list[FoulReason] = []
-        self.natural: Natural | None = None
-        self.natural_entry: NaturalEntry | None = None
-        self.cards13: list[int] = []
-        self.stack = inp.stack  # the money the caps use (a Ledger, see caps.cap_payment)
-        self.received = 0
-        self.paid = 0
-        self.strengths: tuple[int, ...] = ()
-        self.values: tuple[int, ...] = (0, 0, 0)
-        self.net_units = 0
-        self.rake = 0
+        self.stack = inp.stack  # the money the caps use (less a per-player fee)
 
 
 _ROW_KEYS = (("front", _ROW_FRONT), ("middle", _ROW_MIDDLE), ("back", _ROW_BACK))
@@ -336,9 +337,12 @@ def _check_cards(
     path: str,
     cards: Sequence[str],
     size: int | None,
-    out: list[int],
+    out: list[str],
 ) -> None:
-    """Report each card that is not a card (and, with ``seen``, each one used twice)."""
+    """Report each card that is not a card (and, with ``seen``, each one used twice).
+
+    ``out`` receives the canonical text of each good card.
+    """
     if size is not None and len(cards) != size:
         errors.add(path, f"must hold {size} cards, got {len(cards)}")
     for j, text in enumerate(cards):
@@ -360,10 +364,11 @@ def _check_cards(
                 errors.add(where, f"{CANONICAL[idx]} is already used at {first}: one deck per table")
             else:
                 seen[idx] = where
-        out.append(idx)
+        out.append(CANONICAL[idx])
 
 
-_CI = CARD_INDEX.get
+_CANON: dict[str, str] = {spelling: str(card) for spelling, card in CARD_BY_SPELLING.items()}
+_CI = _CANON.get  # any spelling -> the canonical text, or None
 
 
 def _card_inputs(table: Table) -> list[tuple[str, Sequence[str]]]:
@@ -449,8 +454,31 @@ def _validate_player(
     return p
 
 
+def _arranged_player(inp: PlayerInput, profile: RuleProfile, plan: _Plan) -> _Player | None:
+    """The common case in one step: an arranged hand of 13 known cards, checked and evaluated.
+
+    None for anything else (wrong sizes, unknown cards): the caller then takes the detailed
+    path, which names every problem.
+    """
+    f, m, b = inp.front, inp.middle, inp.back
+    if m is None or b is None or len(f) != 3 or len(m) != 5 or len(b) != 5:  # type: ignore[arg-type]
+        return None
+    try:
+        idxs = [_CANON[c] for c in f + m + b]  # type: ignore[operator]
+    except (KeyError, TypeError):
+        return None
+    p = _Player(inp)
+    p.cards13 = idxs
+    p.evaluated = True
+    _evaluate_rows(p, profile, plan)
+    return p
+
+
 def _validate(table: Table, profile: RuleProfile) -> list[_Player]:
+    """Every player checked; arranged hands are evaluated on the way (see _arranged_player)."""
     errors = Collector()
+    plan = _plan(profile)
+    detect = plan.detect_naturals
     n = len(table.players)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
         errors.add("players", f"a table settles {MIN_PLAYERS} to {MAX_PLAYERS} players, got {n}")
@@ -459,7 +487,7 @@ def _validate(table: Table, profile: RuleProfile) -> list[_Player]:
     seats: dict[int, int] = {}
     ids: dict[str, int] = {}
     players: list[_Player] = []
-    used: list[int] = []
+    used: list[str] = []
     for i, inp in enumerate(table.players):
         pid = inp.player_id
         if pid in ids or not pid or len(pid) > 64 or not pid.isprintable():
@@ -478,7 +506,16 @@ def _validate(table: Table, profile: RuleProfile) -> list[_Player]:
             errors.add(f"players[{i}].seat", f"seat {seat} is also taken by players[{seats[seat]}]")
         else:
             seats[seat] = i
-        p = _validate_player(errors, i, inp, profile)
+        p = None
+        if (
+            inp.front is not None
+            and not (inp.declared_natural or inp.surrender or detect)
+            and inp.cards is None
+            and (inp.stack is None or inp.stack >= 0)
+        ):
+            p = _arranged_player(inp, profile, plan)
+        if p is None:
+            p = _validate_player(errors, i, inp, profile)
         players.append(p)
         used += p.cards13
     if table.dead_cards:
@@ -502,10 +539,15 @@ def _evaluate(p: _Player, profile: RuleProfile, errors: Collector, index: int) -
     inp = p.input
     if p.status is _STATUS_SURRENDERED:
         return
-    naturals = profile.naturals
+    plan = _plan(profile)
     declared = inp.declared_natural
-    detect = not naturals.require_declaration and naturals.table
-    cards = [DECK[i] for i in p.cards13] if (declared or detect) else []
+    detect = plan.detect_naturals
+    if not declared and not detect:
+        if inp.front is not None:
+            _evaluate_rows(p, profile, plan)
+        return
+    naturals = profile.naturals
+    cards = [CARD_BY_SPELLING[c] for c in p.cards13]
     if declared:
         natural = Natural(declared)
         if holds(natural, cards):
@@ -516,7 +558,7 @@ def _evaluate(p: _Player, profile: RuleProfile, errors: Collector, index: int) -
             p.status = _STATUS_NATURAL
         else:
             p.status = _STATUS_FOULED
-            p.foul_reasons.append(_FOULREASON_FALSE_DECLARATION)
+            p.foul_reasons += (_FOULREASON_FALSE_DECLARATION,)
     elif detect:
         best = _best_natural(cards, profile)
         if best is not None:
@@ -532,36 +574,47 @@ def _evaluate(p: _Player, profile: RuleProfile, errors: Collector, index: int) -
         p.natural_entry = naturals.by_natural[p.natural]
     if p.status is _STATUS_NATURAL or inp.front is None:
         return
-    wheel = profile.ranking.wheel
-    c = [CANONICAL[i] for i in p.cards13]
+    _evaluate_rows(p, profile, plan)
+
+
+def _evaluate_rows(p: _Player, profile: RuleProfile, plan: _Plan) -> None:
+    """Rows, foul check, royalties and row values of an arranged hand."""
+    wheel = plan.wheel
+    c = p.cards13
     front, middle, back = tuple(c[:3]), tuple(c[3:8]), tuple(c[8:])
     hf = evaluate_three(front)
     hm = evaluate_five(middle, wheel)
     hb = evaluate_five(back, wheel)
     if p.status is _STATUS_REGULAR:
-        if hf > hm:
-            p.foul_reasons.append(_FOULREASON_FRONT_ABOVE_MIDDLE)
+        if hf.order_key > hm.order_key:  # hf > hm on the one scale (spec section 4)
+            p.foul_reasons += (_FOULREASON_FRONT_ABOVE_MIDDLE,)
         if hm.strength > hb.strength or (
-            profile.ranking.suit_order_tiebreak
+            plan.suit_tiebreak
             and hm.strength == hb.strength
             and hm.hand_class in _SUITED_CLASSES
             and _suit_beats(middle, hm, back, hb, profile.ranking.suit_order)
         ):
-            p.foul_reasons.append(_FOULREASON_MIDDLE_ABOVE_BACK)
+            p.foul_reasons += (_FOULREASON_MIDDLE_ABOVE_BACK,)
         if p.foul_reasons:
             p.status = _STATUS_FOULED
     if p.status is _STATUS_REGULAR:
-        royalties = profile.royalties
-        if royalties.mode is _ROYALTYMODE_NONE:
-            p.royalties = (0, 0, 0)
+        if plan.royalties_none:
+            p.values = plan.plain_values
         else:
-            p.royalties = (
-                royalties.units(_ROW_FRONT, hf),
-                royalties.units(_ROW_MIDDLE, hm),
-                royalties.units(_ROW_BACK, hb),
-            )
-        p.royalty_total = sum(p.royalties)
-        p.values = _row_values(profile, p.royalties)
+            # a row's royalty depends only on the row and the hand: cached per profile
+            cf, cm, cb = plan.row_cache
+            r0 = cf.get(hf.strength)
+            if r0 is None:
+                r0 = cf[hf.strength] = profile.royalties.units(_ROW_FRONT, hf)
+            r1 = cm.get(hm.strength)
+            if r1 is None:
+                r1 = cm[hm.strength] = profile.royalties.units(_ROW_MIDDLE, hm)
+            r2 = cb.get(hb.strength)
+            if r2 is None:
+                r2 = cb[hb.strength] = profile.royalties.units(_ROW_BACK, hb)
+            r = (r0, r1, r2)
+            hit = (r, r0 + r1 + r2, _row_values(profile, r) if r0 or r1 or r2 else plan.plain_values)
+            p.royalties, p.royalty_total, p.values = hit
     p.strengths = (hf.strength, hm.strength, hb.strength)
     r = p.royalties
     p.rows = (
@@ -632,30 +685,104 @@ def _foul_text(p: _Player) -> str:
 
 
 class _Pair:
-    __slots__ = ("a", "b", "kind", "signs", "row_units", "tie_breaks", "items", "units",
-                 "scoop_by")
+    """Working state of one pair (defaults on the class, as for _Player)."""
+
+    kind: PairKind = _PAIRKIND_NONE
+    signs: tuple[int, ...] = ()
+    row_units: tuple[int, ...] = ()
+    tie_breaks: tuple[str, ...] = ()
+    units = 0
+    scoop_by: _Player | None = None
 
     def __init__(self, a: _Player, b: _Player) -> None:
         self.a = a
         self.b = b
-        self.kind = _PAIRKIND_NONE
-        self.signs: tuple[int, ...] = ()
-        self.row_units: tuple[int, ...] = ()
-        self.tie_breaks: tuple[str, ...] = ()
         self.items: list[LineItem] = []
-        self.units = 0
-        self.scoop_by: _Player | None = None
 
 
 def _row_values(profile: RuleProfile, royalties: tuple[int, ...]) -> tuple[int, ...]:
     """What each row pays its winner (section 6: value_X(row) under the royalty mode)."""
     mode = profile.royalties.mode
     unit = profile.scoring.row_unit
+    r0, r1, r2 = royalties
     if mode is _ROYALTYMODE_ON_WIN_ADDED:
-        return tuple(unit + r for r in royalties)
+        return (unit + r0, unit + r1, unit + r2)
     if mode is _ROYALTYMODE_ON_WIN_REPLACES:
-        return tuple(unit if unit > r else r for r in royalties)
+        return (max(unit, r0), max(unit, r1), max(unit, r2))
     return (unit, unit, unit)
+
+
+_MAJORITY = "Majority bonus: {0} won {1} rows to {2} — {0} +{3}"
+_SCOOP = "Scoop bonus: {0} won all three rows — {0} +{1}"
+_ROYALTIES = "Royalties: {0} {1}, {2} {3} — {4}"
+
+
+class _Plan:
+    """The settings the hot path reads, flattened once per profile."""
+
+    __slots__ = ("majority_bonus", "majority_on_scoop", "scoop_bonus", "always", "row_tie_suit",
+                 "suit_order", "wheel", "royalties_none", "detect_naturals", "suit_tiebreak",
+                 "unit_value", "capped", "fantasyland", "plain_values", "row_cache",
+                 "multipliers", "entry_cache")
+
+    def __init__(self, profile: RuleProfile) -> None:
+        scoring = profile.scoring
+        self.majority_bonus = scoring.majority_bonus
+        self.majority_on_scoop = scoring.majority_bonus_on_scoop
+        self.scoop_bonus = scoring.scoop_bonus
+        self.always = profile.royalties.mode is RoyaltyMode.ALWAYS
+        self.royalties_none = profile.royalties.mode is RoyaltyMode.NONE
+        self.row_tie_suit = profile.ranking.row_tie is RowTie.SUIT_OF_HIGHEST_CARD
+        self.suit_order = profile.ranking.suit_order
+        self.suit_tiebreak = profile.ranking.suit_order_tiebreak
+        self.wheel = profile.ranking.wheel
+        self.detect_naturals = bool(
+            not profile.naturals.require_declaration and profile.naturals.table
+        )
+        self.unit_value = profile.money.unit_value
+        self.capped = profile.caps.losses or profile.caps.wins
+        self.fantasyland = profile.fantasyland.enabled
+        self.multipliers = scoring.scoop_multiplier != 1 or scoring.home_run.multiplier != 1
+        self.entry_cache: dict[int, int] = {}  # front strength -> Fantasyland cards (0: none)
+        unit = scoring.row_unit
+        self.plain_values = (unit, unit, unit)
+        # strength -> royalty, per row (front, middle, back); at most 7,462 entries each
+        self.row_cache: tuple[dict[int, int], ...] = ({}, {}, {})
+
+
+_PLANS: dict[int, tuple[RuleProfile, _Plan]] = {}
+
+
+def _plan(profile: RuleProfile) -> _Plan:
+    """The profile's plan, cached by identity (profiles are immutable)."""
+    hit = _PLANS.get(id(profile))
+    if hit is not None and hit[0] is profile:
+        return hit[1]
+    if len(_PLANS) > 1024:
+        _PLANS.clear()
+    plan = _Plan(profile)
+    _PLANS[id(profile)] = (profile, plan)
+    return plan
+
+
+def _break_ties_by_suit(pair: _Pair, profile: RuleProfile) -> tuple[int, ...]:
+    """Row strengths with equal rows decided by the suit of each hand's highest card.
+
+    Records the deciding cards on the pair (``row_tie = SUIT_OF_HIGHEST_CARD``).
+    """
+    a, b = pair.a, pair.b
+    suit_order = _plan(profile).suit_order
+    xs, ys = list(a.strengths), list(b.strengths)
+    ties = ["", "", ""]
+    for i in (0, 1, 2):
+        if xs[i] == ys[i]:
+            ra, rb = a.rows[i], b.rows[i]
+            ca = highest_card(ra.cards, ra.hand, suit_order)
+            cb = highest_card(rb.cards, rb.hand, suit_order)
+            xs[i], ys[i] = (1, 0) if _suit_rank(ca, suit_order) < _suit_rank(cb, suit_order) else (0, 1)
+            ties[i] = f"{CANONICAL[ca.index]} {CANONICAL[cb.index]}"
+    pair.tie_breaks = tuple(ties)
+    return (*xs, *ys)
 
 
 def _compare_rows(pair: _Pair, profile: RuleProfile) -> None:
@@ -663,8 +790,6 @@ def _compare_rows(pair: _Pair, profile: RuleProfile) -> None:
     a, b = pair.a, pair.b
     a_fouled = a.status is _STATUS_FOULED
     b_fouled = b.status is _STATUS_FOULED
-    row_tie = profile.ranking.row_tie
-    suit_order = profile.ranking.suit_order
     won = lost = 0
     score = 0
     va, vb = a.values, b.values
@@ -677,81 +802,47 @@ def _compare_rows(pair: _Pair, profile: RuleProfile) -> None:
         score = units[0] + units[1] + units[2]
         won, lost = (0, 3) if a_fouled else (3, 0)
     else:
-        sa, sb = a.strengths, b.strengths
-        sl: list[int] = []
-        ul: list[int] = []
-        ties: list[str] | None = None
-        for i in (0, 1, 2):
-            x, y = sa[i], sb[i]
-            if x == y and row_tie is _ROWTIE_SUIT_OF_HIGHEST_CARD:
-                ra, rb = a.rows[i], b.rows[i]
-                ca = highest_card(ra.cards, ra.hand, suit_order)
-                cb = highest_card(rb.cards, rb.hand, suit_order)
-                x, y = (1, 0) if _suit_rank(ca, suit_order) < _suit_rank(cb, suit_order) else (0, 1)
-                if ties is None:
-                    ties = ["", "", ""]
-                ties[i] = f"{CANONICAL[ca.index]} {CANONICAL[cb.index]}"
-            if x > y:
-                won += 1
-                score += va[i]
-                sl.append(1)
-                ul.append(va[i])
-            elif x < y:
-                lost += 1
-                score -= vb[i]
-                sl.append(-1)
-                ul.append(-vb[i])
-            else:
-                sl.append(0)
-                ul.append(0)
-        signs, units = tuple(sl), tuple(ul)
-        if ties is not None:
-            pair.tie_breaks = tuple(ties)
+        x0, x1, x2 = a.strengths
+        y0, y1, y2 = b.strengths
+        if (x0 == y0 or x1 == y1 or x2 == y2) and _plan(profile).row_tie_suit:
+            x0, x1, x2, y0, y1, y2 = _break_ties_by_suit(pair, profile)
+        s0 = (x0 > y0) - (x0 < y0)
+        s1 = (x1 > y1) - (x1 < y1)
+        s2 = (x2 > y2) - (x2 < y2)
+        u0 = va[0] if s0 > 0 else -vb[0] if s0 else 0
+        u1 = va[1] if s1 > 0 else -vb[1] if s1 else 0
+        u2 = va[2] if s2 > 0 else -vb[2] if s2 else 0
+        won = (s0 > 0) + (s1 > 0) + (s2 > 0)
+        lost = (s0 < 0) + (s1 < 0) + (s2 < 0)
+        score = u0 + u1 + u2
+        signs, units = (s0, s1, s2), (u0, u1, u2)
     pair.signs = signs
     pair.row_units = units
     items = pair.items
-    scoring = profile.scoring
-    if scoring.majority_bonus:
-        if won > lost and (won < 3 or scoring.majority_bonus_on_scoop):
-            score += scoring.majority_bonus
+    plan = _plan(profile)
+    bonus = plan.majority_bonus
+    if bonus:
+        if won > lost and (won < 3 or plan.majority_on_scoop):
+            score += bonus
             items.append(_new(LineItem, (
-                _ITEMKIND_MAJORITY_BONUS,
-                scoring.majority_bonus,
-                f"Majority bonus: {a.pid} won {won} rows to {lost} — {a.pid} "
-                f"+{scoring.majority_bonus}",
-            )))
-        elif lost > won and (lost < 3 or scoring.majority_bonus_on_scoop):
-            score -= scoring.majority_bonus
+                _ITEMKIND_MAJORITY_BONUS, bonus, _MAJORITY, (a.pid, won, lost, bonus))))
+        elif lost > won and (lost < 3 or plan.majority_on_scoop):
+            score -= bonus
             items.append(_new(LineItem, (
-                _ITEMKIND_MAJORITY_BONUS,
-                -scoring.majority_bonus,
-                f"Majority bonus: {b.pid} won {lost} rows to {won} — {b.pid} "
-                f"+{scoring.majority_bonus}",
-            )))
-    if scoring.scoop_bonus and (won == 3 or lost == 3):
+                _ITEMKIND_MAJORITY_BONUS, -bonus, _MAJORITY, (b.pid, lost, won, bonus))))
+    bonus = plan.scoop_bonus
+    if bonus and (won == 3 or lost == 3):
         winner = a.pid if won == 3 else b.pid
-        bonus = scoring.scoop_bonus if won == 3 else -scoring.scoop_bonus
-        score += bonus
-        items.append(
-            LineItem(
-                _ITEMKIND_SCOOP_BONUS,
-                bonus,
-                f"Scoop bonus: {winner} won all three rows — {winner} +{scoring.scoop_bonus}",
-            )
-        )
-    if profile.royalties.mode is _ROYALTYMODE_ALWAYS:
+        items.append(_new(LineItem, (
+            _ITEMKIND_SCOOP_BONUS, bonus if won == 3 else -bonus, _SCOOP, (winner, bonus))))
+        score += bonus if won == 3 else -bonus
+    if plan.always and (a.royalty_total or b.royalty_total):
         diff = a.royalty_total - b.royalty_total
-        if a.royalty_total or b.royalty_total:
-            score += diff
-            lead = a.pid if diff > 0 else b.pid
-            tail = f"{lead} +{abs(diff)}" if diff else "even"
-            items.append(
-                LineItem(
-                    _ITEMKIND_ROYALTIES,
-                    diff,
-                    f"Royalties: {a.pid} {a.royalty_total}, {b.pid} {b.royalty_total} — {tail}",
-                )
-            )
+        score += diff
+        tail = f"{a.pid if diff > 0 else b.pid} +{abs(diff)}" if diff else "even"
+        items.append(_new(LineItem, (
+            _ITEMKIND_ROYALTIES, diff, _ROYALTIES,
+            (a.pid, a.royalty_total, b.pid, b.royalty_total, tail))))
     if won == 3:
         pair.scoop_by = a
     elif lost == 3:
@@ -926,15 +1017,12 @@ def _apply_multipliers(pairs: list[_Pair], players: list[_Player], profile: Rule
             if pair.scoop_by is not None and pair.units:
                 before = pair.units
                 pair.units *= scoring.scoop_multiplier
-                w = pair.scoop_by.pid
-                pair.items.append(
-                    LineItem(
-                        _ITEMKIND_SCOOP_MULTIPLIER,
-                        pair.units - before,
-                        f"Scoop ×{scoring.scoop_multiplier}: {w} scooped — "
-                        f"{_signed(abs(before))} becomes {_signed(abs(pair.units))} for {w}",
-                    )
-                )
+                pair.items.append(_new(LineItem, (
+                    _ITEMKIND_SCOOP_MULTIPLIER,
+                    pair.units - before,
+                    "Scoop ×{0}: {1} scooped — +{2} becomes +{3} for {1}",
+                    (scoring.scoop_multiplier, pair.scoop_by.pid, abs(before), abs(pair.units)),
+                )))
     hr = scoring.home_run
     if hr.multiplier == 1 or len(players) < hr.min_players:
         return
@@ -942,18 +1030,16 @@ def _apply_multipliers(pairs: list[_Pair], players: list[_Player], profile: Rule
         if h.status is not _STATUS_REGULAR:
             continue
         mine = [p for p in pairs if p.a is h or p.b is h]
-        if all(p.scoop_by is h for p in mine):
+        if all([p.scoop_by is h for p in mine]):
             for pair in mine:
                 before = pair.units
                 pair.units *= hr.multiplier
-                pair.items.append(
-                    LineItem(
-                        _ITEMKIND_HOME_RUN_MULTIPLIER,
-                        pair.units - before,
-                        f"Home run ×{hr.multiplier}: {h.pid} scooped every opponent — "
-                        f"{_signed(abs(before))} becomes {_signed(abs(pair.units))} for {h.pid}",
-                    )
-                )
+                pair.items.append(_new(LineItem, (
+                    _ITEMKIND_HOME_RUN_MULTIPLIER,
+                    pair.units - before,
+                    "Home run ×{0}: {1} scooped every opponent — +{2} becomes +{3} for {1}",
+                    (hr.multiplier, h.pid, abs(before), abs(pair.units)),
+                )))
 
 
 # --------------------------------------------------------------------------- settle
@@ -964,28 +1050,37 @@ def _fantasyland(p: _Player, profile: RuleProfile) -> Fantasyland | None:
     if not fl.enabled:
         return None
     if p.status is not _STATUS_REGULAR:
-        return Fantasyland(False, 0, f"{p.pid} does not qualify for Fantasyland ({p.status.value.lower()} hand)")
-    front, middle, back = (r.hand for r in p.rows)
+        return _new(Fantasyland, (False, 0, "{0} does not qualify for Fantasyland ({1} hand)",
+                                  (p.pid, p.status.value.lower())))
+    front = p.rows[0].hand
     if p.input.in_fantasyland:
         stay = fl.stay
-        for row, t, hand in (("front", stay.front, front), ("middle", stay.middle, middle), ("back", stay.back, back)):
+        for i, t in enumerate((stay.front, stay.middle, stay.back)):
+            hand = p.rows[i].hand
             if t is not None and t.met_by(hand):
-                return Fantasyland(
+                return _new(Fantasyland, (
                     True, fl.stay_cards,
-                    f"{p.pid} stays in Fantasyland with {_name(hand)} in the {row} — "
-                    f"{fl.stay_cards} cards next hand",
-                )
-        return Fantasyland(False, 0, f"{p.pid} leaves Fantasyland: no stay condition met")
-    if not fl.entry.met_by(front):
-        return Fantasyland(False, 0, f"{p.pid} does not qualify for Fantasyland ({_name(front)} in front)")
-    cards = fl.entry_cards
-    for entry in fl.progressive:  # strongest threshold first
-        if entry.threshold.met_by(front):
-            cards = entry.cards
-            break
-    return Fantasyland(
-        True, cards, f"{p.pid} qualifies for Fantasyland with {_name(front)} in front — {cards} cards"
-    )
+                    "{0} stays in Fantasyland with {1} in the {2} — {3} cards next hand",
+                    (p.pid, _name(hand), ROWS[i].value.lower(), fl.stay_cards)))
+        return _new(Fantasyland, (False, 0, "{0} leaves Fantasyland: no stay condition met",
+                                  (p.pid,)))
+    cache = _plan(profile).entry_cache
+    cards = cache.get(front.strength)
+    if cards is None:
+        cards = 0
+        if fl.entry.met_by(front):
+            cards = fl.entry_cards
+            for entry in fl.progressive:  # strongest threshold first
+                if entry.threshold.met_by(front):
+                    cards = entry.cards
+                    break
+        cache[front.strength] = cards
+    if not cards:
+        return _new(Fantasyland, (False, 0, "{0} does not qualify for Fantasyland ({1} in front)",
+                                  (p.pid, _name(front))))
+    return _new(Fantasyland, (
+        True, cards, "{0} qualifies for Fantasyland with {1} in front — {2} cards",
+        (p.pid, _name(front), cards)))
 
 
 def _fouled_id(a: _Player, b: _Player) -> str:
@@ -994,10 +1089,12 @@ def _fouled_id(a: _Player, b: _Player) -> str:
 
 def settle(table: Table, profile: RuleProfile) -> Settlement:
     """Settle one hand. Raises ``InvalidInput`` (every violation) and never settles partly."""
+    plan = _plan(profile)
     players = _validate(table, profile)
     errors = Collector()
     for i, p in enumerate(players):
-        _evaluate(p, profile, errors, i)
+        if not p.evaluated:
+            _evaluate(p, profile, errors, i)
     errors.raise_if_any()
 
     seats = [p.input.seat for p in players]
@@ -1005,15 +1102,22 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     order = [players[i] for i in settlement_order(seats, button, profile.caps.order)]
 
     pairs: list[_Pair] = []
-    for i in range(len(order)):
-        for j in range(i + 1, len(order)):
-            pair = _Pair(order[i], order[j])
-            _settle_pair(pair, profile)
+    n = len(order)
+    for i in range(n):
+        a = order[i]
+        for j in range(i + 1, n):
+            b = order[j]
+            pair = _Pair(a, b)
+            if a.status is _STATUS_REGULAR and b.status is _STATUS_REGULAR:
+                _compare_rows(pair, profile)
+            else:
+                _settle_pair(pair, profile)
             pairs.append(pair)
-    _apply_multipliers(pairs, order, profile)
+    if plan.multipliers:
+        _apply_multipliers(pairs, order, profile)
 
     # Money: per-player fee first, then the pairs in button order under the caps.
-    unit_value = profile.money.unit_value
+    unit_value = plan.unit_value
     rake_mode = profile.rake.mode
     if rake_mode is _RAKEMODE_PER_PLAYER:
         fee = profile.rake.per_player_fee
@@ -1023,7 +1127,7 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
             if st is not None:
                 p.stack = st - p.rake
     caps = profile.caps
-    capped = caps.losses or caps.wins
+    capped = plan.capped
     results: list[PairResult] = []
     for pair in pairs:
         a, b = pair.a, pair.b
@@ -1039,11 +1143,12 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
             payer_id, payee_id = a.pid, b.pid
             owed = -units * unit_value
         else:
+            signed = pair.signs
             results.append(
                 _new(PairResult, (
-                    a.pid, b.pid, pair.kind, tuple(pair.items), 0, 0, 0, "", "", "",
-                    pair.signs, pair.row_units, a.rows if pair.signs else (),
-                    b.rows if pair.signs else (), _fouled_id(a, b), pair.tie_breaks))
+                    a.pid, b.pid, pair.kind, tuple(pair.items), 0, 0, 0, "", "", "", signed,
+                    pair.row_units, a.rows if signed else (), b.rows if signed else (),
+                    _fouled_id(a, b) if pair.kind is _PAIRKIND_FOUL else "", pair.tie_breaks))
             )
             continue
         if capped and (payer.stack is not None or payee.stack is not None):
@@ -1052,12 +1157,13 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
             paid, cut = owed, ""
         payer.paid += paid
         payee.received += paid
+        signed = pair.signs
         results.append(
             _new(PairResult, (
-                a.pid, b.pid, pair.kind, tuple(pair.items), units, owed, paid,
-                payer_id, payee_id, cut, pair.signs, pair.row_units,
-                a.rows if pair.signs else (), b.rows if pair.signs else (),
-                _fouled_id(a, b), pair.tie_breaks))
+                a.pid, b.pid, pair.kind, tuple(pair.items), units, owed, paid, payer_id,
+                payee_id, cut, signed, pair.row_units, a.rows if signed else (),
+                b.rows if signed else (), _fouled_id(a, b) if pair.kind is _PAIRKIND_FOUL else "",
+                pair.tie_breaks))
         )
 
     if rake_mode is _RAKEMODE_COMMISSION:
@@ -1070,7 +1176,7 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     total_rake = 0
     total_net = 0
     player_results: list[PlayerResult] = []
-    fantasyland = profile.fantasyland.enabled
+    fantasyland = plan.fantasyland
     for p in order:
         money = p.received - p.paid
         net = money - p.rake
@@ -1081,7 +1187,7 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
         player_results.append(
             _new(PlayerResult, (
                 p.pid, inp.seat, status, p.rows, p.royalty_total, status is _STATUS_FOULED,
-                tuple(p.foul_reasons), p.natural, inp.declared_natural,
+                p.foul_reasons, p.natural, inp.declared_natural,
                 status is _STATUS_SURRENDERED, inp.stack, p.net_units, money, p.rake, net,
                 _fantasyland(p, profile) if fantasyland else None,
             ))
@@ -1121,6 +1227,7 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
     seen: dict[int, str] = {}
     p = _Player(PlayerInput(inp.player_id or "player", 0, inp.front, inp.middle, inp.back,
                             in_fantasyland=inp.in_fantasyland))
+    idxs: list[str] = []
     forms = sum((inp.has_arrangement, inp.cards is not None))
     if forms != 1:
         errors.add("arrangement", "send either an arrangement or 13 cards")
@@ -1130,13 +1237,14 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
             if cards is None:
                 errors.add(f"arrangement.{key}", f"is required ({row.size} cards)")
             else:
-                _check_cards(errors, None, f"arrangement.{key}", cards, row.size, p.cards13)
+                _check_cards(errors, None, f"arrangement.{key}", cards, row.size, idxs)
                 _check_cards(errors, seen, f"arrangement.{key}", cards, None, [])
     elif inp.cards is not None:
-        _check_cards(errors, None, "cards", inp.cards, 13, p.cards13)
+        _check_cards(errors, None, "cards", inp.cards, 13, idxs)
         _check_cards(errors, seen, "cards", inp.cards, None, [])
     errors.raise_if_any()
-    cards = [DECK[i] for i in p.cards13]
+    p.cards13 = idxs
+    cards = [CARD_BY_SPELLING[c] for c in p.cards13]
     held = naturals_held(cards)
     by_natural = profile.naturals.by_natural
     catalogue = list(Natural)
