@@ -16,7 +16,7 @@ ENV PIP_NO_CACHE_DIR=1 \
 
 WORKDIR /src
 # Only what the wheel needs (see .dockerignore).
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md hatch_build.py ./
 COPY service/ service/
 COPY clients/ clients/
 COPY proto/ proto/

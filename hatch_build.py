@@ -1,0 +1,139 @@
+"""Hatchling build hook: the software-integrity manifest of the wheel.
+
+Writes ``cpsettle_service/_manifest.json`` into the wheel (never into the source tree: the file is
+generated in a temporary directory and added with ``build_data["force_include"]``). It lists every
+file the wheel ships in the three packages (``cpsettle_service``, ``cpsettle_client``,
+``cpsettle``), by its path relative to site-packages, with its SHA-256::
+
+    {"engine_digest": "<hex>", "files": [{"path": "cpsettle/__init__.py", "sha256": "<hex>"}, ...],
+     "format": 1, "name": "cpsettle", "version": "0.1.0"}
+
+The file is written as its own canonical JSON (keys sorted, separators ``,`` and ``:``, UTF-8, no
+trailing newline), so the manifest digest -- SHA-256 of the canonical JSON -- is also the plain
+``sha256sum`` of the file. Nothing time- or machine-dependent goes in: the same source gives the
+same manifest digest on every machine. ``finalize`` re-reads the finished wheel and fails the build
+if the manifest does not describe it exactly.
+
+Editable installs get no manifest: they run the source tree itself (the ``.pth`` file points at
+``service/``, ...), which changes at every edit, and the service's check looks beside the package it
+imported -- the source tree -- so it reports a development install. See docs/INTEGRITY.md.
+
+Kept in step with ``service/cpsettle_service/integrity.py`` (the run-time check) and
+``scripts/manifest-digest`` (the auditor's tool); tests/integrity checks that all three agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+MANIFEST_FORMAT = 1
+MANIFEST_PATH = "cpsettle_service/_manifest.json"
+PACKAGES = ("cpsettle", "cpsettle_client", "cpsettle_service")
+ENGINE_DIR = "cpsettle_service/domain/"
+PRESETS_DIR = "cpsettle_service/domain/presets/"
+
+
+def canonical_json(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def is_engine_file(path: str) -> bool:
+    """``cpsettle_service/domain/**/*.py`` and ``cpsettle_service/domain/presets/*.json``."""
+    if not path.startswith(ENGINE_DIR):
+        return False
+    if path.endswith(".py"):
+        return True
+    rest = path[len(PRESETS_DIR) :]
+    return path.startswith(PRESETS_DIR) and rest.endswith(".json") and "/" not in rest
+
+
+def engine_digest(pairs: list[tuple[str, str]]) -> str:
+    h = hashlib.sha256()
+    for path, sha in sorted(p for p in pairs if is_engine_file(p[0])):
+        h.update(f"{path}\0{sha}\n".encode("utf-8"))
+    return h.hexdigest()
+
+
+def _shipped(path: str) -> bool:
+    parts = path.split("/")
+    return (
+        parts[0] in PACKAGES
+        and len(parts) > 1
+        and path != MANIFEST_PATH
+        and "__pycache__" not in parts
+        and not path.endswith(".pyc")
+    )
+
+
+def _sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 16), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class IntegrityManifestHook(BuildHookInterface):
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        self._tmpdir: str | None = None
+        self._manifest: dict[str, Any] | None = None
+        if version != "standard":
+            return  # editable: runs the source tree, see the module docstring
+        builder = self.build_config.builder
+        sources: dict[str, str] = {}
+        # Exactly the files the wheel builder will add (project selection + force-include,
+        # including what earlier hooks asked for), before our own manifest is added.
+        with self.build_config.set_build_data(build_data):
+            for included in builder.recurse_included_files():
+                dist = included.distribution_path.replace(os.sep, "/")
+                if _shipped(dist):
+                    sources[dist] = included.path
+        if not any(p.startswith("cpsettle_service/") for p in sources):
+            raise RuntimeError("integrity manifest: no cpsettle_service files selected")
+        files = [{"path": p, "sha256": _sha256_file(sources[p])} for p in sorted(sources)]
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "name": self.metadata.core.name,
+            "version": self.metadata.version,
+            "engine_digest": engine_digest([(f["path"], f["sha256"]) for f in files]),
+            "files": files,
+        }
+        self._tmpdir = tempfile.mkdtemp(prefix="cpsettle-manifest-")
+        target = os.path.join(self._tmpdir, "_manifest.json")
+        with open(target, "wb") as f:
+            f.write(canonical_json(manifest))
+        build_data["force_include"][target] = MANIFEST_PATH
+        self._manifest = manifest
+        digest = hashlib.sha256(canonical_json(manifest)).hexdigest()
+        self.app.display_info(f"integrity manifest: {len(files)} files, digest {digest}")
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        try:
+            if self._manifest is not None:
+                self._verify(artifact_path, self._manifest)
+        finally:
+            if self._tmpdir:
+                shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    @staticmethod
+    def _verify(wheel: str, manifest: dict[str, Any]) -> None:
+        """The finished wheel ships exactly the listed bytes (catches a file changed mid-build)."""
+        with zipfile.ZipFile(wheel) as z:
+            names = [n for n in z.namelist() if not n.endswith("/")]
+            if MANIFEST_PATH not in names or z.read(MANIFEST_PATH) != canonical_json(manifest):
+                raise RuntimeError(f"integrity manifest: {MANIFEST_PATH} missing from {wheel}")
+            actual = {n: hashlib.sha256(z.read(n)).hexdigest() for n in names if _shipped(n)}
+        listed = {f["path"]: f["sha256"] for f in manifest["files"]}
+        if actual != listed:
+            wrong = sorted(set(actual.items()) ^ set(listed.items()))
+            raise RuntimeError(f"integrity manifest does not match the wheel {wheel}: {wrong[:5]}")
