@@ -2,42 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from cpsettle_client.client import SettlementClient, SettlementError
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def start(sock: Path, **env: str) -> subprocess.Popen[bytes]:
-    environ = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join(str(ROOT / d) for d in ("service", "proto", "clients/python")),
-        CPSETTLE_UNIX_SOCKET=str(sock),
-        CPSETTLE_METRICS_PORT="0",
-        CPSETTLE_GRACE_SECONDS="3",
-        **env,
-    )
-    return subprocess.Popen([sys.executable, "-m", "cpsettle_service.server"], env=environ,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-
-def wait_serving(address: str, proc: subprocess.Popen[bytes], seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
-        try:
-            with SettlementClient(address, timeout=0.5) as c:
-                if c.health() == "SERVING":
-                    return
-        except SettlementError:
-            time.sleep(0.05)
-    raise AssertionError("server did not become SERVING")
+from tests.support.server_process import start, wait_serving
 
 
 def test_sigterm_drains_and_exits_zero(tmp_path: Path) -> None:

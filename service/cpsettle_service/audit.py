@@ -1,0 +1,254 @@
+"""Proof on every settlement: digests, a signature, and the audit log events.
+
+The service stores nothing, so each settlement carries its own proof (docs/AUDIT.md):
+
+- ``request_digest``: SHA-256 of the request's canonical encoding — protobuf's deterministic
+  binary serialization of the ``SettleRequest`` as received (fields in field-number order,
+  map entries sorted; any spelling of a card is kept as sent).
+- ``profile.digest``: SHA-256 of the resolved profile's canonical JSON (sorted keys, no spaces).
+- ``settlement_id``: SHA-256 of ``"cpsettle-settlement-id/v1\\n" + request_digest + "\\n" +
+  profile_digest + "\\n" + engine_version``.
+- ``settlement_digest``: SHA-256 of the settlement's deterministic serialization with
+  ``settlement_digest``, ``issued_at`` and ``signature`` empty. Everything else is inside it, so
+  the same request gives the same bytes on every replica; only ``issued_at`` and ``signature``
+  vary.
+- ``signature``: HMAC-SHA256, with the configured key, over the deterministic serialization with
+  only ``signature`` empty (so ``issued_at`` is signed too).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cpsettle.v1 import settlement_pb2 as pb
+
+from .config import Settings
+from .integrity import ENGINE_VERSION, engine_digest
+
+ID_PREFIX = "cpsettle-settlement-id/v1\n"
+ALGORITHM = "HMAC-SHA256"
+UNSIGNED = "NONE"
+
+
+class KeyError_(ValueError):
+    """The signing key is missing or unusable while the configuration requires it."""
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    key_id: str
+    secret: bytes
+
+    def __repr__(self) -> str:  # never print the secret
+        return f"SigningKey(key_id={self.key_id!r}, secret=<{len(self.secret)} bytes>)"
+
+    def sign(self, data: bytes) -> str:
+        return hmac.new(self.secret, data, hashlib.sha256).hexdigest()
+
+
+def load_key(settings: Settings) -> SigningKey | None:
+    """The signing key from the key file (a mounted Secret) or the environment, or None."""
+    secret = b""
+    if settings.signing_key_file:
+        path = Path(settings.signing_key_file)
+        if path.exists():
+            secret = path.read_bytes().strip()
+    if not secret and settings.signing_key:
+        secret = settings.signing_key.encode("utf-8")
+    if not secret:
+        if settings.require_signing_key:
+            raise KeyError_(
+                "CPSETTLE_REQUIRE_SIGNING_KEY is set but no key was found "
+                "(CPSETTLE_SIGNING_KEY_FILE or CPSETTLE_SIGNING_KEY)"
+            )
+        return None
+    if len(secret) < 16:
+        raise KeyError_("the signing key must be at least 16 bytes")
+    return SigningKey(settings.signing_key_id, secret)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def settlement_id(request_digest: str, profile_digest: str, engine_version: str) -> str:
+    text = f"{ID_PREFIX}{request_digest}\n{profile_digest}\n{engine_version}"
+    return sha256_hex(text.encode("utf-8"))
+
+
+def content_bytes(s: pb.Settlement) -> bytes:
+    """The settlement's canonical bytes without settlement_digest, issued_at and signature."""
+    copy = pb.Settlement()
+    copy.CopyFrom(s)
+    copy.ClearField("settlement_digest")
+    copy.ClearField("issued_at")
+    copy.ClearField("signature")
+    return copy.SerializeToString(deterministic=True)
+
+
+def signed_bytes(s: pb.Settlement) -> bytes:
+    """The bytes the signature covers: everything but the signature block."""
+    copy = pb.Settlement()
+    copy.CopyFrom(s)
+    copy.ClearField("signature")
+    return copy.SerializeToString(deterministic=True)
+
+
+def utc_now_ms() -> str:
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+
+
+class Sealer:
+    """Adds the proof to each settlement and writes the audit events."""
+
+    def __init__(self, key: SigningKey | None, log: Any = None, include_request: bool = True,
+                 clock: Any = utc_now_ms) -> None:
+        self.key = key
+        self.log = log
+        self.include_request = include_request
+        self.engine_version = ENGINE_VERSION
+        self.engine_digest = engine_digest()
+        self._clock = clock
+
+    def seal(self, s: pb.Settlement, request: pb.SettleRequest, settlement: Any = None) -> None:
+        """Fill the digests, the time and the signature of ``s`` (built from ``request``)."""
+        request_bytes = request.SerializeToString(deterministic=True)
+        request_digest = sha256_hex(request_bytes)
+        s.request_digest = request_digest
+        s.engine_version = self.engine_version
+        s.engine_digest = self.engine_digest
+        s.settlement_id = settlement_id(request_digest, s.profile.digest, self.engine_version)
+        # Nothing of settlement_digest / issued_at / signature is set yet: serialize directly.
+        s.settlement_digest = sha256_hex(s.SerializeToString(deterministic=True))
+        s.issued_at = self._clock()
+        sig = s.signature
+        if self.key is None:
+            sig.algorithm = UNSIGNED
+            sig.key_id = ""
+            sig.value = ""
+        else:
+            s.ClearField("signature")
+            value = self.key.sign(s.SerializeToString(deterministic=True))
+            s.signature.algorithm = ALGORITHM
+            s.signature.key_id = self.key.key_id
+            s.signature.value = value
+        if self.log is not None:
+            self._issued(s, request_bytes, settlement)
+
+    def _issued(self, s: pb.Settlement, request_bytes: bytes, settlement: Any) -> None:
+        event: dict[str, Any] = {
+            "hand_id": s.context.hand_id,
+            "table_id": s.context.table_id,
+            "round_id": s.context.round_id,
+            "dealer_id": s.context.dealer_id,
+            "settlement_id": s.settlement_id,
+            "settlement_digest": s.settlement_digest,
+            "request_digest": s.request_digest,
+            "profile": s.profile.name,
+            "profile_version": s.profile.version,
+            "profile_digest": s.profile.digest,
+            "engine_version": s.engine_version,
+            "engine_digest": s.engine_digest,
+            "issued_at": s.issued_at,
+            "signed": s.signature.algorithm == ALGORITHM,
+            "key_id": s.signature.key_id,
+            "unit_value": s.unit_value,
+            "nets": {p.player_id: p.net_money for p in s.players},
+            "net_units": {p.player_id: p.net_units for p in s.players},
+            "fouls": [p.player_id for p in s.players if p.fouled],
+            "naturals": {p.player_id: p.natural for p in s.players if p.natural},
+            "surrenders": [p.player_id for p in s.players if p.surrendered],
+            "caps": [
+                {"payer": pr.payer, "payee": pr.payee, "owed": pr.owed, "paid": pr.paid,
+                 "cap": pr.cap}
+                for pr in s.pairs if pr.cap
+            ],
+            "rake": s.rake,
+        }
+        if self.include_request:
+            # The exact request bytes (cards included): `cpsettle replay` reads them back.
+            event["request"] = base64.b64encode(request_bytes).decode("ascii")
+        self.log.info("settlement.issued", **event)
+
+    def payouts_checked(self, response: pb.ValidatePayoutsResponse, report: Any) -> None:
+        if self.log is None:
+            return
+        s = response.settlement
+        base = {
+            "hand_id": s.context.hand_id,
+            "table_id": s.context.table_id,
+            "round_id": s.context.round_id,
+            "dealer_id": s.context.dealer_id,
+            "settlement_id": s.settlement_id,
+        }
+        if response.all_match:
+            self.log.info("payout.validated", **base, players=len(response.players))
+            return
+        self.log.warning(
+            "payout.mismatch",
+            **base,
+            players=[
+                {"player_id": c.player_id, "expected": c.expected, "proposed": c.proposed,
+                 "difference": c.difference}
+                for c in response.players if not c.matches
+            ],
+            pairs=[
+                {"first": c.first, "second": c.second, "expected": c.expected,
+                 "proposed": c.proposed, "difference": c.difference}
+                for c in response.pairs if not c.matches
+            ],
+        )
+
+
+# --------------------------------------------------------------------------- verification
+
+
+@dataclass(frozen=True)
+class Finding:
+    what: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.what}: {self.detail}"
+
+
+def verify(s: pb.Settlement, key: SigningKey | None = None,
+           keys: dict[str, SigningKey] | None = None) -> list[Finding]:
+    """Every digest and the signature of a stored settlement; empty list = all good.
+
+    Without a key the signature cannot be checked and says so (a finding).
+    """
+    findings: list[Finding] = []
+    want_id = settlement_id(s.request_digest, s.profile.digest, s.engine_version)
+    if s.settlement_id != want_id:
+        findings.append(Finding("settlement_id", f"is {s.settlement_id or '(empty)'}, the "
+                                f"request/profile/engine digests give {want_id}"))
+    digest = sha256_hex(content_bytes(s))
+    if s.settlement_digest != digest:
+        findings.append(Finding("settlement_digest",
+                                f"is {s.settlement_digest or '(empty)'}, the content gives {digest}"))
+    sig = s.signature
+    if sig.algorithm == UNSIGNED or not sig.algorithm:
+        findings.append(Finding("signature", "the settlement is unsigned"))
+        return findings
+    if sig.algorithm != ALGORITHM:
+        findings.append(Finding("signature", f"unknown algorithm {sig.algorithm!r}"))
+        return findings
+    use = (keys or {}).get(sig.key_id) if keys else key
+    if use is None:
+        findings.append(Finding("signature", f"no key to check it with (key id {sig.key_id!r})"))
+        return findings
+    if use.key_id != sig.key_id:
+        findings.append(Finding("signature.key_id", f"signed with key {sig.key_id!r}, "
+                                f"checking with {use.key_id!r}"))
+    expected = use.sign(signed_bytes(s))
+    if not hmac.compare_digest(expected, sig.value):
+        findings.append(Finding("signature", "does not match the settlement's content"))
+    return findings
