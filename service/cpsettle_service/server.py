@@ -15,10 +15,18 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from .api.interceptors import ServiceInterceptor
-from .api.servicer import SERVICE_NAME, ProfileResolver, SettlementServicer, generic_handler
+from .api.servicer import (
+    SERVICE_NAME,
+    ProfileResolver,
+    SettlementServicer,
+    generic_handler,
+    profile_digest,
+)
+from .audit import KeyError_, Sealer, load_key
 from .config import ConfigError, Settings
 from .domain.errors import InvalidInput
 from .domain.profile import ProfileRegistry
+from .integrity import check_installation
 from .observability import metrics
 from .security import TokenChecker, server_credentials
 from .observability.logging import configure, get_logger
@@ -58,11 +66,18 @@ def load_registry(settings: Settings) -> ProfileRegistry:
     return registry
 
 
+def make_sealer(settings: Settings) -> Sealer:
+    """Digests and signatures for every settlement, with the audit log events."""
+    return Sealer(load_key(settings), log=get_logger("cpsettle.audit"),
+                  include_request=settings.audit_include_request)
+
+
 async def build_server(
-    settings: Settings, registry: ProfileRegistry | None = None, sealer: object = None
+    settings: Settings, registry: ProfileRegistry | None = None, sealer: Sealer | None = None
 ) -> Running:
     """Create, bind and start the server (health SERVING once it listens)."""
     registry = registry if registry is not None else load_registry(settings)
+    sealer = sealer if sealer is not None else make_sealer(settings)
     options = [
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", 4 * settings.max_message_bytes),
@@ -80,7 +95,9 @@ async def build_server(
         maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
     )
     servicer = SettlementServicer(ProfileResolver(registry), sealer)
-    server.add_generic_rpc_handlers((generic_handler(servicer),))
+    server.add_generic_rpc_handlers(
+        (generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes),)
+    )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection:
@@ -110,17 +127,34 @@ async def build_server(
 
 async def serve(settings: Settings) -> int:
     log = get_logger("cpsettle.server")
+    report = check_installation()
+    if not report.intact or (report.development and settings.require_manifest):
+        problems = list(report.problems) or ["no build manifest (development install)"]
+        log.error("integrity.failed", problems=problems, manifest_digest=report.manifest_digest)
+        return 3
     try:
         registry = load_registry(settings)
     except InvalidInput as e:
         log.error("profiles.invalid", problems=[str(v) for v in e.violations])
         return 2
+    try:
+        sealer = make_sealer(settings)
+    except (KeyError_, OSError) as e:
+        log.error("signing.key_unusable", reason=str(e))
+        return 2
+    if sealer.key is None:
+        log.warning(
+            "signing.disabled",
+            message="NO SIGNING KEY: settlements are marked unsigned. Development only; set "
+            "CPSETTLE_SIGNING_KEY_FILE (and CPSETTLE_REQUIRE_SIGNING_KEY=true in production).",
+        )
     if settings.metrics_port:
         from prometheus_client import start_http_server
 
         start_http_server(settings.metrics_port, addr=settings.host, registry=metrics.REGISTRY)
-    metrics.BUILD_INFO.info({"version": VERSION})
-    running = await build_server(settings, registry)
+    metrics.BUILD_INFO.info({"version": VERSION, "engine_version": sealer.engine_version,
+                             "engine_digest": sealer.engine_digest})
+    running = await build_server(settings, registry, sealer)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -128,10 +162,21 @@ async def serve(settings: Settings) -> int:
     log.info(
         "service.started",
         version=VERSION,
+        engine_version=sealer.engine_version,
+        engine_digest=sealer.engine_digest,
+        manifest_digest=report.manifest_digest,
+        files_checked=report.files_checked,
         address=settings.address,
         port=running.port,
         metrics_port=settings.metrics_port,
-        profiles=list(registry.names()),
+        signing_key_id=sealer.key.key_id if sealer.key else None,
+        tls=bool(settings.tls_cert_file),
+        mutual_tls=bool(settings.tls_client_ca_file),
+        profiles=[
+            {"name": e.profile.name, "version": e.profile.version, "source": e.source,
+             "digest": profile_digest(e.profile)}
+            for e in registry.entries()
+        ],
     )
     await stop.wait()
     log.info("service.draining", grace_seconds=settings.grace_seconds)

@@ -81,11 +81,14 @@ class Backend:
             from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
             from cpsettle_service.domain.profile import ProfileRegistry
 
+            from cpsettle_service.audit import Sealer
+
             registry = ProfileRegistry.builtin()
             profile_dir = getattr(self.args, "profile_dir", None)
             if profile_dir:
                 registry = registry.with_directory(profile_dir)
-            self._servicer = SettlementServicer(ProfileResolver(registry))
+            key = load_signing_key(getattr(self.args, "signing_key_file", None))
+            self._servicer = SettlementServicer(ProfileResolver(registry), Sealer(key))
         return self._servicer
 
     def client(self) -> SettlementClient:
@@ -119,6 +122,22 @@ class Backend:
             code = EXIT_INVALID if e.violations or e.code.name in (
                 "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED") else EXIT_UNAVAILABLE
             raise CliError(f"{e.code.name}: {e.message}", e.violations, code) from None
+
+
+def load_signing_key(path: str | None) -> Any:
+    """A signing key from a file (``--signing-key-file``), with ``$CPSETTLE_SIGNING_KEY_ID`` as its id."""
+    if not path:
+        return None
+    from cpsettle_service.audit import SigningKey
+
+    try:
+        with open(path, "rb") as f:
+            secret = f.read().strip()
+    except OSError as e:
+        raise CliError(f"cannot read the key file {path}: {e.strerror}") from None
+    if len(secret) < 16:
+        raise CliError(f"the key in {path} is shorter than 16 bytes")
+    return SigningKey(os.environ.get("CPSETTLE_SIGNING_KEY_ID", "default"), secret)
 
 
 # --------------------------------------------------------------------------- commands
@@ -204,6 +223,66 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror}") from None
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from cpsettle_service.audit import verify
+
+    from .proof import ProofError, load_settlement
+
+    key = load_signing_key(args.key_file)
+    try:
+        settlement = load_settlement(_read_bytes(args.file))
+    except ProofError as e:
+        print(f"{args.file}: FAILED")
+        print(f"  - file: {e}")
+        return EXIT_MISMATCH
+    findings = verify(settlement, key)
+    if not key:
+        findings = [f for f in findings if f.what != "signature" or "no key" not in f.detail]
+    if findings:
+        print(f"{args.file}: FAILED")
+        for f in findings:
+            print(f"  - {f}")
+        return EXIT_MISMATCH
+    signed = settlement.signature.algorithm != "NONE" and key is not None
+    print(f"{args.file}: OK — settlement {settlement.settlement_id}"
+          + (f", signature by key {settlement.signature.key_id!r} valid" if signed
+             else " (digests only: no key given, signature not checked)"))
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .proof import ProofError, differences, load_settlement, settlement_dict
+
+    request = parse_message(read_json(args.request), pb.SettleRequest(), args.request)
+    try:
+        stored = load_settlement(_read_bytes(args.settlement))
+    except ProofError as e:
+        raise CliError(f"{args.settlement}: {e}") from None
+    with Backend(args) as backend:
+        response = backend.call(lambda s: s.settle_response(request),
+                                lambda c: c.settle(request))
+    diffs = differences(settlement_dict(stored), settlement_dict(response.settlement))
+    if args.output == "json":
+        print(json.dumps({"identical": not diffs, "differences": diffs}, indent=2,
+                         ensure_ascii=False))
+    elif diffs:
+        print(f"Replay differs from {args.settlement} in {len(diffs)} place(s):")
+        for d in diffs:
+            print(f"  - {d}")
+    else:
+        print(f"Replay identical to {args.settlement} (settlement {stored.settlement_id}); "
+              "only issuedAt and signature may differ.")
+    return EXIT_MISMATCH if diffs else EXIT_OK
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -215,6 +294,8 @@ def _connection(p: argparse.ArgumentParser, local: bool = True) -> None:
         where.add_argument("--local", action="store_true",
                            help="run the engine in this process, no server")
         p.add_argument("--profile-dir", help="with --local: also load house profiles from here")
+        p.add_argument("--signing-key-file", help="with --local: sign settlements with this key "
+                       "(key id from $CPSETTLE_SIGNING_KEY_ID)")
     p.add_argument("--timeout", type=float, default=10.0, help="deadline per call in seconds")
     p.add_argument("--tls", action="store_true", help="use TLS (system roots unless --ca-file)")
     p.add_argument("--ca-file", help="CA certificate to trust (PEM)")
@@ -258,11 +339,28 @@ def build_parser() -> argparse.ArgumentParser:
     _output(p)
     p.set_defaults(func=cmd_evaluate)
 
+    p = sub.add_parser("verify", help="check a stored settlement's digests and signature")
+    p.add_argument("file", help="settlement JSON (cpsettle settle --output json) or binary")
+    p.add_argument("--key-file", help="the signing key, to check the signature "
+                   "(key id from $CPSETTLE_SIGNING_KEY_ID)")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("replay", help="settle a stored request again and list every difference")
+    p.add_argument("request", help="the SettleRequest JSON")
+    p.add_argument("settlement", help="the stored settlement (JSON or binary)")
+    _connection(p)
+    _output(p)
+    p.set_defaults(func=cmd_replay)
+
     p = sub.add_parser("profiles", help="list profiles, or show one")
     p.add_argument("name", nargs="?")
     _connection(p)
     _output(p)
     p.set_defaults(func=cmd_profiles)
+
+    from . import audit
+
+    audit.add_parser(sub, _connection)
     return parser
 
 

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import grpc
 from google.protobuf import json_format
@@ -91,6 +91,29 @@ def request_from_json(data: Mapping[str, Any] | str, message: Any = None) -> Any
     return json_format.ParseDict(data, message)
 
 
+class BatchResultStream(Iterator[pb.SettleBatchResult]):
+    """The answers of one ``SettleStream`` call, in order; ``cancel()`` ends the call."""
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+        self._cancelled = False
+
+    def __iter__(self) -> BatchResultStream:
+        return self
+
+    def __next__(self) -> pb.SettleBatchResult:
+        try:
+            return next(self._call)
+        except grpc.RpcError as e:
+            if self._cancelled and e.code() == grpc.StatusCode.CANCELLED:
+                raise StopIteration from None
+            raise SettlementError.from_rpc_error(e) from None
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._call.cancel()
+
+
 class SettlementClient:
     """Typed, blocking client. Use as a context manager; every call has a deadline."""
 
@@ -162,6 +185,21 @@ class SettlementClient:
         if not isinstance(request, pb.EvaluateArrangementRequest):
             request = request_from_json(request, pb.EvaluateArrangementRequest())
         return self._call(self._stub.EvaluateArrangement, request, timeout)
+
+    def settle_stream(self, batches: Iterable[pb.SettleBatch], *,
+                      timeout: float | None = None) -> BatchResultStream:
+        """Bulk re-audit: one ``SettleBatchResult`` per batch sent, in order, as they come.
+
+        ``batches`` is consumed by a gRPC thread as fast as flow control lets it send, so a
+        generator may block (on a queue, a file) to pace it. Unlike the unary calls, the stream
+        has no deadline unless ``timeout`` is given (it lasts as long as its input). Failures of
+        the stream itself raise ``SettlementError`` from the iteration; a single hand's problem
+        is an ``AuditResult.error`` and never ends the stream. ``cancel()`` ends the call early.
+        """
+        call = self._stub.SettleStream(
+            iter(batches), timeout=timeout, metadata=self._metadata or None
+        )
+        return BatchResultStream(call)
 
     def list_profiles(self, *, timeout: float | None = None) -> pb.ListProfilesResponse:
         return self._call(self._stub.ListProfiles, pb.ListProfilesRequest(), timeout)

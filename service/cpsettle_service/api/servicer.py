@@ -182,6 +182,40 @@ class SettlementServicer:
         self._summary(entry.profile, entry.source, response.summary)
         return response
 
+    def integrity_response(self, request: Any) -> pb.VerifyIntegrityResponse:
+        """Re-check the installed files now and attest the manifest digest with the nonce."""
+        from .. import integrity
+
+        if type(request) is Malformed:
+            raise request.invalid()
+        nonce = bytes(request.nonce)
+        if not integrity.NONCE_MIN_BYTES <= len(nonce) <= integrity.NONCE_MAX_BYTES:
+            raise InvalidInput([Violation(
+                "nonce",
+                f"must be {integrity.NONCE_MIN_BYTES} to {integrity.NONCE_MAX_BYTES} bytes, "
+                f"got {len(nonce)}",
+            )])
+        report = integrity.check_installation()
+        certified = report.intact and not report.development
+        response = pb.VerifyIntegrityResponse(
+            version=integrity.ENGINE_VERSION,
+            engine_digest=integrity.engine_digest(),
+            manifest_digest=report.manifest_digest,
+            files_checked=report.files_checked,
+            intact=certified,
+            # no attestation for a modified install: the manifest itself may be untouched
+            attestation=integrity.attest(nonce, report.manifest_digest) if certified else "",
+        )
+        response.problems.extend(report.problems)
+        if report.development:
+            response.problems.append("development install: no build manifest to check against")
+        return response
+
+    async def VerifyIntegrity(
+        self, request: Any, context: grpc.aio.ServicerContext
+    ) -> pb.VerifyIntegrityResponse:
+        return self.integrity_response(request)
+
     async def Settle(self, request: Any, context: grpc.aio.ServicerContext) -> pb.SettleResponse:
         return self.settle_response(request)
 
@@ -216,8 +250,24 @@ class SettlementServicer:
         out.description = profile.description
 
 
-def generic_handler(servicer: SettlementServicer) -> grpc.GenericRpcHandler:
-    """The service's handlers, with tolerant deserializers (bad bytes -> INVALID_ARGUMENT)."""
+def generic_handler(
+    servicer: SettlementServicer, *, max_result_bytes: int | None = None
+) -> grpc.GenericRpcHandler:
+    """The service's handlers, with tolerant deserializers (bad bytes -> INVALID_ARGUMENT).
+
+    ``max_result_bytes``: the largest SettleStream answer to send (the server's send limit);
+    a batch whose results are bigger gets a per-batch error instead of failing the stream.
+    Default: ``stream.DEFAULT_MAX_RESULT_BYTES``, the default server's limit.
+    """
+    from . import stream
+
+    result_limit = stream.DEFAULT_MAX_RESULT_BYTES if max_result_bytes is None else max_result_bytes
+
+    async def settle_stream(request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        async for result in stream.settle_stream(
+            servicer, request_iterator, context, max_result_bytes=result_limit
+        ):
+            yield result
 
     def unary(method: Any, req: type[Message], resp: type[Message]) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
@@ -236,5 +286,13 @@ def generic_handler(servicer: SettlementServicer) -> grpc.GenericRpcHandler:
         ),
         "ListProfiles": unary(servicer.ListProfiles, pb.ListProfilesRequest, pb.ListProfilesResponse),
         "GetProfile": unary(servicer.GetProfile, pb.GetProfileRequest, pb.GetProfileResponse),
+        "VerifyIntegrity": unary(
+            servicer.VerifyIntegrity, pb.VerifyIntegrityRequest, pb.VerifyIntegrityResponse
+        ),
+        "SettleStream": grpc.stream_stream_rpc_method_handler(
+            settle_stream,
+            request_deserializer=tolerant(pb.SettleBatch),
+            response_serializer=pb.SettleBatchResult.SerializeToString,
+        ),
     }
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)

@@ -1,0 +1,196 @@
+"""``SettleStream``: bulk re-audit over one bidirectional stream (docs/BULK_AUDIT.md).
+
+The client streams ``SettleBatch`` messages; for each one the server answers exactly one
+``SettleBatchResult`` holding one ``AuditResult`` per ``AuditItem``, in order, ref echoed: the
+settlement (and, when the dealer's recorded payouts came along, the per-player checks), or the
+item's own ``AuditError``. One bad hand never ends the stream.
+
+Batch-level problems answer the batch with a single result whose ``ref`` is empty and whose
+error says what went wrong (the client's refs are never empty, so it can tell):
+
+- bytes that are not a ``SettleBatch`` (the tolerant deserializer's ``Malformed``);
+- more than ``max_items`` hands in one message;
+- results too big to send in one message (``max_result_bytes``): send fewer hands per batch.
+
+Flow control: the handler reads the next batch only after the previous result has been handed
+to the transport (grpc.aio awaits each yielded message), so a slow reader holds the server back
+instead of making it buffer: at most the result being written plus what the HTTP/2 windows hold.
+
+The per-item work is ``audit_item``, a plain function: ``settle_batch`` (the CLI's ``--local``
+audit) and the stream run the very same code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator
+
+import grpc
+from cpsettle.v1 import settlement_pb2 as pb
+
+from ..domain.errors import InvalidInput, Violation
+from ..domain.settlement import check_payouts
+from ..observability import metrics
+from ..observability.logging import get_logger
+from .interceptors import reason_class
+
+MAX_ITEMS_PER_BATCH = 1000
+# The default server sends messages of up to 4 x CPSETTLE_MAX_MESSAGE_BYTES (1 MiB) = 4 MiB.
+DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024
+# Hands settled between two yields to the event loop, so that other calls (health checks, unary
+# Settle) interleave with a long batch instead of waiting for all of it.
+YIELD_EVERY = 20
+
+INVALID_ARGUMENT = "INVALID_ARGUMENT"
+RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
+INTERNAL = "INTERNAL"
+
+_log = get_logger("cpsettle.stream")
+
+
+def _error(out: pb.AuditResult, code: str, message: str,
+           violations: list[Violation] | tuple[Violation, ...] = ()) -> None:
+    """Set ``out``'s outcome to an error (the oneof drops any settlement already filled)."""
+    err = out.error
+    err.code = code
+    err.message = message
+    for v in violations:
+        err.violations.add(field=v.field, reason=v.reason)
+    out.all_match = False
+    del out.checks[:]
+
+
+def invalid_message(error: InvalidInput) -> str:
+    """The same one-line summary the unary calls carry in their status message."""
+    n = len(error.violations)
+    text = f"{n} problem{'s' if n != 1 else ''}: " + "; ".join(str(v) for v in error.violations[:5])
+    if n > 5:
+        text += f"; … {n - 5} more in the violations"
+    return text
+
+
+def _paid(item: pb.AuditItem) -> dict[str, int]:
+    paid: dict[str, int] = {}
+    problems = []
+    for i, p in enumerate(item.paid):
+        if p.player_id in paid:
+            problems.append(Violation(f"paid[{i}].playerId", f"{p.player_id!r} is paid twice"))
+        paid[p.player_id] = p.net_money
+    if problems:
+        raise InvalidInput(problems)
+    return paid
+
+
+def _as_validation(result: pb.AuditResult) -> pb.ValidatePayoutsResponse:
+    """What the sealer's payout log reads: the ids, the settlement id, the checks."""
+    response = pb.ValidatePayoutsResponse(all_match=result.all_match)
+    s = result.settlement
+    response.settlement.context.CopyFrom(s.context)
+    response.settlement.settlement_id = s.settlement_id
+    response.players.extend(result.checks)
+    return response
+
+
+def audit_item(servicer: Any, item: pb.AuditItem, out: pb.AuditResult) -> None:
+    """Settle one hand into ``out`` and check the recorded payouts; errors stay in ``out``."""
+    out.ref = item.ref
+    try:
+        paid = _paid(item) if item.paid else None  # before settling, as ValidatePayouts does
+        settlement = servicer._settle(item.request, out.settlement)
+        if paid is not None:
+            report = check_payouts(settlement, paid)
+            for c in report.players:
+                out.checks.add(
+                    player_id=c.player_id, expected=c.expected, proposed=c.proposed,
+                    difference=c.difference, matches=c.matches, explanation=c.explanation,
+                )
+            out.all_match = report.all_match
+            if not report.all_match:
+                metrics.PAYOUT_MISMATCHES.inc()
+                # The audit-log event ValidatePayouts writes for a mismatch. Matching hands get
+                # none here: a day's re-audit would log every hand twice (settlement.issued is
+                # already there for each), and the caller's report lists them anyway.
+                sealer = servicer.sealer
+                if sealer is not None:
+                    sealer.payouts_checked(_as_validation(out), report)
+        else:
+            out.all_match = True
+    except InvalidInput as e:
+        for v in e.violations:
+            metrics.VALIDATION_ERRORS.labels(reason_class(v.field, v.reason)).inc()
+        _error(out, INVALID_ARGUMENT, invalid_message(e), e.violations)
+    except Exception as e:  # noqa: BLE001 — one hand's failure must not end the stream
+        _log.error("stream.item_failed", ref=item.ref[:128], exc_info=e)
+        _error(out, INTERNAL, "internal error")
+
+
+def batch_error(out: pb.SettleBatchResult, code: str, message: str,
+                violations: list[Violation] | tuple[Violation, ...] = ()) -> pb.SettleBatchResult:
+    """Answer a whole batch with one error result (empty ref)."""
+    del out.results[:]
+    _error(out.results.add(), code, message, violations)
+    return out
+
+
+def _batch_problem(batch: Any, max_items: int) -> tuple[str, str, list[Violation]] | None:
+    from .servicer import Malformed
+
+    if type(batch) is Malformed:
+        error = batch.invalid()
+        return INVALID_ARGUMENT, invalid_message(error), list(error.violations)
+    n = len(batch.items)
+    if n > max_items:
+        v = Violation("items", f"a batch holds at most {max_items} hands, got {n}")
+        return INVALID_ARGUMENT, str(v), [v]
+    return None
+
+
+def _too_big(result: pb.SettleBatchResult, max_result_bytes: int | None) -> pb.SettleBatchResult:
+    if max_result_bytes is None:
+        return result
+    size = result.ByteSize()
+    if size <= max_result_bytes:
+        return result
+    n = len(result.results)
+    v = Violation(
+        "items",
+        f"the results of these {n} hands take {size} bytes, over the server's message limit of "
+        f"{max_result_bytes} bytes: send fewer hands per batch",
+    )
+    return batch_error(pb.SettleBatchResult(), RESOURCE_EXHAUSTED, str(v), [v])
+
+
+def settle_batch(servicer: Any, batch: Any, *, max_items: int = MAX_ITEMS_PER_BATCH,
+                 max_result_bytes: int | None = None) -> pb.SettleBatchResult:
+    """One batch, synchronously: what the stream answers for it (``--local`` audits use this)."""
+    out = pb.SettleBatchResult()
+    problem = _batch_problem(batch, max_items)
+    if problem is not None:
+        return batch_error(out, *problem)
+    for item in batch.items:
+        audit_item(servicer, item, out.results.add())
+    return _too_big(out, max_result_bytes)
+
+
+async def settle_stream(
+    servicer: Any,
+    request_iterator: AsyncIterator[Any],
+    context: grpc.aio.ServicerContext,
+    *,
+    max_items: int = MAX_ITEMS_PER_BATCH,
+    max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
+) -> AsyncIterator[pb.SettleBatchResult]:
+    """The SettleStream handler: one result per batch, in order, one batch at a time."""
+    async for batch in request_iterator:
+        out = pb.SettleBatchResult()
+        problem = _batch_problem(batch, max_items)
+        if problem is not None:
+            yield batch_error(out, *problem)
+            continue
+        for i, item in enumerate(batch.items):
+            audit_item(servicer, item, out.results.add())
+            if i % YIELD_EVERY == YIELD_EVERY - 1:
+                await asyncio.sleep(0)
+        # Yielding suspends this generator until grpc.aio has written the message: the next
+        # batch is read only then, so a slow reader throttles the whole pipeline.
+        yield _too_big(out, max_result_bytes)
