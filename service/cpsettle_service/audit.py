@@ -12,8 +12,9 @@ The service stores nothing, so each settlement carries its own proof (docs/AUDIT
   ``settlement_digest``, ``issued_at`` and ``signature`` empty. Everything else is inside it, so
   the same request gives the same bytes on every replica; only ``issued_at`` and ``signature``
   vary.
-- ``signature``: HMAC-SHA256, with the configured key, over the deterministic serialization with
-  only ``signature`` empty (so ``issued_at`` is signed too).
+- ``signature``: HMAC-SHA256, with the configured key, over the UTF-8 text
+  ``"cpsettle-signature/v1\n" + settlement_digest + "\n" + issued_at + "\n" + key_id``. The
+  settlement digest covers every other field, so the signature covers the whole settlement.
 """
 
 from __future__ import annotations
@@ -92,12 +93,12 @@ def content_bytes(s: pb.Settlement) -> bytes:
     return copy.SerializeToString(deterministic=True)
 
 
-def signed_bytes(s: pb.Settlement) -> bytes:
-    """The bytes the signature covers: everything but the signature block."""
-    copy = pb.Settlement()
-    copy.CopyFrom(s)
-    copy.ClearField("signature")
-    return copy.SerializeToString(deterministic=True)
+SIGNATURE_PREFIX = "cpsettle-signature/v1\n"
+
+
+def signed_bytes(settlement_digest: str, issued_at: str, key_id: str) -> bytes:
+    """What the HMAC covers: the content digest, the time of issue and the key id."""
+    return f"{SIGNATURE_PREFIX}{settlement_digest}\n{issued_at}\n{key_id}".encode("utf-8")
 
 
 def utc_now_ms() -> str:
@@ -126,19 +127,16 @@ class Sealer:
         s.engine_digest = self.engine_digest
         s.settlement_id = settlement_id(request_digest, s.profile.digest, self.engine_version)
         # Nothing of settlement_digest / issued_at / signature is set yet: serialize directly.
-        s.settlement_digest = sha256_hex(s.SerializeToString(deterministic=True))
-        s.issued_at = self._clock()
+        digest = sha256_hex(s.SerializeToString(deterministic=True))
+        s.settlement_digest = digest
+        issued_at = s.issued_at = self._clock()
         sig = s.signature
         if self.key is None:
             sig.algorithm = UNSIGNED
-            sig.key_id = ""
-            sig.value = ""
         else:
-            s.ClearField("signature")
-            value = self.key.sign(s.SerializeToString(deterministic=True))
-            s.signature.algorithm = ALGORITHM
-            s.signature.key_id = self.key.key_id
-            s.signature.value = value
+            sig.algorithm = ALGORITHM
+            sig.key_id = self.key.key_id
+            sig.value = self.key.sign(signed_bytes(digest, issued_at, self.key.key_id))
         if self.log is not None:
             self._issued(s, request_bytes, settlement)
 
@@ -160,18 +158,20 @@ class Sealer:
             "signed": s.signature.algorithm == ALGORITHM,
             "key_id": s.signature.key_id,
             "unit_value": s.unit_value,
-            "nets": {p.player_id: p.net_money for p in s.players},
-            "net_units": {p.player_id: p.net_units for p in s.players},
-            "fouls": [p.player_id for p in s.players if p.fouled],
-            "naturals": {p.player_id: p.natural for p in s.players if p.natural},
-            "surrenders": [p.player_id for p in s.players if p.surrendered],
-            "caps": [
-                {"payer": pr.payer, "payee": pr.payee, "owed": pr.owed, "paid": pr.paid,
-                 "cap": pr.cap}
-                for pr in s.pairs if pr.cap
-            ],
             "rake": s.rake,
         }
+        source = settlement if settlement is not None else s  # domain objects read faster
+        players = source.players
+        event["nets"] = {p.player_id: p.net_money for p in players}
+        event["net_units"] = {p.player_id: p.net_units for p in players}
+        event["fouls"] = [p.player_id for p in players if p.fouled]
+        event["naturals"] = {p.player_id: str(p.natural) for p in players if p.natural}
+        event["surrenders"] = [p.player_id for p in players if p.surrendered]
+        event["caps"] = [
+            {"payer": pr.payer, "payee": pr.payee, "owed": pr.owed, "paid": pr.paid,
+             "cap": pr.cap}
+            for pr in source.pairs if pr.cap
+        ]
         if self.include_request:
             # The exact request bytes (cards included): `cpsettle replay` reads them back.
             event["request"] = base64.b64encode(request_bytes).decode("ascii")
@@ -248,7 +248,8 @@ def verify(s: pb.Settlement, key: SigningKey | None = None,
     if use.key_id != sig.key_id:
         findings.append(Finding("signature.key_id", f"signed with key {sig.key_id!r}, "
                                 f"checking with {use.key_id!r}"))
-    expected = use.sign(signed_bytes(s))
+    # Over the digest of the content as it is now: a changed field fails here too.
+    expected = use.sign(signed_bytes(digest, s.issued_at, sig.key_id))
     if not hmac.compare_digest(expected, sig.value):
         findings.append(Finding("signature", "does not match the settlement's content"))
     return findings

@@ -32,7 +32,7 @@ def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
     if len(UnknownFieldSet(msg)):
         out.append(Violation(path, "has fields this service does not know"))
     for desc, value in msg.ListFields():
-        if desc.message_type is None:
+        if desc.message_type is None or desc.message_type.GetOptions().map_entry:
             continue
         name = f"{path}.{desc.json_name}"
         if desc.is_repeated:
@@ -90,7 +90,23 @@ def _player(p: pb.Player) -> PlayerInput:
     )
 
 
+def _check_known(req: pb.SettleRequest) -> None:
+    """Fields this schema does not know are refused, not dropped: a newer client may mean
+    something by them that this service would silently ignore (a money path lets nothing in)."""
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
+    problems: list[Violation] = []
+    if len(UnknownFieldSet(req)):
+        problems.append(Violation("request", "has fields this service does not know"))
+    for i, p in enumerate(req.players):
+        if len(UnknownFieldSet(p)) or len(UnknownFieldSet(p.arrangement)):
+            problems.append(Violation(f"players[{i}]", "has fields this service does not know"))
+    if problems:
+        raise InvalidInput(problems)
+
+
 def request_to_domain(req: pb.SettleRequest) -> tuple[Table, ProfileChoice]:
+    _check_known(req)
     table = Table(
         players=tuple(_player(p) for p in req.players),
         button_seat=req.button_seat if req.HasField("button_seat") else None,
@@ -109,10 +125,11 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, ProfileChoice]:
 
 
 def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
-    out.row = r.row.value
+    # Domain enums are StrEnums: they are the strings the proto carries (no .value lookups).
+    out.row = r.row
     out.cards.extend(r.cards)
     h = r.hand
-    out.hand_class = h.hand_class.value
+    out.hand_class = h.hand_class
     out.name = h.name
     out.royalty = r.royalty
 
@@ -124,7 +141,11 @@ def _fantasyland(f: Fantasyland, out: pb.FantasylandResult) -> None:
 
 
 def settlement_to_proto(s: Settlement, out: pb.Settlement) -> pb.Settlement:
-    """Fill ``out`` (in place) with the settlement's content; audit fields are added later."""
+    """Fill ``out`` (in place) with the settlement's content; audit fields are added later.
+
+    Most of a Settle call's own cost is here: fields are set in place, each player's rows are
+    built once and copied (in C) into the pairs that compare them.
+    """
     c = s.context
     ctx = out.context
     ctx.hand_id = c.hand_id
@@ -136,18 +157,22 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement) -> pb.Settlement:
     out.unit_value = s.unit_value
     out.button_seat = s.button_seat
     out.order.extend(s.order)
+    built: dict[int, pb.EvaluatedRow] = {}
     for p in s.players:
         pp = out.players.add()
         pp.player_id = p.player_id
         pp.seat = p.seat
-        pp.status = p.status.value
+        pp.status = p.status
         for r in p.rows:
-            _row(r, pp.rows.add())
+            msg = pp.rows.add()
+            _row(r, msg)
+            built[id(r)] = msg
         pp.royalty_total = p.royalty_total
         pp.fouled = p.fouled
-        pp.foul_reasons.extend([r.value for r in p.foul_reasons])
+        if p.foul_reasons:
+            pp.foul_reasons.extend(p.foul_reasons)
         if p.natural is not None:
-            pp.natural = p.natural.value
+            pp.natural = p.natural
         pp.declared_natural = p.declared_natural
         pp.surrendered = p.surrendered
         if p.stack is not None:
@@ -163,20 +188,20 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement) -> pb.Settlement:
         q = out.pairs.add()
         q.first = pr.first
         q.second = pr.second
-        q.kind = pr.kind.value
+        q.kind = pr.kind
         for rr in pr.rows:
             r = q.rows.add()
-            r.row = rr.row.value
+            r.row = rr.row
             if rr.first is not None:
-                _row(rr.first, r.first)
+                r.first.CopyFrom(built[id(rr.first)])
             if rr.second is not None:
-                _row(rr.second, r.second)
+                r.second.CopyFrom(built[id(rr.second)])
             r.winner = rr.winner
             r.units = rr.units
             r.text = rr.text
         for item in pr.items:
             li = q.items.add()
-            li.kind = item.kind.value
+            li.kind = item.kind
             li.units = item.units
             li.text = item.text
         q.units = pr.units

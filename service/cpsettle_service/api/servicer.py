@@ -122,7 +122,7 @@ class SettlementServicer:
         out.profile.digest = digest
         out.profile.source = source
         if self.sealer is not None:
-            self.sealer.seal(out, request)
+            self.sealer.seal(out, request, settlement)
         _record(settlement)
         return settlement
 

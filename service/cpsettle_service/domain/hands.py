@@ -154,8 +154,11 @@ class HandRank:
     # (category, ranks) as one int with the same order as the tuples, across sizes: ranks
     # padded with 0 to five base-16 digits (a shorter equal prefix is smaller, as for tuples).
     order_key: int = field(compare=False, default=0)
+    # The name as it reads inside a sentence ("full house, kings full of threes").
+    phrase: str = field(compare=False, default="")
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "phrase", self.name[:1].lower() + self.name[1:])
         key = self.category
         for i in range(5):
             key = key * 16 + (self.ranks[i] if i < len(self.ranks) else 0)

@@ -18,7 +18,10 @@ class Row(StrEnum):
 
     @property
     def label(self) -> str:
-        return self.value.capitalize()
+        return _LABELS[self]
 
 
 ROWS: tuple[Row, Row, Row] = (Row.FRONT, Row.MIDDLE, Row.BACK)
+
+
+_LABELS = {row: row.value.capitalize() for row in Row}
