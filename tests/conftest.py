@@ -86,10 +86,10 @@ class ServerHandle:
 
 
 def start_server(sock: Path, **overrides: Any) -> ServerHandle:
-    settings = Settings(
-        unix_socket=str(sock), metrics_port=0, grace_seconds=2.0,
-        max_message_bytes=overrides.pop("max_message_bytes", 64 * 1024), **overrides,
-    )
+    values: dict[str, Any] = {"unix_socket": str(sock), "metrics_port": 0,
+                              "grace_seconds": 2.0, "max_message_bytes": 64 * 1024}
+    values.update(overrides)
+    settings = Settings(**values)
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True, name="grpc-loop").start()
     running = asyncio.run_coroutine_threadsafe(build_server(settings), loop).result(30)

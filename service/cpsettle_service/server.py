@@ -88,11 +88,14 @@ async def build_server(
         skip_services=(HEALTH_SERVICE, REFLECTION_SERVICE),
         tokens=tokens,
         deadline_cap=settings.default_deadline_seconds,
+        max_in_flight=settings.max_concurrent_rpcs,
     )
     server = grpc.aio.server(
         interceptors=[interceptor],
         options=options,
-        maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
+        # a backstop well above the service's own limit (the interceptor's), so that health
+        # checks still get through when the settlement service is at capacity
+        maximum_concurrent_rpcs=4 * settings.max_concurrent_rpcs + 64,
     )
     servicer = SettlementServicer(ProfileResolver(registry), sealer)
     server.add_generic_rpc_handlers(

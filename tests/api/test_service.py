@@ -327,3 +327,21 @@ def test_settle_request_json_matches_the_documented_form() -> None:
     msg = request_from_json(doc)
     assert isinstance(msg, pb.SettleRequest)
     assert msg.unit_value == 100 and msg.players[0].stack == 500
+
+
+def test_a_request_with_fields_the_schema_does_not_know_is_refused(
+    client: SettlementClient,
+) -> None:
+    request = request_from_json(table())
+    raw = request.SerializeToString() + b"\x98\x06\x01"  # field 99 at the top level
+    request = pb.SettleRequest.FromString(raw)
+    with pytest.raises(SettlementError) as e:
+        client.settle(request)
+    assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert "request" in violations(e)
+    request = request_from_json(table())
+    player = pb.Player.FromString(request.players[2].SerializeToString() + b"\x98\x06\x01")
+    request.players[2].CopyFrom(player)
+    with pytest.raises(SettlementError) as e:
+        client.settle(request)
+    assert "players[2]" in violations(e)

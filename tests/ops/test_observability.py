@@ -170,3 +170,38 @@ def test_an_invalid_house_profile_stops_the_service(tmp_path: Path) -> None:
     problems = " ".join(event["problems"])
     assert "broken.json.scoring.rowUnit" in problems and "broken.json.caps.basis" in problems
     assert re.search(r"SOMETIMES", problems)
+
+
+def test_standard_library_logs_come_out_as_json_lines() -> None:
+    import logging
+
+    stream = io.StringIO()
+    try:
+        configure("info", "json", stream=stream)
+        logging.getLogger("grpc._cython.cygrpc").error("ExecuteBatchError in core")
+    finally:
+        configure("info", "json", stream=LOGS)
+    line = json.loads(stream.getvalue().strip().splitlines()[-1])
+    assert line["event"] == "ExecuteBatchError in core" and line["level"] == "error"
+    assert line["logger"] == "grpc._cython.cygrpc" and line["timestamp"].endswith("Z")
+
+
+def test_grpc_late_response_race_is_one_plain_info_line() -> None:
+    import logging
+
+    class ExecuteBatchError(Exception):
+        pass
+
+    stream = io.StringIO()
+    try:
+        configure("info", "json", stream=stream)
+        try:
+            raise ExecuteBatchError("Failed execute_batch")
+        except ExecuteBatchError:
+            logging.getLogger("grpc._cython.cygrpc").exception("ExecuteBatchError raised in core")
+    finally:
+        configure("info", "json", stream=LOGS)
+    text = stream.getvalue()
+    line = json.loads(text.strip().splitlines()[-1])
+    assert line["level"] == "info" and "already ended" in line["event"]
+    assert "Traceback" not in text

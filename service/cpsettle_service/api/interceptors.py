@@ -31,12 +31,17 @@ class DeadlineCapExceeded(TimeoutError):
     """A call without a deadline of its own ran past the server's cap."""
 
 
+class AtCapacity(RuntimeError):
+    """The service already has its maximum of calls in flight; the caller should retry."""
+
+
 # The explicit table: exception type -> gRPC status code.
 ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (InvalidInput, grpc.StatusCode.INVALID_ARGUMENT),
     (NotFound, grpc.StatusCode.NOT_FOUND),
     (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
     (DeadlineCapExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
+    (AtCapacity, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
 
 _log = get_logger("cpsettle.rpc")
@@ -67,21 +72,39 @@ def reason_class(field: str, reason: str) -> str:
     return "other"
 
 
+# The status travels in trailers, which clients refuse past 8 KiB (grpc.max_metadata_size):
+# however much of a request was wrong (thousands of cards, a 500 KB string echoed back), the
+# detail keeps to a byte budget and every text to a length, so the client still gets it.
+_DETAIL_BUDGET = 3072
+_TEXT_LIMIT = 200
+
+
+def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def invalid_argument_status(error: InvalidInput) -> grpc.Status:
-    detail = error_details_pb2.BadRequest(
-        field_violations=[
-            error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.reason)
-            for v in error.violations
-        ]
-    )
+    detail = error_details_pb2.BadRequest()
+    size = 0
+    for v in error.violations:
+        item = error_details_pb2.BadRequest.FieldViolation(
+            field=_clip(v.field), description=_clip(v.reason)
+        )
+        size += item.ByteSize() + 4
+        if size > _DETAIL_BUDGET:
+            break
+        detail.field_violations.append(item)
+    n = len(error.violations)
+    listed = len(detail.field_violations)
+    if listed < n:
+        detail.field_violations.add(field="request", description=f"{n - listed} more problems")
     packed = any_pb2.Any()
     packed.Pack(detail)
-    n = len(error.violations)
     message = f"{n} problem{'s' if n != 1 else ''}: " + "; ".join(
-        str(v) for v in error.violations[:5]
+        _clip(str(v), 100) for v in error.violations[:5]
     )
     if n > 5:
-        message += f"; … {n - 5} more in the details"
+        message += f"; … {n - 5} more"
     return rpc_status.to_status(
         status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=message, details=[packed])
     )
@@ -100,11 +123,23 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         skip_services: tuple[str, ...] = (),
         tokens: TokenChecker | None = None,
         deadline_cap: float = 10.0,
+        max_in_flight: int | None = None,
     ) -> None:
         self._cache: dict[str, grpc.RpcMethodHandler] = {}
         self._skip = skip_services
         self._tokens = tokens
         self._cap = deadline_cap
+        # The concurrency limit lives here, not in grpc's maximum_concurrent_rpcs, so that it
+        # counts only the settlement service: health probes are answered however busy we are.
+        self._limit = max_in_flight
+        self._in_flight = 0
+
+    def _enter(self) -> None:
+        if self._limit is not None and self._in_flight >= self._limit:
+            raise AtCapacity(
+                f"{self._in_flight} calls in flight, the limit of this replica; retry shortly"
+            )
+        self._in_flight += 1
 
     def _admit(self, context: grpc.aio.ServicerContext) -> None:
         """Authenticate the caller (when tokens are configured) and bind its name to the logs."""
@@ -165,8 +200,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             ctx = _request_context(request)
             structlog.contextvars.bind_contextvars(rpc=name, **ctx)
             code = "OK"
+            entered = False
             try:
                 self._admit(context)
+                self._enter()
+                entered = True
                 if context.time_remaining() is None:
                     try:
                         return await asyncio.wait_for(behavior(request, context), cap)
@@ -181,6 +219,8 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                     await context.abort(*abort)
                 raise
             finally:
+                if entered:
+                    self._in_flight -= 1
                 elapsed = time.perf_counter() - start
                 in_flight.dec()
                 handling.observe(elapsed)
@@ -200,8 +240,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             metrics.IN_FLIGHT.inc()
             structlog.contextvars.bind_contextvars(rpc=name)
             code = "OK"
+            entered = False
             try:
                 self._admit(context)
+                self._enter()
+                entered = True
                 async for response in behavior(request_iterator, context):
                     yield response
             except BaseException as e:  # noqa: BLE001 — every failure is mapped or logged
@@ -210,6 +253,8 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                     await context.abort(*abort)
                 raise
             finally:
+                if entered:
+                    self._in_flight -= 1
                 elapsed = time.perf_counter() - start
                 metrics.IN_FLIGHT.dec()
                 handling.observe(elapsed)

@@ -67,6 +67,9 @@ class RowTie(StrEnum):
     SUIT_OF_HIGHEST_CARD = "SUIT_OF_HIGHEST_CARD"
 
 
+MAX_UNIT_VALUE = 10**12  # minor units per scoring unit: ten billion in a two-decimal currency
+MAX_MONEY = 2**63 - 1  # every amount must fit the int64 money fields of the API
+
 FRONT_CLASSES = frozenset({HandClass.HIGH_CARD, HandClass.PAIR, HandClass.THREE_OF_A_KIND})
 DEFAULT_SUIT_ORDER: tuple[Suit, ...] = (Suit.SPADE, Suit.HEART, Suit.CLUB, Suit.DIAMOND)
 
@@ -442,7 +445,7 @@ def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
     )
     s.finish()
     m = r.obj("money")
-    money = Money(m.integer("unitValue", 100, minimum=1, maximum=10**12))
+    money = Money(m.integer("unitValue", 100, minimum=1, maximum=MAX_UNIT_VALUE))
     m.finish()
     c = r.obj("caps")
     caps = Caps(

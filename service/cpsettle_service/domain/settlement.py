@@ -12,10 +12,11 @@ from typing import NamedTuple, Sequence
 
 from .caps import cap_payment, settlement_order
 from .cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX, Card
-from .errors import Collector, InvalidInput
+from .errors import Collector, InvalidInput, Violation
 from .hands import HandClass, HandRank, evaluate_five, evaluate_three, highest_card
 from .naturals import Natural, holds, naturals_held
 from .profile import (
+    MAX_MONEY,
     FoulPenalty,
     NaturalEntry,
     RakeMode,
@@ -98,21 +99,21 @@ class RowResult(NamedTuple):
         a, b = self.first_player, self.second_player
         if not self.winner:
             assert self.first is not None and self.second is not None
-            return f"{label}: {a}'s {_name(self.first.hand)} ties {b}'s {_name(self.second.hand)} — push"
+            return f"{label}: {a}'s {self.first.hand.phrase} ties {b}'s {self.second.hand.phrase} — push"
         if self.winner == a:
             w, wr, l, lr = a, self.first, b, self.second
         else:
             w, wr, l, lr = b, self.second, a, self.first
         value = abs(self.units)
         if self.fouled:
-            hand = f"{w}'s {_name(wr.hand)}" if wr else f"{w}'s hand"
+            hand = f"{w}'s {wr.hand.phrase}" if wr else f"{w}'s hand"
             return f"{label}: {hand} wins against {l}'s fouled hand — {w} +{value}"
         assert wr is not None and lr is not None
         note = ""
         if self.tie_break:
             cw, cl = self.tie_break.split() if self.winner == a else self.tie_break.split()[::-1]
             note = f" (equal by rank; highest card {cw} against {cl})"
-        return f"{label}: {w}'s {_name(wr.hand)} beats {l}'s {_name(lr.hand)}{note} — {w} +{value}"
+        return f"{label}: {w}'s {wr.hand.phrase} beats {l}'s {lr.hand.phrase}{note} — {w} +{value}"
 
 
 class LineItem(NamedTuple):
@@ -658,8 +659,7 @@ def _best_natural(cards: Sequence[Card], profile: RuleProfile) -> Natural | None
 
 
 def _name(hand: HandRank) -> str:
-    n = hand.name
-    return n[0].lower() + n[1:]
+    return hand.phrase
 
 
 def _signed(units: int) -> str:
@@ -1151,6 +1151,13 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
                     _fouled_id(a, b) if pair.kind is _PAIRKIND_FOUL else "", pair.tie_breaks))
             )
             continue
+        if owed > MAX_MONEY:
+            raise InvalidInput([Violation(
+                "unitValue",
+                f"{payer_id} would owe {payee_id} {abs(units):,} units x {unit_value:,} = "
+                f"{owed:,} minor units, beyond the 64-bit money range; lower the stake or the "
+                "profile's multipliers",
+            )])
         if capped and (payer.stack is not None or payee.stack is not None):
             paid, cut = cap_payment(owed, payer, payee, caps)
         else:
@@ -1179,6 +1186,12 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     fantasyland = plan.fantasyland
     for p in order:
         money = p.received - p.paid
+        if not -MAX_MONEY <= money <= MAX_MONEY:
+            raise InvalidInput([Violation(
+                "unitValue",
+                f"{p.pid}'s net of {money:,} minor units is beyond the 64-bit money range; "
+                "lower the stake or the profile's multipliers",
+            )])
         net = money - p.rake
         total_rake += p.rake
         total_net += net

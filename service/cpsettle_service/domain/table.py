@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .errors import Collector, InvalidInput
-from .profile import ProfileRegistry, RuleProfile
+from .profile import MAX_UNIT_VALUE, ProfileRegistry, RuleProfile
 from .reader import Reader, describe
 
 
@@ -89,8 +89,11 @@ def resolve_profile(choice: ProfileChoice, registry: ProfileRegistry) -> RulePro
         except InvalidInput as e:
             errors.violations.extend(e.violations)
     if choice.unit_value is not None:
-        if choice.unit_value < 1:
-            errors.add("unitValue", f"must be at least 1 minor unit, got {choice.unit_value}")
+        if not 1 <= choice.unit_value <= MAX_UNIT_VALUE:
+            errors.add(
+                "unitValue",
+                f"must be 1 to {MAX_UNIT_VALUE:,} minor units, got {choice.unit_value}",
+            )
         elif profile is not None:
             profile = profile.with_unit_value(choice.unit_value)
     errors.raise_if_any()

@@ -11,6 +11,23 @@ import structlog
 _configured = False
 
 
+class _LateResponse(logging.Filter):
+    """grpc.aio logs an ERROR with a traceback when a handler's answer reaches a call that has
+    already ended (its deadline fired a moment earlier): nothing is lost — the client already
+    has DEADLINE_EXCEEDED — so it becomes one plain info line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if record.name.startswith("grpc.") and type(error).__name__ == "ExecuteBatchError":
+            original = record.getMessage()
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.msg = "response not sent: the call had already ended (%s)"
+            record.args = (original,)
+        return True
+
+
 def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> None:
     """Configure structlog for the process (idempotent; later calls reconfigure)."""
     global _configured
@@ -22,6 +39,24 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> Non
         if fmt == "console"
         else structlog.processors.JSONRenderer(sort_keys=False)
     )
+    # Libraries that log through the standard library (grpc's own errors) come out in the same
+    # form, on the same stream, instead of as bare text on stderr.
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(_LateResponse())
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.stdlib.add_log_level,
+                structlog.stdlib.add_logger_name,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.processors.format_exc_info,
+            ],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(logging.getLevelNamesMapping()[level.upper()])
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
