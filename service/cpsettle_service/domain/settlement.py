@@ -785,7 +785,7 @@ def _break_ties_by_suit(pair: _Pair, profile: RuleProfile) -> tuple[int, ...]:
     return (*xs, *ys)
 
 
-def _compare_rows(pair: _Pair, profile: RuleProfile) -> None:
+def _compare_rows(pair: _Pair, profile: RuleProfile, plan: _Plan | None = None) -> None:
     """Rows, majority and scoop bonuses, royalties; ``a`` or ``b`` may be fouled (SCOOPED)."""
     a, b = pair.a, pair.b
     a_fouled = a.status is _STATUS_FOULED
@@ -804,7 +804,9 @@ def _compare_rows(pair: _Pair, profile: RuleProfile) -> None:
     else:
         x0, x1, x2 = a.strengths
         y0, y1, y2 = b.strengths
-        if (x0 == y0 or x1 == y1 or x2 == y2) and _plan(profile).row_tie_suit:
+        if plan is None:
+            plan = _plan(profile)
+        if (x0 == y0 or x1 == y1 or x2 == y2) and plan.row_tie_suit:
             x0, x1, x2, y0, y1, y2 = _break_ties_by_suit(pair, profile)
         s0 = (x0 > y0) - (x0 < y0)
         s1 = (x1 > y1) - (x1 < y1)
@@ -819,7 +821,8 @@ def _compare_rows(pair: _Pair, profile: RuleProfile) -> None:
     pair.signs = signs
     pair.row_units = units
     items = pair.items
-    plan = _plan(profile)
+    if plan is None:
+        plan = _plan(profile)
     bonus = plan.majority_bonus
     if bonus:
         if won > lost and (won < 3 or plan.majority_on_scoop):
@@ -1109,7 +1112,7 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
             b = order[j]
             pair = _Pair(a, b)
             if a.status is _STATUS_REGULAR and b.status is _STATUS_REGULAR:
-                _compare_rows(pair, profile)
+                _compare_rows(pair, profile, plan)
             else:
                 _settle_pair(pair, profile)
             pairs.append(pair)
