@@ -18,16 +18,20 @@ Editable installs get no manifest: they run the source tree itself (the ``.pth``
 ``service/``, ...), which changes at every edit, and the service's check looks beside the package it
 imported -- the source tree -- so it reports a development install. See docs/INTEGRITY.md.
 
-Kept in step with ``service/cpsettle_service/integrity.py`` (the run-time check) and
-``scripts/manifest-digest`` (the auditor's tool); tests/integrity checks that all three agree.
+The definitions (canonical JSON, which files are the engine, the engine digest) are the run-time
+check's own: this hook loads ``service/cpsettle_service/integrity.py`` (standard library only)
+from the source tree, so the two cannot drift apart; tests/integrity checks that they agree with
+``scripts/manifest-digest`` (the auditor's tool) too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
+import sys
 import tempfile
 import zipfile
 from typing import Any
@@ -37,29 +41,22 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 MANIFEST_FORMAT = 1
 MANIFEST_PATH = "cpsettle_service/_manifest.json"
 PACKAGES = ("cpsettle", "cpsettle_client", "cpsettle_service")
-ENGINE_DIR = "cpsettle_service/domain/"
-PRESETS_DIR = "cpsettle_service/domain/presets/"
 
 
-def canonical_json(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+def _load_integrity() -> Any:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "service", "cpsettle_service", "integrity.py")
+    spec = importlib.util.spec_from_file_location("_cpsettle_integrity_for_build", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 
 
-def is_engine_file(path: str) -> bool:
-    """``cpsettle_service/domain/**/*.py`` and ``cpsettle_service/domain/presets/*.json``."""
-    if not path.startswith(ENGINE_DIR):
-        return False
-    if path.endswith(".py"):
-        return True
-    rest = path[len(PRESETS_DIR) :]
-    return path.startswith(PRESETS_DIR) and rest.endswith(".json") and "/" not in rest
-
-
-def engine_digest(pairs: list[tuple[str, str]]) -> str:
-    h = hashlib.sha256()
-    for path, sha in sorted(p for p in pairs if is_engine_file(p[0])):
-        h.update(f"{path}\0{sha}\n".encode("utf-8"))
-    return h.hexdigest()
+_integrity = _load_integrity()
+canonical_json = _integrity.canonical_json
+engine_digest = _integrity._engine_digest_of
 
 
 def _shipped(path: str) -> bool:
