@@ -180,25 +180,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         return wrapped
 
     def _wrap_unary(self, behavior: Any, service: str, name: str) -> Any:
-        started = metrics.STARTED.labels("unary", service, name)
-        handling = metrics.HANDLING.labels("unary", service, name)
-        in_flight = metrics.IN_FLIGHT
-        handled: dict[str, Any] = {}
+        book = _Bookkeeping(self, "unary", service, name)
         cap = self._cap
 
-        def handled_counter(code: str) -> Any:
-            c = handled.get(code)
-            if c is None:
-                c = handled[code] = metrics.HANDLED.labels("unary", service, name, code)
-            return c
-
         async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            start = time.perf_counter()
-            started.inc()
-            in_flight.inc()
-            structlog.contextvars.clear_contextvars()
-            ctx = _request_context(request)
-            structlog.contextvars.bind_contextvars(rpc=name, **ctx)
+            start = book.begin(_request_context(request))
             code = "OK"
             entered = False
             try:
@@ -219,26 +205,15 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                     await context.abort(*abort)
                 raise
             finally:
-                if entered:
-                    self._in_flight -= 1
-                elapsed = time.perf_counter() - start
-                in_flight.dec()
-                handling.observe(elapsed)
-                handled_counter(code).inc()
-                _log.info("rpc", method=name, code=code, duration_ms=round(elapsed * 1000, 3))
-                structlog.contextvars.clear_contextvars()
+                book.end(start, code, entered)
 
         return wrapper
 
     def _wrap_stream(self, behavior: Any, service: str, name: str) -> Any:
-        started = metrics.STARTED.labels("bidi_stream", service, name)
-        handling = metrics.HANDLING.labels("bidi_stream", service, name)
+        book = _Bookkeeping(self, "bidi_stream", service, name)
 
         async def wrapper(request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
-            start = time.perf_counter()
-            started.inc()
-            metrics.IN_FLIGHT.inc()
-            structlog.contextvars.bind_contextvars(rpc=name)
+            start = book.begin({})
             code = "OK"
             entered = False
             try:
@@ -253,16 +228,44 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                     await context.abort(*abort)
                 raise
             finally:
-                if entered:
-                    self._in_flight -= 1
-                elapsed = time.perf_counter() - start
-                metrics.IN_FLIGHT.dec()
-                handling.observe(elapsed)
-                metrics.HANDLED.labels("bidi_stream", service, name, code).inc()
-                _log.info("rpc", method=name, code=code, duration_ms=round(elapsed * 1000, 3))
-                structlog.contextvars.clear_contextvars()
+                book.end(start, code, entered)
 
         return wrapper
+
+
+class _Bookkeeping:
+    """One method's metrics, log context and canonical log line, around each call."""
+
+    __slots__ = ("owner", "kind", "service", "name", "started", "handling", "handled")
+
+    def __init__(self, owner: ServiceInterceptor, kind: str, service: str, name: str) -> None:
+        self.owner = owner
+        self.kind, self.service, self.name = kind, service, name
+        self.started = metrics.STARTED.labels(kind, service, name)
+        self.handling = metrics.HANDLING.labels(kind, service, name)
+        self.handled: dict[str, Any] = {}
+
+    def begin(self, context: dict[str, str]) -> float:
+        self.started.inc()
+        metrics.IN_FLIGHT.inc()
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(rpc=self.name, **context)
+        return time.perf_counter()
+
+    def end(self, start: float, code: str, entered: bool) -> None:
+        if entered:
+            self.owner._in_flight -= 1
+        elapsed = time.perf_counter() - start
+        metrics.IN_FLIGHT.dec()
+        self.handling.observe(elapsed)
+        counter = self.handled.get(code)
+        if counter is None:
+            counter = self.handled[code] = metrics.HANDLED.labels(
+                self.kind, self.service, self.name, code
+            )
+        counter.inc()
+        _log.info("rpc", method=self.name, code=code, duration_ms=round(elapsed * 1000, 3))
+        structlog.contextvars.clear_contextvars()
 
 
 def _request_context(request: Any) -> dict[str, str]:
