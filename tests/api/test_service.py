@@ -345,3 +345,35 @@ def test_a_request_with_fields_the_schema_does_not_know_is_refused(
     with pytest.raises(SettlementError) as e:
         client.settle(request)
     assert "players[2]" in violations(e)
+
+
+def test_reflection_is_off_by_default_and_on_behind_the_setting(tmp_path: Path, server: Any) -> None:
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    from tests.conftest import start_server, stop_server
+
+    def services(address: str) -> Any:
+        with grpc.insecure_channel(address) as channel:
+            stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+            request = reflection_pb2.ServerReflectionRequest(list_services="")
+            return [r for r in stub.ServerReflectionInfo(iter([request]), timeout=5)]
+
+    with pytest.raises(grpc.RpcError) as e:
+        services(server.address)
+    assert e.value.code() is grpc.StatusCode.UNIMPLEMENTED
+    handle = start_server(tmp_path / "r.sock", reflection=True)
+    try:
+        names = {s.name for s in services(handle.address)[0].list_services_response.service}
+    finally:
+        stop_server(handle)
+    assert "cpsettle.v1.SettlementService" in names and "grpc.health.v1.Health" in names
+
+
+def test_the_same_overrides_resolve_once(client: SettlementClient) -> None:
+    request = table("western", profileOverrides={"caps": {"wins": False}})
+    first = client.settle(request).settlement
+    second = client.settle(request).settlement
+    assert first.profile.digest == second.profile.digest
+    assert first.profile.source == "builtin+overrides"
+    changed = table("western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "NONE"}})
+    assert client.settle(changed).settlement.profile.digest != first.profile.digest

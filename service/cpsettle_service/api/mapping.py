@@ -56,16 +56,42 @@ def profile_to_proto(profile: RuleProfile, out: profile_pb2.RuleProfile | None =
     return out
 
 
+class LazyChoice:
+    """A request's profile choice: a cache key now, the domain's ProfileChoice only if needed.
+
+    The key is the choice's content (deterministic bytes of an inline profile or overrides), so
+    a table that sends the same overrides every hand has its profile resolved once.
+    """
+
+    __slots__ = ("key", "_args")
+
+    def __init__(
+        self, preset: str, has_profile: bool, profile: profile_pb2.RuleProfile,
+        has_overrides: bool, overrides: Message, unit_value: int | None,
+    ) -> None:
+        self.key = (
+            preset,
+            profile.SerializeToString(deterministic=True) if has_profile else None,
+            overrides.SerializeToString(deterministic=True) if has_overrides else None,
+            unit_value,
+        )
+        self._args = (has_profile, profile, has_overrides, overrides)
+
+    def build(self) -> ProfileChoice:
+        has_profile, profile, has_overrides, overrides = self._args
+        return ProfileChoice(
+            preset=self.key[0],
+            profile=profile_dict_from_proto(profile) if has_profile else None,
+            overrides=json_format.MessageToDict(overrides) if has_overrides else None,
+            unit_value=self.key[3],
+        )
+
+
 def profile_choice(
     preset: str, has_profile: bool, profile: profile_pb2.RuleProfile, has_overrides: bool,
     overrides: Message, unit_value: int | None,
-) -> ProfileChoice:
-    return ProfileChoice(
-        preset=preset,
-        profile=profile_dict_from_proto(profile) if has_profile else None,
-        overrides=json_format.MessageToDict(overrides) if has_overrides else None,
-        unit_value=unit_value,
-    )
+) -> LazyChoice:
+    return LazyChoice(preset, has_profile, profile, has_overrides, overrides, unit_value)
 
 
 def _player(p: pb.Player) -> PlayerInput:
@@ -105,7 +131,7 @@ def _check_known(req: pb.SettleRequest) -> None:
         raise InvalidInput(problems)
 
 
-def request_to_domain(req: pb.SettleRequest) -> tuple[Table, ProfileChoice]:
+def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
     _check_known(req)
     table = Table(
         players=tuple(_player(p) for p in req.players),

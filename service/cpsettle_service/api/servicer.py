@@ -60,33 +60,32 @@ def profile_digest(profile: RuleProfile) -> str:
 
 
 class ProfileResolver:
-    """Resolves a request's profile choice, caching the common case (a name and a stake)."""
+    """Resolves a request's profile choice; the result is cached by the choice's content."""
 
     def __init__(self, registry: ProfileRegistry, cache_size: int = 512) -> None:
         self.registry = registry
-        self._cache: OrderedDict[tuple[str, int | None], tuple[RuleProfile, str, str]] = (
-            OrderedDict()
-        )
+        self._cache: OrderedDict[Any, tuple[RuleProfile, str, str]] = OrderedDict()
         self._size = cache_size
 
-    def resolve(self, choice: ProfileChoice) -> tuple[RuleProfile, str, str]:
-        """(profile, digest, source)."""
-        simple = choice.profile is None and not choice.overrides and choice.preset
-        if simple:
-            key = (choice.preset, choice.unit_value)
+    def resolve(self, choice: ProfileChoice | mapping.LazyChoice) -> tuple[RuleProfile, str, str]:
+        """(profile, digest, source); ``InvalidInput`` when the choice cannot be resolved."""
+        key = choice.key if isinstance(choice, mapping.LazyChoice) else None
+        if key is not None:
             hit = self._cache.get(key)
             if hit is not None:
                 return hit
+        if isinstance(choice, mapping.LazyChoice):
+            choice = choice.build()
         profile = resolve_profile(choice, self.registry)
         if choice.profile is not None:
             source = "inline"
         else:
             entry = self.registry.entry(choice.preset)
             source = entry.source if entry else "inline"
-            if choice.overrides:
-                source += "+overrides"
+        if choice.overrides:
+            source += "+overrides"
         result = (profile, profile_digest(profile), source)
-        if simple:
+        if key is not None:
             self._cache[key] = result
             if len(self._cache) > self._size:
                 self._cache.popitem(last=False)
