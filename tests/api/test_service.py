@@ -369,7 +369,7 @@ def test_reflection_is_off_by_default_and_on_behind_the_setting(tmp_path: Path, 
     assert "cpsettle.v1.SettlementService" in names and "grpc.health.v1.Health" in names
 
 
-def test_the_same_overrides_resolve_once(client: SettlementClient) -> None:
+def test_repeated_overrides_give_the_same_profile_digest(client: SettlementClient) -> None:
     request = table("western", profileOverrides={"caps": {"wins": False}})
     first = client.settle(request).settlement
     second = client.settle(request).settlement
