@@ -79,10 +79,14 @@ class LazyChoice:
 
     def build(self) -> ProfileChoice:
         has_profile, profile, has_overrides, overrides = self._args
+        try:
+            over = json_format.MessageToDict(overrides) if has_overrides else None
+        except ValueError as e:  # NaN / Infinity in a Struct number
+            raise InvalidInput([Violation("profileOverrides", f"is not valid JSON: {e}")]) from None
         return ProfileChoice(
             preset=self.key[0],
             profile=profile_dict_from_proto(profile) if has_profile else None,
-            overrides=json_format.MessageToDict(overrides) if has_overrides else None,
+            overrides=over,
             unit_value=self.key[3],
         )
 

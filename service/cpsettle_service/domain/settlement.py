@@ -471,8 +471,11 @@ def _arranged_player(inp: PlayerInput, profile: RuleProfile, plan: _Plan) -> _Pl
         return None
     p = _Player(inp)
     p.cards13 = idxs
+    try:
+        _evaluate_rows(p, profile, plan)
+    except ValueError:  # a card twice in one row: the table's one-deck check will name it
+        return None
     p.evaluated = True
-    _evaluate_rows(p, profile, plan)
     return p
 
 
@@ -547,6 +550,11 @@ def _evaluate(p: _Player, profile: RuleProfile, errors: Collector, index: int) -
     if not declared and not detect:
         if inp.front is not None:
             _evaluate_rows(p, profile, plan)
+        else:
+            errors.add(
+                f"players[{index}].cards",
+                "13 loose cards without a declared natural: send an arrangement",
+            )
         return
     naturals = profile.naturals
     cards = [CARD_BY_SPELLING[c] for c in p.cards13]
