@@ -121,7 +121,9 @@ class Backend:
         except SettlementError as e:
             code = EXIT_INVALID if e.violations or e.code.name in (
                 "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED") else EXIT_UNAVAILABLE
-            raise CliError(f"{e.code.name}: {e.message}", e.violations, code) from None
+            message = (f"{e.code.name}: the request was rejected ({len(e.violations)} problems)"
+                       if e.violations else f"{e.code.name}: {e.message}")
+            raise CliError(message, e.violations, code) from None
 
 
 def load_signing_key(path: str | None) -> Any:

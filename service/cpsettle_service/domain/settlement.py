@@ -99,7 +99,8 @@ class RowResult(NamedTuple):
         a, b = self.first_player, self.second_player
         if not self.winner:
             assert self.first is not None and self.second is not None
-            return f"{label}: {a}'s {self.first.hand.phrase} ties {b}'s {self.second.hand.phrase} — push"
+            return (f"{label}: {a}'s {_clause(self.first.hand.phrase)} ties {b}'s "
+                    f"{self.second.hand.phrase} — push")
         if self.winner == a:
             w, wr, l, lr = a, self.first, b, self.second
         else:
@@ -113,7 +114,8 @@ class RowResult(NamedTuple):
         if self.tie_break:
             cw, cl = self.tie_break.split() if self.winner == a else self.tie_break.split()[::-1]
             note = f" (equal by rank; highest card {cw} against {cl})"
-        return f"{label}: {w}'s {wr.hand.phrase} beats {l}'s {lr.hand.phrase}{note} — {w} +{value}"
+        return (f"{label}: {w}'s {_clause(wr.hand.phrase)} beats {l}'s {lr.hand.phrase}{note} "
+                f"— {w} +{value}")
 
 
 class LineItem(NamedTuple):
@@ -665,6 +667,12 @@ def _best_natural(cards: Sequence[Card], profile: RuleProfile) -> Natural | None
 
 
 # --------------------------------------------------------------------------- texts
+
+
+def _clause(phrase: str) -> str:
+    """A hand name that has its own comma gets a closing one ("full house, kings full of
+    threes, beats …")."""
+    return phrase + "," if "," in phrase else phrase
 
 
 def _name(hand: HandRank) -> str:
