@@ -158,3 +158,51 @@ def test_development_install_starts_when_no_manifest_is_required(tmp_path: Path)
             proc.send_signal(signal.SIGTERM)
     code, out, _ = finish(proc, 15)
     assert code == 0, out
+
+
+def _verify(address: str, nonce: bytes) -> Any:
+    import grpc
+
+    from cpsettle.v1 import settlement_pb2, settlement_pb2_grpc
+
+    with grpc.insecure_channel(address) as channel:
+        stub = settlement_pb2_grpc.SettlementServiceStub(channel)
+        return stub.VerifyIntegrity(settlement_pb2.VerifyIntegrityRequest(nonce=nonce), timeout=10)
+
+
+def test_verify_integrity_attests_the_installed_manifest(site: Path, wheel: Any,
+                                                         tmp_path: Path) -> None:
+    """A regulator's check: HMAC(nonce, certified manifest digest) from the running service."""
+    import hashlib
+    import hmac
+    import secrets
+
+    sock = tmp_path / "v.sock"
+    proc = start(site, str(site), sock, CPSETTLE_REQUIRE_MANIFEST="true")
+    nonce = secrets.token_bytes(32)
+    try:
+        wait_serving(f"unix://{sock}", proc)
+        reply = _verify(f"unix://{sock}", nonce)
+        other = _verify(f"unix://{sock}", secrets.token_bytes(32))
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        finish(proc, 15)
+    certified = hashlib.sha256(wheel.manifest_bytes()).hexdigest()  # computed from the wheel
+    assert reply.intact and list(reply.problems) == []
+    assert reply.manifest_digest == certified and reply.files_checked > 0
+    assert reply.engine_digest == wheel.manifest()["engine_digest"]
+    assert reply.attestation == hmac.new(nonce, certified.encode(), hashlib.sha256).hexdigest()
+    assert other.attestation != reply.attestation  # a fresh nonce, a fresh answer
+
+
+def test_verify_integrity_on_a_development_install_and_bad_nonces(server: Any) -> None:
+    import grpc
+
+    reply = _verify(server.address, b"n" * 16)
+    assert not reply.intact and reply.attestation == ""
+    assert any("development" in p for p in reply.problems)
+    for nonce in (b"", b"short", b"x" * 65):
+        with pytest.raises(grpc.RpcError) as e:
+            _verify(server.address, nonce)
+        assert e.value.code() is grpc.StatusCode.INVALID_ARGUMENT
