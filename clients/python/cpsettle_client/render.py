@@ -56,8 +56,10 @@ def settlement(s: pb.Settlement) -> str:
         out.append(f"  {pr.text}")
     if s.rake:
         out += ["", f"Rake to the house: {s.rake}"]
-    if s.settlement_id if hasattr(s, "settlement_id") else False:
-        out += ["", f"Settlement id {s.settlement_id}"]
+    if s.settlement_id:
+        signed = "unsigned" if s.signature.algorithm in ("", "NONE") else (
+            f"signed by key {s.signature.key_id!r}")
+        out += ["", f"Settlement id {s.settlement_id} ({signed}, issued {s.issued_at})"]
     return "\n".join(out)
 
 

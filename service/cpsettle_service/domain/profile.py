@@ -22,7 +22,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .cards import Rank, Suit
-from .errors import Collector, InvalidInput
+from .errors import Collector, InvalidInput, Violation
 from .hands import HandClass, HandRank, Wheel
 from .naturals import Natural
 from .reader import Reader, parse_enum
@@ -597,14 +597,8 @@ def apply_overrides(
     The result is validated as a whole; problems are reported under ``path``.
     """
     if not isinstance(overrides, Mapping):
-        raise InvalidInput([_violation(path, "must be an object")])
+        raise InvalidInput([Violation(path, "must be an object")])
     return profile_from_dict(_merge(profile_to_dict(profile), overrides), path)
-
-
-def _violation(path: str, reason: str) -> Any:
-    from .errors import Violation
-
-    return Violation(path, reason)
 
 
 # --------------------------------------------------------------------------- presets
@@ -653,8 +647,6 @@ class ProfileRegistry:
         reuse the name of another profile.
         """
         from pathlib import Path
-
-        from .errors import Violation
 
         entries = dict(self._entries)
         problems: list[Violation] = []
