@@ -70,12 +70,7 @@ def _shipped(path: str) -> bool:
     )
 
 
-def _sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 16), b""):
-            h.update(block)
-    return h.hexdigest()
+_sha256_file = _integrity._sha256_file
 
 
 class IntegrityManifestHook(BuildHookInterface):

@@ -100,14 +100,22 @@ def invalid_argument_status(error: InvalidInput) -> grpc.Status:
         detail.field_violations.add(field="request", description=f"{n - listed} more problems")
     packed = any_pb2.Any()
     packed.Pack(detail)
+    return rpc_status.to_status(
+        status_pb2.Status(
+            code=code_pb2.INVALID_ARGUMENT, message=invalid_message(error), details=[packed]
+        )
+    )
+
+
+def invalid_message(error: InvalidInput) -> str:
+    """The one-line summary of rejected input: the first five problems and how many more."""
+    n = len(error.violations)
     message = f"{n} problem{'s' if n != 1 else ''}: " + "; ".join(
         _clip(str(v), 100) for v in error.violations[:5]
     )
     if n > 5:
         message += f"; … {n - 5} more"
-    return rpc_status.to_status(
-        status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=message, details=[packed])
-    )
+    return message
 
 
 def _split(method: str) -> tuple[str, str]:

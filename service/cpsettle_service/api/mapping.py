@@ -246,15 +246,23 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement) -> pb.Settlement:
     return out
 
 
+def nets_from_proto(
+    items: Any, path: str, problems: list[Violation]
+) -> dict[str, int]:
+    """``ProposedPayout`` messages as player -> net money; a player named twice is a problem."""
+    nets: dict[str, int] = {}
+    for i, p in enumerate(items):
+        if p.player_id in nets:
+            problems.append(Violation(f"{path}[{i}].playerId", f"{p.player_id!r} is given twice"))
+        nets[p.player_id] = p.net_money
+    return nets
+
+
 def payouts_from_proto(
     req: pb.ValidatePayoutsRequest,
 ) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
     problems: list[Violation] = []
-    proposed: dict[str, int] = {}
-    for i, p in enumerate(req.proposed):
-        if p.player_id in proposed:
-            problems.append(Violation(f"proposed[{i}].playerId", f"{p.player_id!r} is proposed twice"))
-        proposed[p.player_id] = p.net_money
+    proposed = nets_from_proto(req.proposed, "proposed", problems)
     pairs: dict[tuple[str, str], int] = {}
     for i, p in enumerate(req.proposed_pairs):
         key = (p.first, p.second)

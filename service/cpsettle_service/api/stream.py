@@ -32,7 +32,8 @@ from ..domain.errors import InvalidInput, Violation
 from ..domain.settlement import check_payouts
 from ..observability import metrics
 from ..observability.logging import get_logger
-from .interceptors import reason_class
+from .interceptors import invalid_message, reason_class
+from .mapping import nets_from_proto
 
 MAX_ITEMS_PER_BATCH = 1000
 # The default server sends messages of up to 4 x CPSETTLE_MAX_MESSAGE_BYTES (1 MiB) = 4 MiB.
@@ -60,22 +61,9 @@ def _error(out: pb.AuditResult, code: str, message: str,
     del out.checks[:]
 
 
-def invalid_message(error: InvalidInput) -> str:
-    """The same one-line summary the unary calls carry in their status message."""
-    n = len(error.violations)
-    text = f"{n} problem{'s' if n != 1 else ''}: " + "; ".join(str(v) for v in error.violations[:5])
-    if n > 5:
-        text += f"; … {n - 5} more in the violations"
-    return text
-
-
 def _paid(item: pb.AuditItem) -> dict[str, int]:
-    paid: dict[str, int] = {}
-    problems = []
-    for i, p in enumerate(item.paid):
-        if p.player_id in paid:
-            problems.append(Violation(f"paid[{i}].playerId", f"{p.player_id!r} is paid twice"))
-        paid[p.player_id] = p.net_money
+    problems: list[Violation] = []
+    paid = nets_from_proto(item.paid, "paid", problems)
     if problems:
         raise InvalidInput(problems)
     return paid
