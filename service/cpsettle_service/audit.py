@@ -29,6 +29,7 @@ from typing import Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from .api import wire
 from .config import Settings
 from .integrity import ENGINE_VERSION, engine_digest
 
@@ -118,60 +119,65 @@ class Sealer:
         self.engine_digest = engine_digest()
         self._clock = clock
 
-    def seal(self, s: pb.Settlement, request: pb.SettleRequest, settlement: Any = None) -> None:
-        """Fill the digests, the time and the signature of ``s`` (built from ``request``)."""
+    def seal(self, body: bytes, request: pb.SettleRequest, profile_digest: str,
+             settlement: Any) -> bytes:
+        """The whole ``Settlement`` bytes: ``body`` (its fields 1-9, written by
+        ``api.wire.settlement_body`` from ``settlement``, answering ``request``) followed by the
+        ids and digests, the time of issue and the signature; logs ``settlement.issued``."""
         request_bytes = request.SerializeToString(deterministic=True)
         request_digest = sha256_hex(request_bytes)
-        s.request_digest = request_digest
-        s.engine_version = self.engine_version
-        s.engine_digest = self.engine_digest
-        s.settlement_id = settlement_id(request_digest, s.profile.digest, self.engine_version)
-        # Nothing of settlement_digest / issued_at / signature is set yet: serialize directly.
-        digest = sha256_hex(s.SerializeToString(deterministic=True))
-        s.settlement_digest = digest
-        issued_at = s.issued_at = self._clock()
-        sig = s.signature
-        if self.key is None:
-            sig.algorithm = UNSIGNED
+        sid = settlement_id(request_digest, profile_digest, self.engine_version)
+        content = body + wire.audit_fields(sid, request_digest, self.engine_version,
+                                           self.engine_digest)
+        # Fields in number order and settlement_digest, issued_at, signature not yet written:
+        # these are the bytes content_bytes() gives back from the finished message.
+        digest = sha256_hex(content)
+        issued_at = self._clock()
+        key = self.key
+        if key is None:
+            tail = wire.seal_fields(digest, issued_at, UNSIGNED, "", "")
         else:
-            sig.algorithm = ALGORITHM
-            sig.key_id = self.key.key_id
-            sig.value = self.key.sign(signed_bytes(digest, issued_at, self.key.key_id))
+            value = key.sign(signed_bytes(digest, issued_at, key.key_id))
+            tail = wire.seal_fields(digest, issued_at, ALGORITHM, key.key_id, value)
         if self.log is not None:
-            self._issued(s, request_bytes, settlement)
+            self._issued(settlement, sid, digest, request_digest, profile_digest, issued_at,
+                         request_bytes)
+        return content + tail
 
-    def _issued(self, s: pb.Settlement, request_bytes: bytes, settlement: Any) -> None:
+    def _issued(self, settlement: Any, sid: str, digest: str, request_digest: str,
+                profile_digest: str, issued_at: str, request_bytes: bytes) -> None:
+        c = settlement.context
+        profile = settlement.profile
+        players = settlement.players
         event: dict[str, Any] = {
-            "hand_id": s.context.hand_id,
-            "table_id": s.context.table_id,
-            "round_id": s.context.round_id,
-            "dealer_id": s.context.dealer_id,
-            "settlement_id": s.settlement_id,
-            "settlement_digest": s.settlement_digest,
-            "request_digest": s.request_digest,
-            "profile": s.profile.name,
-            "profile_version": s.profile.version,
-            "profile_digest": s.profile.digest,
-            "engine_version": s.engine_version,
-            "engine_digest": s.engine_digest,
-            "issued_at": s.issued_at,
-            "signed": s.signature.algorithm == ALGORITHM,
-            "key_id": s.signature.key_id,
-            "unit_value": s.unit_value,
-            "rake": s.rake,
+            "hand_id": c.hand_id,
+            "table_id": c.table_id,
+            "round_id": c.round_id,
+            "dealer_id": c.dealer_id,
+            "settlement_id": sid,
+            "settlement_digest": digest,
+            "request_digest": request_digest,
+            "profile": profile.name,
+            "profile_version": profile.version,
+            "profile_digest": profile_digest,
+            "engine_version": self.engine_version,
+            "engine_digest": self.engine_digest,
+            "issued_at": issued_at,
+            "signed": self.key is not None,
+            "key_id": self.key.key_id if self.key is not None else "",
+            "unit_value": settlement.unit_value,
+            "rake": settlement.rake,
+            "nets": {p.player_id: p.net_money for p in players},
+            "net_units": {p.player_id: p.net_units for p in players},
+            "fouls": [p.player_id for p in players if p.fouled],
+            "naturals": {p.player_id: str(p.natural) for p in players if p.natural},
+            "surrenders": [p.player_id for p in players if p.surrendered],
+            "caps": [
+                {"payer": pr.payer, "payee": pr.payee, "owed": pr.owed, "paid": pr.paid,
+                 "cap": pr.cap}
+                for pr in settlement.pairs if pr.cap
+            ],
         }
-        source = settlement if settlement is not None else s  # domain objects read faster
-        players = source.players
-        event["nets"] = {p.player_id: p.net_money for p in players}
-        event["net_units"] = {p.player_id: p.net_units for p in players}
-        event["fouls"] = [p.player_id for p in players if p.fouled]
-        event["naturals"] = {p.player_id: str(p.natural) for p in players if p.natural}
-        event["surrenders"] = [p.player_id for p in players if p.surrendered]
-        event["caps"] = [
-            {"payer": pr.payer, "payee": pr.payee, "owed": pr.owed, "paid": pr.paid,
-             "cap": pr.cap}
-            for pr in source.pairs if pr.cap
-        ]
         if self.include_request:
             # The exact request bytes (cards included): `cpsettle replay` reads them back.
             event["request"] = base64.b64encode(request_bytes).decode("ascii")

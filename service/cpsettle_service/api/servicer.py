@@ -17,7 +17,7 @@ from ..domain.profile import ProfileRegistry, RuleProfile, profile_to_dict
 from ..domain.settlement import check_payouts, evaluate_hand, settle
 from ..domain.table import ProfileChoice, resolve_profile
 from ..observability import metrics
-from . import mapping
+from . import mapping, wire
 from .interceptors import NotFound
 
 SERVICE_NAME = "cpsettle.v1.SettlementService"
@@ -111,34 +111,37 @@ class SettlementServicer:
         self.resolver = resolver
         self.sealer = sealer
 
-    def _settle(self, request: Any, out: pb.Settlement) -> Any:
+    def settlement_wire(self, request: Any) -> tuple[bytes, Any]:
+        """The ``Settlement`` message as bytes (sealed when there is a sealer) and the domain
+        settlement it was written from."""
         if type(request) is Malformed:
             raise request.invalid()
         table, choice = mapping.request_to_domain(request)
         profile, digest, source = self.resolver.resolve(choice)
         settlement = settle(table, profile)
-        mapping.settlement_to_proto(settlement, out)
-        out.profile.digest = digest
-        out.profile.source = source
+        data = wire.settlement_body(settlement, digest, source)
         if self.sealer is not None:
-            self.sealer.seal(out, request, settlement)
+            data = self.sealer.seal(data, request, digest, settlement)
         _record(settlement)
-        return settlement
+        return data, settlement
 
     # Plain functions: the async RPC methods below and the CLI's --local mode both use them,
     # so a local settlement is byte for byte what the server would answer.
 
+    def settle_wire(self, request: Any) -> bytes:
+        """The ``SettleResponse`` bytes the Settle RPC sends."""
+        return wire.settle_response(self.settlement_wire(request)[0])
+
     def settle_response(self, request: Any) -> pb.SettleResponse:
-        response = pb.SettleResponse()
-        self._settle(request, response.settlement)
-        return response
+        return pb.SettleResponse.FromString(self.settle_wire(request))
 
     def validate_response(self, request: Any) -> pb.ValidatePayoutsResponse:
         if type(request) is Malformed:
             raise request.invalid()
         response = pb.ValidatePayoutsResponse()
         proposed, pairs = mapping.payouts_from_proto(request)
-        settlement = self._settle(request.request, response.settlement)
+        data, settlement = self.settlement_wire(request.request)
+        response.settlement.MergeFromString(data)
         report = check_payouts(settlement, proposed, pairs)
         mapping.payout_report_to_proto(report, response)
         if not report.all_match:
@@ -215,8 +218,8 @@ class SettlementServicer:
     ) -> pb.VerifyIntegrityResponse:
         return self.integrity_response(request)
 
-    async def Settle(self, request: Any, context: grpc.aio.ServicerContext) -> pb.SettleResponse:
-        return self.settle_response(request)
+    async def Settle(self, request: Any, context: grpc.aio.ServicerContext) -> bytes:
+        return self.settle_wire(request)
 
     async def ValidatePayouts(
         self, request: Any, context: grpc.aio.ServicerContext
@@ -270,7 +273,8 @@ def generic_handler(
 
     def unary(method: Any, req: type[Message], resp: type[Message]) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
-            method, request_deserializer=tolerant(req), response_serializer=resp.SerializeToString
+            method, request_deserializer=tolerant(req),
+            response_serializer=wire.passthrough(resp.SerializeToString),
         )
 
     handlers = {
@@ -291,7 +295,7 @@ def generic_handler(
         "SettleStream": grpc.stream_stream_rpc_method_handler(
             settle_stream,
             request_deserializer=tolerant(pb.SettleBatch),
-            response_serializer=pb.SettleBatchResult.SerializeToString,
+            response_serializer=wire.passthrough(pb.SettleBatchResult.SerializeToString),
         ),
     }
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)

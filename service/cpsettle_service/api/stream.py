@@ -33,6 +33,7 @@ from ..domain.settlement import check_payouts
 from ..observability import metrics
 from ..observability.logging import get_logger
 from .interceptors import invalid_message, reason_class
+from . import wire
 from .mapping import nets_from_proto
 
 MAX_ITEMS_PER_BATCH = 1000
@@ -51,14 +52,12 @@ _log = get_logger("cpsettle.stream")
 
 def _error(out: pb.AuditResult, code: str, message: str,
            violations: list[Violation] | tuple[Violation, ...] = ()) -> None:
-    """Set ``out``'s outcome to an error (the oneof drops any settlement already filled)."""
+    """Set ``out``'s outcome to an error."""
     err = out.error
     err.code = code
     err.message = message
     for v in violations:
         err.violations.add(field=v.field, reason=v.reason)
-    out.all_match = False
-    del out.checks[:]
 
 
 def _paid(item: pb.AuditItem) -> dict[str, int]:
@@ -69,30 +68,37 @@ def _paid(item: pb.AuditItem) -> dict[str, int]:
     return paid
 
 
-def _as_validation(result: pb.AuditResult) -> pb.ValidatePayoutsResponse:
+def _as_validation(ref: str, settlement: bytes, checks: Any, all_match: bool
+                   ) -> pb.ValidatePayoutsResponse:
     """What the sealer's payout log reads: the ids, the settlement id, the checks."""
-    response = pb.ValidatePayoutsResponse(all_match=result.all_match)
-    s = result.settlement
+    response = pb.ValidatePayoutsResponse(all_match=all_match)
+    s = pb.Settlement.FromString(settlement)
     response.settlement.context.CopyFrom(s.context)
     response.settlement.settlement_id = s.settlement_id
-    response.players.extend(result.checks)
+    response.players.extend(checks)
     return response
 
 
-def audit_item(servicer: Any, item: pb.AuditItem, out: pb.AuditResult) -> None:
-    """Settle one hand into ``out`` and check the recorded payouts; errors stay in ``out``."""
-    out.ref = item.ref
+_REF = wire.text_field(1)
+_SETTLEMENT = wire.message_field(2)
+_RESULT = wire.message_field(1)
+
+
+def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
+    """One hand's ``AuditResult`` as bytes: the settlement and the check of the recorded
+    payouts, or the hand's error."""
     try:
         paid = _paid(item) if item.paid else None  # before settling, as ValidatePayouts does
-        settlement = servicer._settle(item.request, out.settlement)
+        data, settlement = servicer.settlement_wire(item.request)
+        rest = pb.AuditResult()
         if paid is not None:
             report = check_payouts(settlement, paid)
             for c in report.players:
-                out.checks.add(
+                rest.checks.add(
                     player_id=c.player_id, expected=c.expected, proposed=c.proposed,
                     difference=c.difference, matches=c.matches, explanation=c.explanation,
                 )
-            out.all_match = report.all_match
+            rest.all_match = report.all_match
             if not report.all_match:
                 metrics.PAYOUT_MISMATCHES.inc()
                 # The audit-log event ValidatePayouts writes for a mismatch. Matching hands get
@@ -100,22 +106,28 @@ def audit_item(servicer: Any, item: pb.AuditItem, out: pb.AuditResult) -> None:
                 # already there for each), and the caller's report lists them anyway.
                 sealer = servicer.sealer
                 if sealer is not None:
-                    sealer.payouts_checked(_as_validation(out), report)
+                    sealer.payouts_checked(
+                        _as_validation(item.ref, data, rest.checks, rest.all_match), report)
         else:
-            out.all_match = True
+            rest.all_match = True
+        # Fields in number order: ref (1), settlement (2), then all_match (4) and checks (5).
+        return _REF(item.ref) + _SETTLEMENT(data) + rest.SerializeToString(deterministic=True)
     except InvalidInput as e:
         for v in e.violations:
             metrics.VALIDATION_ERRORS.labels(reason_class(v.field, v.reason)).inc()
+        out = pb.AuditResult(ref=item.ref)
         _error(out, INVALID_ARGUMENT, invalid_message(e), e.violations)
     except Exception as e:  # noqa: BLE001 — one hand's failure must not end the stream
         _log.error("stream.item_failed", ref=item.ref[:128], exc_info=e)
+        out = pb.AuditResult(ref=item.ref)
         _error(out, INTERNAL, "internal error")
+    return out.SerializeToString(deterministic=True)
 
 
-def batch_error(out: pb.SettleBatchResult, code: str, message: str,
+def batch_error(code: str, message: str,
                 violations: list[Violation] | tuple[Violation, ...] = ()) -> pb.SettleBatchResult:
     """Answer a whole batch with one error result (empty ref)."""
-    del out.results[:]
+    out = pb.SettleBatchResult()
     _error(out.results.add(), code, message, violations)
     return out
 
@@ -133,31 +145,29 @@ def _batch_problem(batch: Any, max_items: int) -> tuple[str, str, list[Violation
     return None
 
 
-def _too_big(result: pb.SettleBatchResult, max_result_bytes: int | None) -> pb.SettleBatchResult:
-    if max_result_bytes is None:
-        return result
-    size = result.ByteSize()
-    if size <= max_result_bytes:
-        return result
-    n = len(result.results)
+def _result(results: list[bytes], max_result_bytes: int | None) -> bytes | pb.SettleBatchResult:
+    """The ``SettleBatchResult`` bytes of ``results``, or a batch error if they are too big."""
+    data = b"".join([_RESULT(r) for r in results])
+    size = len(data)
+    if max_result_bytes is None or size <= max_result_bytes:
+        return data
+    n = len(results)
     v = Violation(
         "items",
         f"the results of these {n} hands take {size} bytes, over the server's message limit of "
         f"{max_result_bytes} bytes: send fewer hands per batch",
     )
-    return batch_error(pb.SettleBatchResult(), RESOURCE_EXHAUSTED, str(v), [v])
+    return batch_error(RESOURCE_EXHAUSTED, str(v), [v])
 
 
 def settle_batch(servicer: Any, batch: Any, *, max_items: int = MAX_ITEMS_PER_BATCH,
                  max_result_bytes: int | None = None) -> pb.SettleBatchResult:
     """One batch, synchronously: what the stream answers for it (``--local`` audits use this)."""
-    out = pb.SettleBatchResult()
     problem = _batch_problem(batch, max_items)
     if problem is not None:
-        return batch_error(out, *problem)
-    for item in batch.items:
-        audit_item(servicer, item, out.results.add())
-    return _too_big(out, max_result_bytes)
+        return batch_error(*problem)
+    answer = _result([audit_item(servicer, item) for item in batch.items], max_result_bytes)
+    return pb.SettleBatchResult.FromString(answer) if type(answer) is bytes else answer
 
 
 async def settle_stream(
@@ -167,18 +177,18 @@ async def settle_stream(
     *,
     max_items: int = MAX_ITEMS_PER_BATCH,
     max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
-) -> AsyncIterator[pb.SettleBatchResult]:
+) -> AsyncIterator[bytes | pb.SettleBatchResult]:
     """The SettleStream handler: one result per batch, in order, one batch at a time."""
     async for batch in request_iterator:
-        out = pb.SettleBatchResult()
         problem = _batch_problem(batch, max_items)
         if problem is not None:
-            yield batch_error(out, *problem)
+            yield batch_error(*problem)
             continue
+        results = []
         for i, item in enumerate(batch.items):
-            audit_item(servicer, item, out.results.add())
+            results.append(audit_item(servicer, item))
             if i % YIELD_EVERY == YIELD_EVERY - 1:
                 await asyncio.sleep(0)
         # Yielding suspends this generator until grpc.aio has written the message: the next
         # batch is read only then, so a slow reader throttles the whole pipeline.
-        yield _too_big(out, max_result_bytes)
+        yield _result(results, max_result_bytes)

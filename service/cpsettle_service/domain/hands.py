@@ -156,9 +156,14 @@ class HandRank:
     order_key: int = field(compare=False, default=0)
     # The name as it reads inside a sentence ("full house, kings full of threes").
     phrase: str = field(compare=False, default="")
+    # The phrase as the subject of a sentence: a name with its own comma gets a closing one
+    # ("full house, kings full of threes, beats ...").
+    clause: str = field(compare=False, default="")
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "phrase", self.name[:1].lower() + self.name[1:])
+        phrase = self.name[:1].lower() + self.name[1:]
+        object.__setattr__(self, "phrase", phrase)
+        object.__setattr__(self, "clause", phrase + "," if "," in phrase else phrase)
         key = self.category
         for i in range(5):
             key = key * 16 + (self.ranks[i] if i < len(self.ranks) else 0)

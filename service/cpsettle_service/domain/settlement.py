@@ -95,27 +95,34 @@ class RowResult(NamedTuple):
     @property
     def text(self) -> str:
         """E.g. "Back: A's full house, kings full of threes, beats B's ace-high flush — A +1"."""
-        label = self.row.label
-        a, b = self.first_player, self.second_player
-        if not self.winner:
-            assert self.first is not None and self.second is not None
-            return (f"{label}: {a}'s {_clause(self.first.hand.phrase)} ties {b}'s "
-                    f"{self.second.hand.phrase} — push")
-        if self.winner == a:
-            w, wr, l, lr = a, self.first, b, self.second
-        else:
-            w, wr, l, lr = b, self.second, a, self.first
-        value = abs(self.units)
-        if self.fouled:
-            hand = f"{w}'s {wr.hand.phrase}" if wr else f"{w}'s hand"
-            return f"{label}: {hand} wins against {l}'s fouled hand — {w} +{value}"
-        assert wr is not None and lr is not None
-        note = ""
-        if self.tie_break:
-            cw, cl = self.tie_break.split() if self.winner == a else self.tie_break.split()[::-1]
-            note = f" (equal by rank; highest card {cw} against {cl})"
-        return (f"{label}: {w}'s {_clause(wr.hand.phrase)} beats {l}'s {lr.hand.phrase}{note} "
-                f"— {w} +{value}")
+        return row_text(self.row, self.first_player, self.second_player, self.winner,
+                        self.first, self.second, self.units, self.fouled, self.tie_break)
+
+
+def row_text(row: Row, a: str, b: str, winner: str, first: EvaluatedRow | None,
+             second: EvaluatedRow | None, units: int, fouled: str, tie_break: str) -> str:
+    """The sentence of one row compared between ``a`` and ``b`` (see ``RowResult``)."""
+    label = _ROW_LABEL[row]
+    if not winner:
+        assert first is not None and second is not None
+        return f"{label}: {a}'s {first.hand.clause} ties {b}'s {second.hand.phrase} — push"
+    if winner == a:
+        wr, l, lr = first, b, second
+    else:
+        wr, l, lr = second, a, first
+    value = units if units > 0 else -units
+    if fouled:
+        hand = f"{winner}'s {wr.hand.phrase}" if wr else f"{winner}'s hand"
+        return f"{label}: {hand} wins against {l}'s fouled hand — {winner} +{value}"
+    assert wr is not None and lr is not None
+    if tie_break:
+        cw, cl = tie_break.split() if winner == a else tie_break.split()[::-1]
+        return (f"{label}: {winner}'s {wr.hand.clause} beats {l}'s {lr.hand.phrase} (equal by "
+                f"rank; highest card {cw} against {cl}) — {winner} +{value}")
+    return f"{label}: {winner}'s {wr.hand.clause} beats {l}'s {lr.hand.phrase} — {winner} +{value}"
+
+
+_ROW_LABEL = {row: row.label for row in ROWS}
 
 
 class LineItem(NamedTuple):
@@ -667,12 +674,6 @@ def _best_natural(cards: Sequence[Card], profile: RuleProfile) -> Natural | None
 
 
 # --------------------------------------------------------------------------- texts
-
-
-def _clause(phrase: str) -> str:
-    """A hand name that has its own comma gets a closing one ("full house, kings full of
-    threes, beats …")."""
-    return phrase + "," if "," in phrase else phrase
 
 
 def _name(hand: HandRank) -> str:

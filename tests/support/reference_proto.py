@@ -1,0 +1,100 @@
+"""The settlement built through the protobuf runtime, field by field: the reference that
+``cpsettle_service.api.wire`` (which writes the same message as bytes) is checked against.
+
+This was the service's own mapping before the wire writer replaced it on the hot path; it stays
+here, in the tests only, as an independent second writing of the same message.
+"""
+
+from __future__ import annotations
+
+from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_service.domain.settlement import EvaluatedRow, Fantasyland, Settlement
+
+
+def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
+    out.row = r.row
+    out.cards.extend(r.cards)
+    out.hand_class = r.hand.hand_class
+    out.name = r.hand.name
+    out.royalty = r.royalty
+
+
+def _fantasyland(f: Fantasyland, out: pb.FantasylandResult) -> None:
+    out.qualifies = f.qualifies
+    out.cards = f.cards
+    out.text = f.text
+
+
+def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str = "",
+                        profile_source: str = "") -> pb.Settlement:
+    """Fill ``out`` with the settlement's content (fields 1-9 of ``Settlement``)."""
+    c = s.context
+    ctx = out.context
+    ctx.hand_id = c.hand_id
+    ctx.table_id = c.table_id
+    ctx.round_id = c.round_id
+    ctx.dealer_id = c.dealer_id
+    out.profile.name = s.profile.name
+    out.profile.version = s.profile.version
+    out.profile.digest = profile_digest
+    out.profile.source = profile_source
+    out.unit_value = s.unit_value
+    out.button_seat = s.button_seat
+    out.order.extend(s.order)
+    built: dict[int, pb.EvaluatedRow] = {}
+    for p in s.players:
+        pp = out.players.add()
+        pp.player_id = p.player_id
+        pp.seat = p.seat
+        pp.status = p.status
+        for r in p.rows:
+            msg = pp.rows.add()
+            _row(r, msg)
+            built[id(r)] = msg
+        pp.royalty_total = p.royalty_total
+        pp.fouled = p.fouled
+        if p.foul_reasons:
+            pp.foul_reasons.extend(p.foul_reasons)
+        if p.natural is not None:
+            pp.natural = p.natural
+        pp.declared_natural = p.declared_natural
+        pp.surrendered = p.surrendered
+        if p.stack is not None:
+            pp.stack = p.stack
+        pp.net_units = p.net_units
+        pp.money_before_rake = p.money_before_rake
+        pp.rake = p.rake
+        pp.net_money = p.net_money
+        if p.fantasyland is not None:
+            _fantasyland(p.fantasyland, pp.fantasyland)
+        pp.text = p.text
+    for pr in s.pairs:
+        q = out.pairs.add()
+        q.first = pr.first
+        q.second = pr.second
+        q.kind = pr.kind
+        for rr in pr.rows:
+            r = q.rows.add()
+            r.row = rr.row
+            if rr.first is not None:
+                r.first.CopyFrom(built[id(rr.first)])
+            if rr.second is not None:
+                r.second.CopyFrom(built[id(rr.second)])
+            r.winner = rr.winner
+            r.units = rr.units
+            r.text = rr.text
+        for item in pr.items:
+            li = q.items.add()
+            li.kind = item.kind
+            li.units = item.units
+            li.text = item.text
+        q.units = pr.units
+        q.owed = pr.owed
+        q.paid = pr.paid
+        q.payer = pr.payer
+        q.payee = pr.payee
+        q.cap = pr.cap
+        q.text = pr.text
+    out.rake = s.rake
+    out.text.extend(s.text)
+    return out
