@@ -186,6 +186,21 @@ def test_standard_library_logs_come_out_as_json_lines() -> None:
     assert line["logger"] == "grpc._cython.cygrpc" and line["timestamp"].endswith("Z")
 
 
+def test_values_orjson_refuses_still_make_a_json_line() -> None:
+    from cpsettle_service.observability.logging import get_logger
+
+    stream = io.StringIO()
+    try:
+        configure("info", "json", stream=stream)
+        get_logger("t").info("odd", big=2**70, keys={1: "one"}, obj=object())
+        get_logger("t").info("plain", units=-3)
+    finally:
+        configure("info", "json", stream=LOGS)
+    odd, plain = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert odd["big"] == 2**70 and odd["keys"] == {"1": "one"} and "object" in odd["obj"]
+    assert plain["units"] == -3 and plain["event"] == "plain"
+
+
 def test_grpc_late_response_race_is_one_plain_info_line() -> None:
     import logging
 

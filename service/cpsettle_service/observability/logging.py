@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from typing import Any
 
+import orjson
 import structlog
 
 _configured = False
@@ -28,6 +30,16 @@ class _LateResponse(logging.Filter):
         return True
 
 
+def _dumps(event: Any, **kw: Any) -> str:
+    """JSON through orjson (structlog's performance advice: about half the cost of json.dumps
+    for an audit event); non-JSON values go through structlog's fallback (``default``).
+    What orjson refuses (ints beyond 64 bits, non-string keys) goes through ``json``."""
+    try:
+        return orjson.dumps(event, **kw).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(event, **kw)
+
+
 def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> None:
     """Configure structlog for the process (idempotent; later calls reconfigure)."""
     global _configured
@@ -37,7 +49,7 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> Non
     renderer: Any = (
         structlog.dev.ConsoleRenderer(colors=False)
         if fmt == "console"
-        else structlog.processors.JSONRenderer(sort_keys=False)
+        else structlog.processors.JSONRenderer(serializer=_dumps)
     )
     # Libraries that log through the standard library (grpc's own errors) come out in the same
     # form, on the same stream, instead of as bare text on stderr.
