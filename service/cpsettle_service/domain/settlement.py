@@ -631,9 +631,12 @@ def _evaluate_rows(p: _Player, profile: RuleProfile, plan: _Plan) -> None:
             r2 = cb.get(hb.strength)
             if r2 is None:
                 r2 = cb[hb.strength] = profile.royalties.units(_ROW_BACK, hb)
-            r = (r0, r1, r2)
-            hit = (r, r0 + r1 + r2, _row_values(profile, r) if r0 or r1 or r2 else plan.plain_values)
-            p.royalties, p.royalty_total, p.values = hit
+            if r0 or r1 or r2:
+                r = p.royalties = (r0, r1, r2)
+                p.royalty_total = r0 + r1 + r2
+                p.values = _row_values(profile, r)
+            else:  # royalties (0, 0, 0) and their total 0 are _Player's defaults
+                p.values = plan.plain_values
     p.strengths = (hf.strength, hm.strength, hb.strength)
     r = p.royalties
     p.rows = (
@@ -1047,12 +1050,20 @@ def _apply_multipliers(pairs: list[_Pair], players: list[_Player], profile: Rule
     hr = scoring.home_run
     if hr.multiplier == 1 or len(players) < hr.min_players:
         return
-    for h in players:
-        if h.status is not _STATUS_REGULAR:
-            continue
-        mine = [p for p in pairs if p.a is h or p.b is h]
-        if all([p.scoop_by is h for p in mine]):
-            for pair in mine:
+    # A home run: a regular hand that scooped every one of its pairs. A player is in
+    # len(players) - 1 pairs, and only his own pairs can name him, so counting is enough; at
+    # most one player can have scooped everyone.
+    scoops: dict[_Player, int] = {}
+    for pair in pairs:
+        by = pair.scoop_by
+        if by is not None:
+            scoops[by] = scoops.get(by, 0) + 1
+    everyone = len(players) - 1
+    for h, count in scoops.items():
+        if count == everyone and h.status is _STATUS_REGULAR:
+            for pair in pairs:
+                if pair.a is not h and pair.b is not h:
+                    continue
                 before = pair.units
                 pair.units *= hr.multiplier
                 pair.items.append(_new(LineItem, (
