@@ -97,30 +97,32 @@ def repeated_text(number: int, values: Iterable[str]) -> bytes:
 # --------------------------------------------------------------------------- EvaluatedRow
 
 _ROW_NAME = text_field(1)
+_R_ROW = {row: _ROW_NAME(row) for row in ROWS}  # RowResult.row is field 1 too
 _ROW_CARD = text_field(2)
 _ROW_CLASS = text_field(3)
 _ROW_HAND_NAME = text_field(4)
 _ROW_ROYALTY = int_field(5)
 _CARD_FIELD: dict[str, bytes] = {c: _ROW_CARD(c) for c in CANONICAL}
-_HAND_FIELDS: dict[HandRank, bytes] = {}
-
-
-def _hand_fields(hand: HandRank) -> bytes:
-    out = _HAND_FIELDS.get(hand)
-    if out is None:
-        out = _HAND_FIELDS[hand] = _ROW_CLASS(hand.hand_class) + _ROW_HAND_NAME(hand.name)
-    return out
+# hand -> its class and name fields, keyed by order_key: one int per distinct (category, ranks),
+# three-card and five-card hands included, and the name and class follow from those.
+_HAND_FIELDS: dict[int, bytes] = {}
 
 
 def evaluated_row(r: EvaluatedRow) -> bytes:
     """An ``EvaluatedRow`` body (without its tag and length)."""
     cards = _CARD_FIELD
-    return (
-        _ROW_NAME(r.row)
-        + b"".join([cards[c] if c in cards else _ROW_CARD(c) for c in r.cards])
-        + _hand_fields(r.hand)
-        + _ROW_ROYALTY(r.royalty)
-    )
+    hand = r.hand
+    named = _HAND_FIELDS.get(hand.order_key)
+    if named is None:
+        named = _HAND_FIELDS[hand.order_key] = (
+            _ROW_CLASS(hand.hand_class) + _ROW_HAND_NAME(hand.name)
+        )
+    return b"".join((
+        _R_ROW[r.row],
+        b"".join([cards[c] if c in cards else _ROW_CARD(c) for c in r.cards]),
+        named,
+        _ROW_ROYALTY(r.royalty) if r.royalty else b"",
+    ))
 
 
 # --------------------------------------------------------------------------- PlayerResult
@@ -179,7 +181,6 @@ def player_result(p: PlayerResult, rows: list[bytes]) -> bytes:
 
 # --------------------------------------------------------------------------- PairResult
 
-_R_ROW = {row: text_field(1)(row) for row in ROWS}
 _R_UNITS = int_field(5)
 _R_TEXT = text_field(6)
 _R_MESSAGE = message_field(4)
@@ -207,19 +208,20 @@ def _id_fields(pid: str) -> tuple[bytes, ...]:
 _NO_ID = (b"",) * 5
 
 
-def pair_result(pr: PairResult, rows: dict[int, bytes], ids: dict[str, tuple[bytes, ...]]) -> bytes:
-    """A ``PairResult`` body; ``rows`` maps ``id(EvaluatedRow)`` to its length-prefixed body,
-    ``ids`` each player id to its ``_id_fields``."""
+def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[bytes, ...]]],
+                ids: dict[str, tuple[bytes, ...]]) -> bytes:
+    """A ``PairResult`` body. ``rows``: each player's row bodies as RowResult.first and as
+    RowResult.second fields; ``ids``: each player id's ``_id_fields``."""
     a, b = pr.first, pr.second
     ia, ib = ids[a], ids[b]
     parts = [ia[0], ib[1], _Q_KIND(pr.kind)]
     fr, sr = pr.first_rows, pr.second_rows
+    first_fields = rows[a][0] if fr else None
+    second_fields = rows[b][1] if sr else None
     units = pr.row_units
     fouled = pr.fouled
     ties = pr.tie_breaks
     for i, sign in enumerate(pr.row_signs):
-        first = fr[i] if fr else None
-        second = sr[i] if sr else None
         row = ROWS[i]
         u = units[i]
         if sign > 0:
@@ -230,15 +232,14 @@ def pair_result(pr: PairResult, rows: dict[int, bytes], ids: dict[str, tuple[byt
             winner, win_field = "", b""
         body = b"".join((
             _R_ROW[row],
-            b"" if first is None else b"\x12" + rows[id(first)],
-            b"" if second is None else b"\x1a" + rows[id(second)],
+            first_fields[i] if first_fields else b"",
+            second_fields[i] if second_fields else b"",
             win_field,
             _R_UNITS(u),
-            _R_TEXT(row_text(row, a, b, winner, first, second, u, fouled,
-                             ties[i] if ties else "")),
+            _R_TEXT(row_text(row, a, b, winner, fr[i] if fr else None, sr[i] if sr else None,
+                             u, fouled, ties[i] if ties else "")),
         ))
-        parts.append(b"\x22" + _VARINTS[len(body)] + body if len(body) < _SMALL
-                     else _R_MESSAGE(body))
+        parts.append(_R_MESSAGE(body))
     for item in pr.items:
         parts.append(_I_MESSAGE(_I_KIND(item.kind) + _I_UNITS(item.units) + _I_TEXT(item.text)))
     parts += [
@@ -278,15 +279,17 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
         _S_BUTTON(s.button_seat),
         repeated_text(5, s.order),
     ]
-    rows: dict[int, bytes] = {}
+    rows: dict[str, tuple[tuple[bytes, ...], tuple[bytes, ...]]] = {}
     ids = {p.player_id: _id_fields(p.player_id) for p in s.players}
     for p in s.players:
         prefixed = []
         for r in p.rows:
             body = evaluated_row(r)
             n = len(body)
-            rows[id(r)] = enc = (_VARINTS[n] if n < 16384 else varint(n)) + body
-            prefixed.append(enc)
+            prefixed.append((_VARINTS[n] if n < _SMALL else varint(n)) + body)
+        rows[p.player_id] = (
+            tuple([b"\x12" + x for x in prefixed]), tuple([b"\x1a" + x for x in prefixed])
+        )
         parts.append(_S_PLAYER(player_result(p, prefixed)))
     for pr in s.pairs:
         parts.append(_S_PAIR(pair_result(pr, rows, ids)))
