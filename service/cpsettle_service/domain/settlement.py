@@ -312,32 +312,37 @@ _ROW_BACK = Row.BACK
 class _Player:
     """Working state of one player while settling.
 
-    Defaults live on the class: a player only writes what differs from them (cheaper than
-    initialising every field of every player, on the hot path).
+    Slots, every one set in ``__init__``: CPython 3.11 specializes reads and writes of slots,
+    whereas an attribute left to a class-level default is looked up the slow way on each read.
     """
 
-    status: Status = _STATUS_REGULAR
-    rows: tuple[EvaluatedRow, ...] = ()
-    royalties: tuple[int, ...] = (0, 0, 0)
-    royalty_total = 0
-    foul_reasons: tuple[FoulReason, ...] = ()
-    natural: Natural | None = None
-    natural_entry: NaturalEntry | None = None
-    cards13: list[str] = []  # canonical card strings (front, middle, back); replaced, never mutated
-    received = 0  # money received and paid in the pairs so far (a caps.Ledger)
-    paid = 0
-    strengths: tuple[int, ...] = ()
-    values: tuple[int, ...] = (0, 0, 0)
-    net_units = 0
-    rake = 0
-    evaluated = False  # rows already evaluated while validating
+    __slots__ = ("input", "pid", "stack", "status", "rows", "royalties", "royalty_total",
+                 "foul_reasons", "natural", "natural_entry", "cards13", "received", "paid",
+                 "strengths", "values", "net_units", "rake", "evaluated")
 
     def __init__(self, inp: PlayerInput) -> None:
         self.input = inp
         self.pid = inp.player_id
         self.stack = inp.stack  # the money the caps use (less a per-player fee)
+        self.status: Status = _STATUS_REGULAR
+        self.rows: tuple[EvaluatedRow, ...] = ()
+        self.royalties: tuple[int, ...] = _NO_ROYALTIES
+        self.royalty_total = 0
+        self.foul_reasons: tuple[FoulReason, ...] = ()
+        self.natural: Natural | None = None
+        self.natural_entry: NaturalEntry | None = None
+        # canonical card strings (front, middle, back); replaced, never mutated
+        self.cards13: Sequence[str] = ()
+        self.received = 0  # money received and paid in the pairs so far (a caps.Ledger)
+        self.paid = 0
+        self.strengths: tuple[int, ...] = ()
+        self.values: tuple[int, ...] = _NO_ROYALTIES
+        self.net_units = 0
+        self.rake = 0
+        self.evaluated = False  # rows already evaluated while validating
 
 
+_NO_ROYALTIES = (0, 0, 0)
 _ROW_KEYS = (("front", _ROW_FRONT), ("middle", _ROW_MIDDLE), ("back", _ROW_BACK))
 
 
@@ -474,14 +479,16 @@ def _arranged_player(inp: PlayerInput, profile: RuleProfile, plan: _Plan) -> _Pl
     f, m, b = inp.front, inp.middle, inp.back
     if m is None or b is None or len(f) != 3 or len(m) != 5 or len(b) != 5:  # type: ignore[arg-type]
         return None
-    try:
-        idxs = list(map(_CANON_OF, f + m + b))  # type: ignore[operator]  # in C, no bytecode
+    try:  # map() runs in C: no bytecode per card
+        front = tuple(map(_CANON_OF, f))  # type: ignore[arg-type]
+        middle = tuple(map(_CANON_OF, m))
+        back = tuple(map(_CANON_OF, b))
     except (KeyError, TypeError):
         return None
     p = _Player(inp)
-    p.cards13 = idxs
+    p.cards13 = front + middle + back  # type: ignore[assignment]
     try:
-        _evaluate_rows(p, profile, plan)
+        _evaluate_rows(p, profile, plan, front, middle, back)
     except ValueError:  # a card twice in one row: the table's one-deck check will name it
         return None
     p.evaluated = True
@@ -596,11 +603,15 @@ def _evaluate(p: _Player, profile: RuleProfile, errors: Collector, index: int) -
     _evaluate_rows(p, profile, plan)
 
 
-def _evaluate_rows(p: _Player, profile: RuleProfile, plan: _Plan) -> None:
-    """Rows, foul check, royalties and row values of an arranged hand."""
+def _evaluate_rows(p: _Player, profile: RuleProfile, plan: _Plan,
+                   front: tuple[str, ...] | None = None, middle: tuple[str, ...] = (),
+                   back: tuple[str, ...] = ()) -> None:
+    """Rows, foul check, royalties and row values of an arranged hand (its rows, canonical,
+    or read from ``p.cards13``)."""
     wheel = plan.wheel
-    c = p.cards13
-    front, middle, back = tuple(c[:3]), tuple(c[3:8]), tuple(c[8:])
+    if front is None:
+        c = p.cards13
+        front, middle, back = tuple(c[:3]), tuple(c[3:8]), tuple(c[8:])
     hf = evaluate_three(front)
     hm = evaluate_five(middle, wheel)
     hb = evaluate_five(back, wheel)
@@ -706,19 +717,21 @@ def _foul_text(p: _Player) -> str:
 
 
 class _Pair:
-    """Working state of one pair (defaults on the class, as for _Player)."""
+    """Working state of one pair (slots, as for _Player)."""
 
-    kind: PairKind = _PAIRKIND_NONE
-    signs: tuple[int, ...] = ()
-    row_units: tuple[int, ...] = ()
-    tie_breaks: tuple[str, ...] = ()
-    units = 0
-    scoop_by: _Player | None = None
+    __slots__ = ("a", "b", "items", "kind", "signs", "row_units", "tie_breaks", "units",
+                 "scoop_by")
 
     def __init__(self, a: _Player, b: _Player) -> None:
         self.a = a
         self.b = b
         self.items: list[LineItem] = []
+        self.kind: PairKind = _PAIRKIND_NONE
+        self.signs: tuple[int, ...] = ()
+        self.row_units: tuple[int, ...] = ()
+        self.tie_breaks: tuple[str, ...] = ()
+        self.units = 0
+        self.scoop_by: _Player | None = None
 
 
 def _row_values(profile: RuleProfile, royalties: tuple[int, ...]) -> tuple[int, ...]:
@@ -806,44 +819,58 @@ def _break_ties_by_suit(pair: _Pair, profile: RuleProfile) -> tuple[int, ...]:
     return (*xs, *ys)
 
 
+# (s0, s1, s2) -> (rows won, rows lost) by the pair's first player
+_WON_LOST: dict[tuple[int, int, int], tuple[int, int]] = {
+    (s0, s1, s2): ((s0 > 0) + (s1 > 0) + (s2 > 0), (s0 < 0) + (s1 < 0) + (s2 < 0))
+    for s0 in (-1, 0, 1) for s1 in (-1, 0, 1) for s2 in (-1, 0, 1)
+}
+
+
+def _compare_regular(pair: _Pair, a: _Player, b: _Player, profile: RuleProfile,
+                     plan: _Plan) -> None:
+    """Two regular hands: each row compared, then the bonuses (``_bonuses``)."""
+    x0, x1, x2 = a.strengths
+    y0, y1, y2 = b.strengths
+    if (x0 == y0 or x1 == y1 or x2 == y2) and plan.row_tie_suit:
+        x0, x1, x2, y0, y1, y2 = _break_ties_by_suit(pair, profile)
+    signs = ((x0 > y0) - (x0 < y0), (x1 > y1) - (x1 < y1), (x2 > y2) - (x2 < y2))
+    s0, s1, s2 = signs
+    va, vb = a.values, b.values
+    u0 = va[0] if s0 > 0 else -vb[0] if s0 else 0
+    u1 = va[1] if s1 > 0 else -vb[1] if s1 else 0
+    u2 = va[2] if s2 > 0 else -vb[2] if s2 else 0
+    pair.signs = signs
+    pair.row_units = (u0, u1, u2)
+    pair.kind = _PAIRKIND_ROWS
+    won, lost = _WON_LOST[signs]
+    _bonuses(pair, a, b, plan, won, lost, u0 + u1 + u2)
+
+
 def _compare_rows(pair: _Pair, profile: RuleProfile, plan: _Plan | None = None) -> None:
     """Rows, majority and scoop bonuses, royalties; ``a`` or ``b`` may be fouled (SCOOPED)."""
     a, b = pair.a, pair.b
-    a_fouled = a.status is _STATUS_FOULED
-    b_fouled = b.status is _STATUS_FOULED
-    won = lost = 0
-    score = 0
-    va, vb = a.values, b.values
-    if a_fouled or b_fouled:
-        sign = -1 if a_fouled else 1
-        signs: tuple[int, ...] = (sign, sign, sign)
-        units: tuple[int, ...] = tuple(vb) if a_fouled else tuple(va)
-        if a_fouled:
-            units = (-units[0], -units[1], -units[2])
-        score = units[0] + units[1] + units[2]
-        won, lost = (0, 3) if a_fouled else (3, 0)
-    else:
-        x0, x1, x2 = a.strengths
-        y0, y1, y2 = b.strengths
-        if plan is None:
-            plan = _plan(profile)
-        if (x0 == y0 or x1 == y1 or x2 == y2) and plan.row_tie_suit:
-            x0, x1, x2, y0, y1, y2 = _break_ties_by_suit(pair, profile)
-        s0 = (x0 > y0) - (x0 < y0)
-        s1 = (x1 > y1) - (x1 < y1)
-        s2 = (x2 > y2) - (x2 < y2)
-        u0 = va[0] if s0 > 0 else -vb[0] if s0 else 0
-        u1 = va[1] if s1 > 0 else -vb[1] if s1 else 0
-        u2 = va[2] if s2 > 0 else -vb[2] if s2 else 0
-        won = (s0 > 0) + (s1 > 0) + (s2 > 0)
-        lost = (s0 < 0) + (s1 < 0) + (s2 < 0)
-        score = u0 + u1 + u2
-        signs, units = (s0, s1, s2), (u0, u1, u2)
-    pair.signs = signs
-    pair.row_units = units
-    items = pair.items
     if plan is None:
         plan = _plan(profile)
+    a_fouled = a.status is _STATUS_FOULED
+    if not a_fouled and b.status is not _STATUS_FOULED:
+        _compare_regular(pair, a, b, profile, plan)
+        return
+    # A fouled hand loses every row (SCOOPED): each row pays the other hand's row value.
+    sign = -1 if a_fouled else 1
+    units = tuple(b.values) if a_fouled else tuple(a.values)
+    if a_fouled:
+        units = (-units[0], -units[1], -units[2])
+    pair.signs = (sign, sign, sign)
+    pair.row_units = units
+    pair.kind = _PAIRKIND_FOUL
+    won, lost = (0, 3) if a_fouled else (3, 0)
+    _bonuses(pair, a, b, plan, won, lost, units[0] + units[1] + units[2])
+
+
+def _bonuses(pair: _Pair, a: _Player, b: _Player, plan: _Plan, won: int, lost: int,
+             score: int) -> None:
+    """Majority and scoop bonuses and royalties (ALWAYS) on top of the rows' ``score``."""
+    items = pair.items
     bonus = plan.majority_bonus
     if bonus:
         if won > lost and (won < 3 or plan.majority_on_scoop):
@@ -854,25 +881,27 @@ def _compare_rows(pair: _Pair, profile: RuleProfile, plan: _Plan | None = None) 
             score -= bonus
             items.append(_new(LineItem, (
                 _ITEMKIND_MAJORITY_BONUS, -bonus, _MAJORITY, (b.pid, lost, won, bonus))))
-    bonus = plan.scoop_bonus
-    if bonus and (won == 3 or lost == 3):
-        winner = a.pid if won == 3 else b.pid
-        items.append(_new(LineItem, (
-            _ITEMKIND_SCOOP_BONUS, bonus if won == 3 else -bonus, _SCOOP, (winner, bonus))))
-        score += bonus if won == 3 else -bonus
-    if plan.always and (a.royalty_total or b.royalty_total):
-        diff = a.royalty_total - b.royalty_total
-        score += diff
-        tail = f"{a.pid if diff > 0 else b.pid} +{abs(diff)}" if diff else "even"
-        items.append(_new(LineItem, (
-            _ITEMKIND_ROYALTIES, diff, _ROYALTIES,
-            (a.pid, a.royalty_total, b.pid, b.royalty_total, tail))))
     if won == 3:
         pair.scoop_by = a
+        bonus = plan.scoop_bonus
+        if bonus:
+            items.append(_new(LineItem, (_ITEMKIND_SCOOP_BONUS, bonus, _SCOOP, (a.pid, bonus))))
+            score += bonus
     elif lost == 3:
         pair.scoop_by = b
+        bonus = plan.scoop_bonus
+        if bonus:
+            items.append(_new(LineItem, (_ITEMKIND_SCOOP_BONUS, -bonus, _SCOOP, (b.pid, bonus))))
+            score -= bonus
+    if plan.always:
+        ra, rb = a.royalty_total, b.royalty_total
+        if ra or rb:
+            diff = ra - rb
+            score += diff
+            tail = f"{a.pid if diff > 0 else b.pid} +{abs(diff)}" if diff else "even"
+            items.append(_new(LineItem, (
+                _ITEMKIND_ROYALTIES, diff, _ROYALTIES, (a.pid, ra, b.pid, rb, tail))))
     pair.units = score
-    pair.kind = _PAIRKIND_FOUL if (a_fouled or b_fouled) else _PAIRKIND_ROWS
 
 
 def _fixed_foul(pair: _Pair, fouled: _Player, other: _Player, profile: RuleProfile) -> int:
@@ -1077,7 +1106,8 @@ def _apply_multipliers(pairs: list[_Pair], players: list[_Player], profile: Rule
 # --------------------------------------------------------------------------- settle
 
 
-def _fantasyland(p: _Player, profile: RuleProfile) -> Fantasyland | None:
+def _fantasyland(p: _Player, profile: RuleProfile, plan: _Plan | None = None
+                 ) -> Fantasyland | None:
     fl = profile.fantasyland
     if not fl.enabled:
         return None
@@ -1096,7 +1126,7 @@ def _fantasyland(p: _Player, profile: RuleProfile) -> Fantasyland | None:
                     (p.pid, _name(hand), ROWS[i].value.lower(), fl.stay_cards)))
         return _new(Fantasyland, (False, 0, "{0} leaves Fantasyland: no stay condition met",
                                   (p.pid,)))
-    cache = _plan(profile).entry_cache
+    cache = (plan or _plan(profile)).entry_cache
     cards = cache.get(front.strength)
     if cards is None:
         cards = 0
@@ -1137,11 +1167,12 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     n = len(order)
     for i in range(n):
         a = order[i]
+        a_regular = a.status is _STATUS_REGULAR
         for j in range(i + 1, n):
             b = order[j]
             pair = _Pair(a, b)
-            if a.status is _STATUS_REGULAR and b.status is _STATUS_REGULAR:
-                _compare_rows(pair, profile, plan)
+            if a_regular and b.status is _STATUS_REGULAR:
+                _compare_regular(pair, a, b, profile, plan)
             else:
                 _settle_pair(pair, profile)
             pairs.append(pair)
@@ -1234,21 +1265,15 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
                 p.pid, inp.seat, status, p.rows, p.royalty_total, status is _STATUS_FOULED,
                 p.foul_reasons, p.natural, inp.declared_natural,
                 status is _STATUS_SURRENDERED, inp.stack, p.net_units, money, p.rake, net,
-                _fantasyland(p, profile) if fantasyland else None,
+                _fantasyland(p, profile, plan) if fantasyland else None,
             ))
         )
     if total_net + total_rake != 0:  # pragma: no cover
         raise AssertionError("settlement does not balance: nets plus rake must sum to zero")
-    return Settlement(
-        context=table.context,
-        profile=profile,
-        unit_value=unit_value,
-        button_seat=button,
-        order=tuple(p.pid for p in order),
-        players=tuple(player_results),
-        pairs=tuple(results),
-        rake=total_rake,
-    )
+    return _new(Settlement, (
+        table.context, profile, unit_value, button, tuple([p.pid for p in order]),
+        tuple(player_results), tuple(results), total_rake,
+    ))
 
 
 class HandEvaluation(NamedTuple):
