@@ -102,9 +102,17 @@ def signed_bytes(settlement_digest: str, issued_at: str, key_id: str) -> bytes:
     return f"{SIGNATURE_PREFIX}{settlement_digest}\n{issued_at}\n{key_id}".encode("utf-8")
 
 
+_second: list[Any] = [None, ""]  # the last second formatted, and its text
+
+
 def utc_now_ms() -> str:
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+    """Now in UTC to the millisecond, e.g. ``2026-11-30T09:31:02.123Z``."""
+    ms = int(time.time() * 1000)
+    second, millis = divmod(ms, 1000)
+    if second != _second[0]:  # strftime once a second, not on every settlement
+        _second[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _second[0] = second
+    return f"{_second[1]}.{millis:03d}Z"
 
 
 class Sealer:

@@ -243,3 +243,15 @@ def test_without_a_key_the_service_warns_and_marks_settlements_unsigned(tmp_path
     assert "signing.disabled" in out and "NO SIGNING KEY" in out
     assert s.signature.algorithm == "NONE" and s.settlement_digest
     assert [f.what for f in verify(s, KEY)] == ["signature"]
+
+
+def test_issued_at_is_utc_milliseconds_and_follows_the_clock(monkeypatch) -> None:
+    import time as time_module
+
+    from cpsettle_service import audit
+
+    for now in (1764495062.123, 1764495062.9999, 1764495063.0004, 1764581462.5):
+        monkeypatch.setattr(time_module, "time", lambda now=now: now)
+        ms = int(now * 1000)
+        want = time_module.strftime("%Y-%m-%dT%H:%M:%S", time_module.gmtime(ms // 1000))
+        assert audit.utc_now_ms() == f"{want}.{ms % 1000:03d}Z"

@@ -1416,12 +1416,11 @@ def check_payouts(
             errors.add(f"proposedPairs[{key[0]},{key[1]}]", "is not a pair of players at this table")
     errors.raise_if_any()
     checks = []
+    pair_lines = [(pr.first, pr.second, f"{pr.first} v {pr.second}: {pr.text}")
+                  for pr in settlement.pairs]  # each pair's sentence once, for both players
     for p in settlement.players:
-        lines = [p.text] + [
-            f"{pr.first} v {pr.second}: {pr.text}"
-            for pr in settlement.pairs
-            if p.player_id in (pr.first, pr.second)
-        ]
+        pid = p.player_id
+        lines = [p.text] + [text for a, b, text in pair_lines if pid == a or pid == b]
         want = proposed[p.player_id]
         checks.append(
             PayoutCheck(p.player_id, p.net_money, want, want - p.net_money, tuple(lines))
