@@ -633,15 +633,10 @@ def _evaluate_rows(p: _Player, profile: RuleProfile, plan: _Plan,
         else:
             # a row's royalty depends only on the row and the hand: cached per profile
             cf, cm, cb = plan.row_cache
-            r0 = cf.get(hf.strength)
-            if r0 is None:
-                r0 = cf[hf.strength] = profile.royalties.units(_ROW_FRONT, hf)
-            r1 = cm.get(hm.strength)
-            if r1 is None:
-                r1 = cm[hm.strength] = profile.royalties.units(_ROW_MIDDLE, hm)
-            r2 = cb.get(hb.strength)
-            if r2 is None:
-                r2 = cb[hb.strength] = profile.royalties.units(_ROW_BACK, hb)
+            try:
+                r0, r1, r2 = cf[hf.strength], cm[hm.strength], cb[hb.strength]
+            except KeyError:
+                r0, r1, r2 = _royalties(profile, plan, hf, hm, hb)
             if r0 or r1 or r2:
                 r = p.royalties = (r0, r1, r2)
                 p.royalty_total = r0 + r1 + r2
@@ -655,6 +650,18 @@ def _evaluate_rows(p: _Player, profile: RuleProfile, plan: _Plan,
         _new(EvaluatedRow, (_ROW_MIDDLE, middle, hm, r[1])),
         _new(EvaluatedRow, (_ROW_BACK, back, hb, r[2])),
     )
+
+
+def _royalties(profile: RuleProfile, plan: _Plan, hf: HandRank, hm: HandRank,
+               hb: HandRank) -> tuple[int, int, int]:
+    """Each row's royalty, read from and added to the plan's per-row caches."""
+    out = []
+    for cache, row, hand in zip(plan.row_cache, ROWS, (hf, hm, hb)):
+        units = cache.get(hand.strength)
+        if units is None:
+            units = cache[hand.strength] = profile.royalties.units(row, hand)
+        out.append(units)
+    return out[0], out[1], out[2]
 
 
 _SUITED_CLASSES = frozenset(
@@ -1197,43 +1204,35 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
         units = pair.units
         a.net_units += units
         b.net_units -= units
-        if units > 0:
-            payer, payee = b, a
-            payer_id, payee_id = b.pid, a.pid
-            owed = units * unit_value
-        elif units < 0:
-            payer, payee = a, b
-            payer_id, payee_id = a.pid, b.pid
-            owed = -units * unit_value
+        kind = pair.kind
+        if units:
+            if units > 0:
+                payer, payee, owed = b, a, units * unit_value
+            else:
+                payer, payee, owed = a, b, -units * unit_value
+            payer_id, payee_id = payer.pid, payee.pid
+            if owed > MAX_MONEY:
+                raise InvalidInput([Violation(
+                    "unitValue",
+                    f"{payer_id} would owe {payee_id} {abs(units):,} units x {unit_value:,} = "
+                    f"{owed:,} minor units, beyond the 64-bit money range; lower the stake or "
+                    "the profile's multipliers",
+                )])
+            if capped and (payer.stack is not None or payee.stack is not None):
+                paid, cut = cap_payment(owed, payer, payee, caps)
+            else:
+                paid, cut = owed, ""
+            payer.paid += paid
+            payee.received += paid
         else:
-            signed = pair.signs
-            results.append(
-                _new(PairResult, (
-                    a.pid, b.pid, pair.kind, tuple(pair.items), 0, 0, 0, "", "", "", signed,
-                    pair.row_units, a.rows if signed else (), b.rows if signed else (),
-                    _fouled_id(a, b) if pair.kind is _PAIRKIND_FOUL else "", pair.tie_breaks))
-            )
-            continue
-        if owed > MAX_MONEY:
-            raise InvalidInput([Violation(
-                "unitValue",
-                f"{payer_id} would owe {payee_id} {abs(units):,} units x {unit_value:,} = "
-                f"{owed:,} minor units, beyond the 64-bit money range; lower the stake or the "
-                "profile's multipliers",
-            )])
-        if capped and (payer.stack is not None or payee.stack is not None):
-            paid, cut = cap_payment(owed, payer, payee, caps)
-        else:
-            paid, cut = owed, ""
-        payer.paid += paid
-        payee.received += paid
+            owed = paid = 0
+            payer_id = payee_id = cut = ""
         signed = pair.signs
         results.append(
             _new(PairResult, (
-                a.pid, b.pid, pair.kind, tuple(pair.items), units, owed, paid, payer_id,
-                payee_id, cut, signed, pair.row_units, a.rows if signed else (),
-                b.rows if signed else (), _fouled_id(a, b) if pair.kind is _PAIRKIND_FOUL else "",
-                pair.tie_breaks))
+                a.pid, b.pid, kind, tuple(pair.items), units, owed, paid, payer_id, payee_id, cut,
+                signed, pair.row_units, a.rows if signed else (), b.rows if signed else (),
+                _fouled_id(a, b) if kind is _PAIRKIND_FOUL else "", pair.tie_breaks))
         )
 
     if rake_mode is _RAKEMODE_COMMISSION:
