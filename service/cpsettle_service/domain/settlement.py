@@ -476,29 +476,26 @@ def _arranged_player(inp: PlayerInput, profile: RuleProfile, plan: _Plan) -> _Pl
     None for anything else (wrong sizes, unknown cards): the caller then takes the detailed
     path, which names every problem.
     """
-    f, m, b = inp.front, inp.middle, inp.back
-    if m is None or b is None or len(f) != 3 or len(m) != 5 or len(b) != 5:  # type: ignore[arg-type]
-        return None
-    try:  # map() runs in C: no bytecode per card
-        front = tuple(map(_CANON_OF, f))  # type: ignore[arg-type]
-        middle = tuple(map(_CANON_OF, m))
-        back = tuple(map(_CANON_OF, b))
+    try:  # map() runs in C: no bytecode per card; a missing row is a TypeError
+        front = tuple(map(_CANON_OF, inp.front))  # type: ignore[arg-type]
+        middle = tuple(map(_CANON_OF, inp.middle))  # type: ignore[arg-type]
+        back = tuple(map(_CANON_OF, inp.back))  # type: ignore[arg-type]
     except (KeyError, TypeError):
         return None
     p = _Player(inp)
     p.cards13 = front + middle + back  # type: ignore[assignment]
     try:
         _evaluate_rows(p, profile, plan, front, middle, back)
-    except ValueError:  # a card twice in one row: the table's one-deck check will name it
+    except ValueError:  # a row of the wrong size, or a card twice in one row
         return None
     p.evaluated = True
     return p
 
 
-def _validate(table: Table, profile: RuleProfile) -> list[_Player]:
+def _validate(table: Table, profile: RuleProfile, plan: _Plan | None = None) -> list[_Player]:
     """Every player checked; arranged hands are evaluated on the way (see _arranged_player)."""
     errors = Collector()
-    plan = _plan(profile)
+    plan = plan or _plan(profile)
     detect = plan.detect_naturals
     n = len(table.players)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
@@ -640,7 +637,10 @@ def _evaluate_rows(p: _Player, profile: RuleProfile, plan: _Plan,
             if r0 or r1 or r2:
                 r = p.royalties = (r0, r1, r2)
                 p.royalty_total = r0 + r1 + r2
-                p.values = _row_values(profile, r)
+                values = plan.values_cache.get(r)
+                if values is None:
+                    values = plan.values_cache[r] = _row_values(profile, r)
+                p.values = values
             else:  # royalties (0, 0, 0) and their total 0 are _Player's defaults
                 p.values = plan.plain_values
     p.strengths = (hf.strength, hm.strength, hb.strength)
@@ -697,10 +697,6 @@ def _best_natural(cards: Sequence[Card], profile: RuleProfile) -> Natural | None
 # --------------------------------------------------------------------------- texts
 
 
-def _name(hand: HandRank) -> str:
-    return hand.phrase
-
-
 def _signed(units: int) -> str:
     return f"+{units}" if units > 0 else str(units)
 
@@ -755,7 +751,9 @@ def _row_values(profile: RuleProfile, royalties: tuple[int, ...]) -> tuple[int, 
 
 _MAJORITY = "Majority bonus: {0} won {1} rows to {2} — {0} +{3}"
 _SCOOP = "Scoop bonus: {0} won all three rows — {0} +{1}"
-_ROYALTIES = "Royalties: {0} {1}, {2} {3} — {4}"
+_ROYALTIES_FIRST = "Royalties: {0} {1}, {2} {3} — {0} +{4}"
+_ROYALTIES_SECOND = "Royalties: {0} {1}, {2} {3} — {2} +{4}"
+_ROYALTIES_EVEN = "Royalties: {0} {1}, {2} {3} — even"
 
 
 class _Plan:
@@ -764,7 +762,7 @@ class _Plan:
     __slots__ = ("majority_bonus", "majority_on_scoop", "scoop_bonus", "always", "row_tie_suit",
                  "suit_order", "wheel", "royalties_none", "detect_naturals", "suit_tiebreak",
                  "unit_value", "capped", "fantasyland", "plain_values", "row_cache",
-                 "multipliers", "entry_cache")
+                 "multipliers", "entry_cache", "values_cache")
 
     def __init__(self, profile: RuleProfile) -> None:
         scoring = profile.scoring
@@ -785,6 +783,8 @@ class _Plan:
         self.fantasyland = profile.fantasyland.enabled
         self.multipliers = scoring.scoop_multiplier != 1 or scoring.home_run.multiplier != 1
         self.entry_cache: dict[int, int] = {}  # front strength -> Fantasyland cards (0: none)
+        # the rows' royalties -> what each row pays its winner (few distinct triples)
+        self.values_cache: dict[tuple[int, ...], tuple[int, ...]] = {}
         unit = scoring.row_unit
         self.plain_values = (unit, unit, unit)
         # strength -> royalty, per row (front, middle, back); at most 7,462 entries each
@@ -905,9 +905,10 @@ def _bonuses(pair: _Pair, a: _Player, b: _Player, plan: _Plan, won: int, lost: i
         if ra or rb:
             diff = ra - rb
             score += diff
-            tail = f"{a.pid if diff > 0 else b.pid} +{abs(diff)}" if diff else "even"
             items.append(_new(LineItem, (
-                _ITEMKIND_ROYALTIES, diff, _ROYALTIES, (a.pid, ra, b.pid, rb, tail))))
+                _ITEMKIND_ROYALTIES, diff,
+                _ROYALTIES_FIRST if diff > 0 else _ROYALTIES_SECOND if diff else _ROYALTIES_EVEN,
+                (a.pid, ra, b.pid, rb, diff if diff > 0 else -diff))))
     pair.units = score
 
 
@@ -1130,7 +1131,7 @@ def _fantasyland(p: _Player, profile: RuleProfile, plan: _Plan | None = None
                 return _new(Fantasyland, (
                     True, fl.stay_cards,
                     "{0} stays in Fantasyland with {1} in the {2} — {3} cards next hand",
-                    (p.pid, _name(hand), ROWS[i].value.lower(), fl.stay_cards)))
+                    (p.pid, hand.phrase, ROWS[i].value.lower(), fl.stay_cards)))
         return _new(Fantasyland, (False, 0, "{0} leaves Fantasyland: no stay condition met",
                                   (p.pid,)))
     cache = (plan or _plan(profile)).entry_cache
@@ -1146,29 +1147,40 @@ def _fantasyland(p: _Player, profile: RuleProfile, plan: _Plan | None = None
         cache[front.strength] = cards
     if not cards:
         return _new(Fantasyland, (False, 0, "{0} does not qualify for Fantasyland ({1} in front)",
-                                  (p.pid, _name(front))))
+                                  (p.pid, front.phrase)))
     return _new(Fantasyland, (
         True, cards, "{0} qualifies for Fantasyland with {1} in front — {2} cards",
-        (p.pid, _name(front), cards)))
+        (p.pid, front.phrase, cards)))
 
 
 def _fouled_id(a: _Player, b: _Player) -> str:
     return a.pid if a.status is _STATUS_FOULED else b.pid if b.status is _STATUS_FOULED else ""
 
 
+# (seats, button, cap order) -> the settlement order's indexes: few seatings recur at a table
+_ORDERS: dict[tuple[tuple[int, ...], int, object], list[int]] = {}
+
+
 def settle(table: Table, profile: RuleProfile) -> Settlement:
     """Settle one hand. Raises ``InvalidInput`` (every violation) and never settles partly."""
     plan = _plan(profile)
-    players = _validate(table, profile)
-    errors = Collector()
-    for i, p in enumerate(players):
-        if not p.evaluated:
-            _evaluate(p, profile, errors, i)
-    errors.raise_if_any()
+    players = _validate(table, profile, plan)
+    if not all([p.evaluated for p in players]):
+        errors = Collector()
+        for i, p in enumerate(players):
+            if not p.evaluated:
+                _evaluate(p, profile, errors, i)
+        errors.raise_if_any()
 
-    seats = [p.input.seat for p in players]
+    seats = tuple([p.input.seat for p in players])
     button = table.button_seat if table.button_seat is not None else min(seats)
-    order = [players[i] for i in settlement_order(seats, button, profile.caps.order)]
+    key = (seats, button, profile.caps.order)
+    indexes = _ORDERS.get(key)
+    if indexes is None:
+        if len(_ORDERS) >= 4096:
+            _ORDERS.clear()
+        indexes = _ORDERS[key] = settlement_order(seats, button, profile.caps.order)
+    order = [players[i] for i in indexes]
 
     pairs: list[_Pair] = []
     n = len(order)
