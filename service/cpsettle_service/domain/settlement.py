@@ -826,17 +826,26 @@ def _break_ties_by_suit(pair: _Pair, profile: RuleProfile) -> tuple[int, ...]:
     return (*xs, *ys)
 
 
-def _compare_regular(pair: _Pair, a: _Player, b: _Player, profile: RuleProfile,
-                     plan: _Plan) -> None:
-    """Two regular hands: each row compared, then the bonuses (``_bonuses``).
+_LOSES_EVERY_ROW = (-1, -1, -1)  # as row strengths: below every hand
+_WINS_EVERY_ROW = (0, 0, 0)
 
-    Written as branches: CPython 3.11 specializes a comparison that feeds a jump, not one
-    whose bool is used as a number.
+
+def _compare_regular(pair: _Pair, a: _Player, b: _Player, profile: RuleProfile, plan: _Plan,
+                     xs: tuple[int, ...] | None = None, ys: tuple[int, ...] = ()) -> None:
+    """Each row compared, then majority and scoop bonuses and royalties (ALWAYS).
+
+    ``xs``/``ys`` stand in for the players' row strengths when one hand is fouled (it loses
+    every row). Written as branches: CPython 3.11 specializes a comparison that feeds a jump,
+    not one whose bool is used as a number.
     """
-    x0, x1, x2 = a.strengths
-    y0, y1, y2 = b.strengths
-    if (x0 == y0 or x1 == y1 or x2 == y2) and plan.row_tie_suit:
-        x0, x1, x2, y0, y1, y2 = _break_ties_by_suit(pair, profile)
+    if xs is None:
+        x0, x1, x2 = a.strengths
+        y0, y1, y2 = b.strengths
+        if (x0 == y0 or x1 == y1 or x2 == y2) and plan.row_tie_suit:
+            x0, x1, x2, y0, y1, y2 = _break_ties_by_suit(pair, profile)
+    else:
+        x0, x1, x2 = xs
+        y0, y1, y2 = ys
     va, vb = a.values, b.values
     won = lost = 0
     if x0 > y0:
@@ -860,33 +869,7 @@ def _compare_regular(pair: _Pair, a: _Player, b: _Player, profile: RuleProfile,
     pair.signs = (s0, s1, s2)
     pair.row_units = (u0, u1, u2)
     pair.kind = _PAIRKIND_ROWS
-    _bonuses(pair, a, b, plan, won, lost, u0 + u1 + u2)
-
-
-def _compare_rows(pair: _Pair, profile: RuleProfile, plan: _Plan | None = None) -> None:
-    """Rows, majority and scoop bonuses, royalties; ``a`` or ``b`` may be fouled (SCOOPED)."""
-    a, b = pair.a, pair.b
-    if plan is None:
-        plan = _plan(profile)
-    a_fouled = a.status is _STATUS_FOULED
-    if not a_fouled and b.status is not _STATUS_FOULED:
-        _compare_regular(pair, a, b, profile, plan)
-        return
-    # A fouled hand loses every row (SCOOPED): each row pays the other hand's row value.
-    sign = -1 if a_fouled else 1
-    units = tuple(b.values) if a_fouled else tuple(a.values)
-    if a_fouled:
-        units = (-units[0], -units[1], -units[2])
-    pair.signs = (sign, sign, sign)
-    pair.row_units = units
-    pair.kind = _PAIRKIND_FOUL
-    won, lost = (0, 3) if a_fouled else (3, 0)
-    _bonuses(pair, a, b, plan, won, lost, units[0] + units[1] + units[2])
-
-
-def _bonuses(pair: _Pair, a: _Player, b: _Player, plan: _Plan, won: int, lost: int,
-             score: int) -> None:
-    """Majority and scoop bonuses and royalties (ALWAYS) on top of the rows' ``score``."""
+    score = u0 + u1 + u2
     items = pair.items
     bonus = plan.majority_bonus
     if bonus:
@@ -920,6 +903,21 @@ def _bonuses(pair: _Pair, a: _Player, b: _Player, plan: _Plan, won: int, lost: i
                 _ROYALTIES_FIRST if diff > 0 else _ROYALTIES_SECOND if diff else _ROYALTIES_EVEN,
                 (a.pid, ra, b.pid, rb, diff if diff > 0 else -diff))))
     pair.units = score
+
+
+def _compare_rows(pair: _Pair, profile: RuleProfile, plan: _Plan | None = None) -> None:
+    """Rows, majority and scoop bonuses, royalties; ``a`` or ``b`` may be fouled (SCOOPED)."""
+    a, b = pair.a, pair.b
+    if plan is None:
+        plan = _plan(profile)
+    if a.status is _STATUS_FOULED:  # a fouled hand loses every row, to the other's row values
+        _compare_regular(pair, a, b, profile, plan, _LOSES_EVERY_ROW, _WINS_EVERY_ROW)
+        pair.kind = _PAIRKIND_FOUL
+    elif b.status is _STATUS_FOULED:
+        _compare_regular(pair, a, b, profile, plan, _WINS_EVERY_ROW, _LOSES_EVERY_ROW)
+        pair.kind = _PAIRKIND_FOUL
+    else:
+        _compare_regular(pair, a, b, profile, plan)
 
 
 def _fixed_foul(pair: _Pair, fouled: _Player, other: _Player, profile: RuleProfile) -> int:
