@@ -8,6 +8,7 @@ a settlement is returned.
 from __future__ import annotations
 
 from enum import StrEnum
+from itertools import combinations
 from typing import NamedTuple, Sequence
 
 from .caps import cap_payment, settlement_order
@@ -1191,18 +1192,13 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     order = [players[i] for i in indexes]
 
     pairs: list[_Pair] = []
-    n = len(order)
-    for i in range(n):
-        a = order[i]
-        a_regular = a.status is _STATUS_REGULAR
-        for j in range(i + 1, n):
-            b = order[j]
-            pair = _Pair(a, b)
-            if a_regular and b.status is _STATUS_REGULAR:
-                _compare_regular(pair, a, b, profile, plan)
-            else:
-                _settle_pair(pair, profile)
-            pairs.append(pair)
+    for a, b in combinations(order, 2):  # every pair, in settlement order
+        pair = _Pair(a, b)
+        if a.status is _STATUS_REGULAR and b.status is _STATUS_REGULAR:
+            _compare_regular(pair, a, b, profile, plan)
+        else:
+            _settle_pair(pair, profile)
+        pairs.append(pair)
     if plan.multipliers:
         _apply_multipliers(pairs, order, profile)
 
