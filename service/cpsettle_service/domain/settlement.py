@@ -783,7 +783,8 @@ class _Plan:
         self.capped = profile.caps.losses or profile.caps.wins
         self.fantasyland = profile.fantasyland.enabled
         self.multipliers = scoring.scoop_multiplier != 1 or scoring.home_run.multiplier != 1
-        self.entry_cache: dict[int, int] = {}  # front strength -> Fantasyland cards (0: none)
+        # front strength -> (Fantasyland cards, 0: none; the front's phrase)
+        self.entry_cache: dict[int, tuple[int, str]] = {}
         # the rows' royalties -> what each row pays its winner (few distinct triples)
         self.values_cache: dict[tuple[int, ...], tuple[int, ...]] = {}
         unit = scoring.row_unit
@@ -1123,8 +1124,20 @@ def _apply_multipliers(pairs: list[_Pair], players: list[_Player], profile: Rule
 # --------------------------------------------------------------------------- settle
 
 
+_FL_NOT_QUALIFIED = "{0} does not qualify for Fantasyland ({1} in front)"
+_FL_QUALIFIED = "{0} qualifies for Fantasyland with {1} in front — {2} cards"
+
+
 def _fantasyland(p: _Player, profile: RuleProfile, plan: _Plan | None = None
                  ) -> Fantasyland | None:
+    if plan is not None and p.status is _STATUS_REGULAR and not p.input.in_fantasyland:
+        # The common case: the entry decision for this front is already known.
+        hit = plan.entry_cache.get(p.strengths[0])
+        if hit is not None:
+            cards, phrase = hit
+            if not cards:
+                return _new(Fantasyland, (False, 0, _FL_NOT_QUALIFIED, (p.pid, phrase)))
+            return _new(Fantasyland, (True, cards, _FL_QUALIFIED, (p.pid, phrase, cards)))
     fl = profile.fantasyland
     if not fl.enabled:
         return None
@@ -1144,8 +1157,8 @@ def _fantasyland(p: _Player, profile: RuleProfile, plan: _Plan | None = None
         return _new(Fantasyland, (False, 0, "{0} leaves Fantasyland: no stay condition met",
                                   (p.pid,)))
     cache = (plan or _plan(profile)).entry_cache
-    cards = cache.get(front.strength)
-    if cards is None:
+    hit = cache.get(front.strength)
+    if hit is None:
         cards = 0
         if fl.entry.met_by(front):
             cards = fl.entry_cards
@@ -1153,13 +1166,11 @@ def _fantasyland(p: _Player, profile: RuleProfile, plan: _Plan | None = None
                 if entry.threshold.met_by(front):
                     cards = entry.cards
                     break
-        cache[front.strength] = cards
+        hit = cache[front.strength] = (cards, front.phrase)
+    cards = hit[0]
     if not cards:
-        return _new(Fantasyland, (False, 0, "{0} does not qualify for Fantasyland ({1} in front)",
-                                  (p.pid, front.phrase)))
-    return _new(Fantasyland, (
-        True, cards, "{0} qualifies for Fantasyland with {1} in front — {2} cards",
-        (p.pid, front.phrase, cards)))
+        return _new(Fantasyland, (False, 0, _FL_NOT_QUALIFIED, (p.pid, front.phrase)))
+    return _new(Fantasyland, (True, cards, _FL_QUALIFIED, (p.pid, front.phrase, cards)))
 
 
 def _fouled_id(a: _Player, b: _Player) -> str:
