@@ -4,7 +4,7 @@ Prints tables settled per second for each preset and, as the same-process baseli
 tables per second treys's public API manages just to *evaluate* the 12 rows of a table from
 strings (no settlement at all). Target: >= 20,000 tables/s per preset.
 
-    python bench/bench_settle.py [--tables 2000] [--rounds 15]
+    python bench/bench_settle.py [--tables 2000] [--rounds 30]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from tests.support.random_tables import random_table  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     registry = ProfileRegistry.builtin()
