@@ -86,7 +86,8 @@ def main() -> None:
 
     baseline = rates.pop("treys", None)
     if baseline is not None:
-        print(f"baseline: treys evaluating a table's 12 rows from strings: {baseline:,.0f} tables/s")
+        print("baseline: treys evaluating a table's 12 rows from strings: "
+              f"{baseline:,.0f} tables/s")
     else:
         print("baseline: treys not installed (pip install treys) — absolute figures only")
     print(f"{args.rounds} interleaved rounds of {args.tables:,} tables per workload; best round")

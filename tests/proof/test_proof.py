@@ -8,8 +8,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any

@@ -20,7 +20,6 @@ from ..domain.settlement import (
     Fantasyland,
     HandEvaluation,
     PayoutReport,
-    Settlement,
 )
 from ..domain.table import AuditContext, PlayerInput, ProfileChoice, Table
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..domain.cards import CANONICAL
-from ..domain.hands import HandRank
 from ..domain.rows import ROWS
 from ..domain.settlement import EvaluatedRow, PairResult, PlayerResult, Settlement, row_text
 
