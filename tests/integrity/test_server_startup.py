@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from cpsettle_client.client import SettlementClient, SettlementError
+
+from tests.support.server_process import wait_serving
 
 from .conftest import ROOT, clean_env
 
@@ -77,18 +78,11 @@ def events(output: str, name: str) -> list[dict[str, Any]]:
     return out
 
 
-def wait_serving(address: str, proc: subprocess.Popen[str], seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited {proc.returncode}: {proc.communicate()[0]}")
-        try:
-            with SettlementClient(address, timeout=0.5) as c:
-                if c.health() == "SERVING":
-                    return
-        except SettlementError:
-            time.sleep(0.05)
-    raise AssertionError("server did not become SERVING")
+def stop(proc: subprocess.Popen[str], seconds: float = 15) -> tuple[int | None, str, float]:
+    """SIGTERM the server if it still runs, then ``finish`` it."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    return finish(proc, seconds)
 
 
 @pending_wiring
@@ -138,9 +132,7 @@ def test_intact_wheel_starts_with_a_manifest_required(site: Path, tmp_path: Path
     try:
         wait_serving(f"unix://{sock}", proc)
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-    code, out, _ = finish(proc, 15)
+        code, out, _ = stop(proc)
     assert code == 0, out
     assert not events(out, "integrity.failed")
     [started] = events(out, "service.started")
@@ -154,9 +146,7 @@ def test_development_install_starts_when_no_manifest_is_required(tmp_path: Path)
     try:
         wait_serving(f"unix://{sock}", proc)
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-    code, out, _ = finish(proc, 15)
+        code, out, _ = stop(proc)
     assert code == 0, out
 
 
@@ -185,9 +175,7 @@ def test_verify_integrity_attests_the_installed_manifest(site: Path, wheel: Any,
         reply = _verify(f"unix://{sock}", nonce)
         other = _verify(f"unix://{sock}", secrets.token_bytes(32))
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        finish(proc, 15)
+        stop(proc)
     certified = hashlib.sha256(wheel.manifest_bytes()).hexdigest()  # computed from the wheel
     assert reply.intact and list(reply.problems) == []
     assert reply.manifest_digest == certified and reply.files_checked > 0

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from cpsettle_client.client import SettlementClient, SettlementError
 
@@ -32,10 +33,14 @@ def start(sock: Path, log: Path | None = None, **env: str) -> subprocess.Popen[b
                             stdout=out, stderr=subprocess.STDOUT)
 
 
-def wait_serving(address: str, proc: subprocess.Popen[bytes], seconds: float = 30) -> None:
+def wait_serving(address: str, proc: subprocess.Popen[Any], seconds: float = 30) -> None:
+    """Until the server at ``address`` reports SERVING; fails with its output if it exits."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else "exited"
+        if proc.poll() is not None:
+            out = proc.communicate()[0]
+            out = out.decode() if isinstance(out, bytes) else out
+            raise AssertionError(f"server exited {proc.returncode}: {out}")
         try:
             with SettlementClient(address, timeout=0.5) as c:
                 if c.health() == "SERVING":
