@@ -88,9 +88,11 @@ def message_field(number: int) -> Callable[[bytes], bytes]:
     return write
 
 
-def repeated_text(number: int, values: Iterable[str]) -> bytes:
+def repeated_text_field(number: int) -> Callable[[Iterable[str]], bytes]:
+    """A writer for repeated string field ``number``: every item, '' included."""
     write = text_field(number)
-    return b"".join([write(v) if v else tag(number, 2) + b"\x00" for v in values])
+    empty = tag(number, 2) + b"\x00"
+    return lambda values: b"".join([write(v) if v else empty for v in values])
 
 
 # --------------------------------------------------------------------------- EvaluatedRow
@@ -118,7 +120,7 @@ def evaluated_row(r: EvaluatedRow) -> bytes:
         )
     return b"".join((
         _R_ROW[r.row],
-        b"".join([cards[c] if c in cards else _ROW_CARD(c) for c in r.cards]),
+        b"".join([cards.get(c) or _ROW_CARD(c) for c in r.cards]),
         named,
         _ROW_ROYALTY(r.royalty) if r.royalty else b"",
     ))
@@ -136,6 +138,7 @@ _P_STATUS = text_field(3)
 _P_ROWS = message_field(4)
 _P_ROYALTY = int_field(5)
 _P_FOULED = int_field(6)
+_P_FOUL_REASONS = repeated_text_field(7)
 _P_NATURAL = text_field(8)
 _P_DECLARED = text_field(9)
 _P_SURRENDERED = int_field(10)
@@ -155,7 +158,7 @@ def player_result(p: PlayerResult, rows: list[bytes]) -> bytes:
     parts.append(_P_ROYALTY(p.royalty_total))
     if p.fouled:
         parts.append(_P_FOULED(1))
-        parts.append(repeated_text(7, p.foul_reasons))
+        parts.append(_P_FOUL_REASONS(p.foul_reasons))
     if p.natural is not None:
         parts.append(_P_NATURAL(p.natural))
     parts.append(_P_DECLARED(p.declared_natural))
@@ -259,9 +262,11 @@ _S_CONTEXT = message_field(1)
 _S_PROFILE = message_field(2)
 _S_UNIT_VALUE = int_field(3)
 _S_BUTTON = int_field(4)
+_S_ORDER = repeated_text_field(5)
 _S_PLAYER = message_field(6)
 _S_PAIR = message_field(7)
 _S_RAKE = int_field(8)
+_S_TEXT = repeated_text_field(9)
 _T1, _T2, _T3, _T4 = (text_field(n) for n in (1, 2, 3, 4))
 
 
@@ -276,7 +281,7 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
         ),
         _S_UNIT_VALUE(s.unit_value),
         _S_BUTTON(s.button_seat),
-        repeated_text(5, s.order),
+        _S_ORDER(s.order),
     ]
     rows: dict[str, tuple[tuple[bytes, ...], tuple[bytes, ...]]] = {}
     ids = {p.player_id: _id_fields(p.player_id) for p in s.players}
@@ -293,7 +298,7 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
     for pr in s.pairs:
         parts.append(_S_PAIR(pair_result(pr, rows, ids)))
     parts.append(_S_RAKE(s.rake))
-    parts.append(repeated_text(9, s.text))
+    parts.append(_S_TEXT(s.text))
     return b"".join(parts)
 
 

@@ -493,10 +493,9 @@ def _arranged_player(inp: PlayerInput, profile: RuleProfile, plan: _Plan) -> _Pl
     return p
 
 
-def _validate(table: Table, profile: RuleProfile, plan: _Plan | None = None) -> list[_Player]:
+def _validate(table: Table, profile: RuleProfile, plan: _Plan) -> list[_Player]:
     """Every player checked; arranged hands are evaluated on the way (see _arranged_player)."""
     errors = Collector()
-    plan = plan or _plan(profile)
     detect = plan.detect_naturals
     n = len(table.players)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
@@ -1130,21 +1129,12 @@ _FL_QUALIFIED = "{0} qualifies for Fantasyland with {1} in front — {2} cards"
 
 def _fantasyland(p: _Player, profile: RuleProfile, plan: _Plan | None = None
                  ) -> Fantasyland | None:
-    if plan is not None and p.status is _STATUS_REGULAR and not p.input.in_fantasyland:
-        # The common case: the entry decision for this front is already known.
-        hit = plan.entry_cache.get(p.strengths[0])
-        if hit is not None:
-            cards, phrase = hit
-            if not cards:
-                return _new(Fantasyland, (False, 0, _FL_NOT_QUALIFIED, (p.pid, phrase)))
-            return _new(Fantasyland, (True, cards, _FL_QUALIFIED, (p.pid, phrase, cards)))
     fl = profile.fantasyland
     if not fl.enabled:
         return None
     if p.status is not _STATUS_REGULAR:
         return _new(Fantasyland, (False, 0, "{0} does not qualify for Fantasyland ({1} hand)",
                                   (p.pid, p.status.value.lower())))
-    front = p.rows[0].hand
     if p.input.in_fantasyland:
         stay = fl.stay
         for i, t in enumerate((stay.front, stay.middle, stay.back)):
@@ -1156,9 +1146,11 @@ def _fantasyland(p: _Player, profile: RuleProfile, plan: _Plan | None = None
                     (p.pid, hand.phrase, ROWS[i].value.lower(), fl.stay_cards)))
         return _new(Fantasyland, (False, 0, "{0} leaves Fantasyland: no stay condition met",
                                   (p.pid,)))
+    # The entry decision depends on the front only: cached per front strength, with its phrase.
     cache = (plan or _plan(profile)).entry_cache
-    hit = cache.get(front.strength)
+    hit = cache.get(p.strengths[0])
     if hit is None:
+        front = p.rows[0].hand
         cards = 0
         if fl.entry.met_by(front):
             cards = fl.entry_cards
@@ -1167,10 +1159,10 @@ def _fantasyland(p: _Player, profile: RuleProfile, plan: _Plan | None = None
                     cards = entry.cards
                     break
         hit = cache[front.strength] = (cards, front.phrase)
-    cards = hit[0]
+    cards, phrase = hit
     if not cards:
-        return _new(Fantasyland, (False, 0, _FL_NOT_QUALIFIED, (p.pid, front.phrase)))
-    return _new(Fantasyland, (True, cards, _FL_QUALIFIED, (p.pid, front.phrase, cards)))
+        return _new(Fantasyland, (False, 0, _FL_NOT_QUALIFIED, (p.pid, phrase)))
+    return _new(Fantasyland, (True, cards, _FL_QUALIFIED, (p.pid, phrase, cards)))
 
 
 def _fouled_id(a: _Player, b: _Player) -> str:
