@@ -68,8 +68,7 @@ def _paid(item: pb.AuditItem) -> dict[str, int]:
     return paid
 
 
-def _as_validation(ref: str, settlement: bytes, checks: Any, all_match: bool
-                   ) -> pb.ValidatePayoutsResponse:
+def _as_validation(settlement: bytes, checks: Any, all_match: bool) -> pb.ValidatePayoutsResponse:
     """What the sealer's payout log reads: the ids, the settlement id, the checks."""
     response = pb.ValidatePayoutsResponse(all_match=all_match)
     s = pb.Settlement.FromString(settlement)
@@ -107,7 +106,7 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
                 sealer = servicer.sealer
                 if sealer is not None:
                     sealer.payouts_checked(
-                        _as_validation(item.ref, data, rest.checks, rest.all_match), report)
+                        _as_validation(data, rest.checks, rest.all_match), report)
         else:
             rest.all_match = True
         # Fields in number order: ref (1), settlement (2), then all_match (4) and checks (5).
