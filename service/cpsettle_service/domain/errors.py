@@ -3,14 +3,39 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ViolationCode(StrEnum):
+    """What kind of problem a violation is, for machines: metric labels and error details.
+
+    The reason text is for people and may be reworded at any time; the code is stable and is
+    the only thing a metric label or a client's branch may be derived from.
+    """
+
+    DUPLICATE_CARD = "duplicate_card"
+    MALFORMED_CARD = "malformed_card"
+    ROW_SIZE = "row_size"
+    PLAYER_COUNT = "player_count"
+    DUPLICATE_SEAT_OR_ID = "duplicate_seat_or_id"
+    SURRENDER = "surrender"
+    NATURAL = "natural"
+    UNKNOWN_PRESET = "unknown_preset"
+    STACK = "stack"
+    BUTTON_SEAT = "button_seat"
+    MALFORMED_REQUEST = "malformed_request"
+    PROFILE = "profile"
+    OTHER = "other"
 
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """One problem with the input: where it is (a field path) and why it is wrong."""
+    """One problem with the input: where it is (a field path), why it is wrong (for people) and
+    what kind of problem it is (for machines)."""
 
     field: str
     reason: str
+    code: ViolationCode = ViolationCode.OTHER
 
     def __str__(self) -> str:
         return f"{self.field}: {self.reason}"
@@ -34,8 +59,8 @@ class Collector:
     def __init__(self) -> None:
         self.violations: list[Violation] = []
 
-    def add(self, field: str, reason: str) -> None:
-        self.violations.append(Violation(field, reason))
+    def add(self, field: str, reason: str, code: ViolationCode = ViolationCode.OTHER) -> None:
+        self.violations.append(Violation(field, reason, code))
 
     def __bool__(self) -> bool:
         return bool(self.violations)
