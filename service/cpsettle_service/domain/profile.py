@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
@@ -22,10 +23,18 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .cards import Rank, Suit
-from .errors import Collector, InvalidInput, Violation
+from .errors import Collector, InvalidInput, Violation, ViolationCode
 from .hands import HandClass, HandRank, Wheel
-from .naturals import Natural
-from .reader import Reader, parse_enum
+from .natural_vocabulary import (
+    MAX_GROUP,
+    Definition,
+    Predicate,
+    compile_definition,
+    definition_to_dict,
+    read_definition,
+)
+from .naturals import BUILTIN_DEFINITIONS, Natural, builtin_predicate
+from .reader import Reader, parse_enum, read_wire_enum
 from .rows import ROWS, Row
 
 
@@ -65,6 +74,13 @@ class RakeMode(StrEnum):
 class RowTie(StrEnum):
     PUSH = "PUSH"
     SUIT_OF_HIGHEST_CARD = "SUIT_OF_HIGHEST_CARD"
+
+
+class NaturalTie(StrEnum):
+    """How two naturals of equal rank settle (spec 16.2); proto enum ``NaturalTie``."""
+
+    PUSH = "PUSH"
+    COMPARE_CARDS = "COMPARE_CARDS"
 
 
 MAX_UNIT_VALUE = 10**12  # minor units per scoring unit: ten billion in a two-decimal currency
@@ -143,11 +159,41 @@ class Foul:
     pays_opponent_royalties: bool = False
 
 
+MAX_NATURALS = 32  # entries in a naturals table
+NATURAL_NAME_PATTERN = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
+
+
+class HouseNatural(str):
+    """The name of a natural a house defines in its profile (spec 16.1): a ``str`` with the
+    ``value`` and ``label`` a catalogue ``Natural`` has, so both read alike."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    @property
+    def label(self) -> str:
+        """'ONE_RED_ONE' reads 'One red one'."""
+        return self.replace("_", " ").capitalize()
+
+
 @dataclass(frozen=True, slots=True)
 class NaturalEntry:
-    natural: Natural
+    """A natural the profile plays. ``definition`` is the house's own (``None``: the catalogue's
+    definition of ``natural``)."""
+
+    natural: Natural | HouseNatural
     rank: int
     units: int
+    definition: Definition | None = None
+
+    @property
+    def effective_definition(self) -> Definition:
+        if self.definition is not None:
+            return self.definition
+        return BUILTIN_DEFINITIONS[self.natural]  # type: ignore[index]
 
 
 @dataclass(frozen=True)
@@ -155,12 +201,33 @@ class Naturals:
     require_declaration: bool = True
     vs_foul: VsFoul = VsFoul.GREATER_OF_NATURAL_AND_FOUL
     table: tuple[NaturalEntry, ...] = ()
-    by_natural: Mapping[Natural, NaturalEntry] = field(
+    quads_as_two_pairs: bool = True
+    equal_rank: NaturalTie = NaturalTie.PUSH
+    by_natural: Mapping[str, NaturalEntry] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    predicates: Mapping[str, Predicate] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_natural", {e.natural: e for e in self.table})
+        predicates: dict[str, Predicate] = {}
+        for e in self.table:
+            if e.definition is None:
+                predicates[e.natural] = builtin_predicate(e.natural, self.quads_as_two_pairs)  # type: ignore[arg-type]
+            else:
+                predicates[e.natural] = compile_definition(e.definition, self.quads_as_two_pairs)
+        object.__setattr__(self, "predicates", predicates)
+
+
+@dataclass(frozen=True, slots=True)
+class Deck:
+    """Jokers (spec 16.3): how many the deck holds (0-2) and whether one may stand for a card
+    that is already at the table."""
+
+    jokers: int = 0
+    joker_duplicates: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +318,7 @@ class RuleProfile:
     rake: Rake = Rake()
     ranking: Ranking = Ranking()
     fantasyland: Fantasyland = Fantasyland()
+    deck: Deck = Deck()
 
     def with_unit_value(self, unit_value: int) -> RuleProfile:
         return replace(self, money=Money(unit_value))
@@ -337,28 +405,71 @@ def _royalties(errors: Collector, r: Reader) -> Royalties:
     return Royalties(mode, tuple(entries))
 
 
-def _naturals(errors: Collector, r: Reader) -> Naturals:
+def _natural_name(errors: Collector, e: Reader, has_definition: bool) -> Natural | HouseNatural:
+    value = e.raw("natural")
+    if isinstance(value, str) and value in Natural.__members__:
+        return Natural(value)
+    if not isinstance(value, str) or not NATURAL_NAME_PATTERN.fullmatch(value):
+        errors.add(e.at("natural"), "must be a catalogue natural ("
+                   + ", ".join(n.value for n in Natural) + ") or a house natural's name: capital "
+                   f"letters, digits and _, at most 40, starting with a letter; got {value!r}",
+                   ViolationCode.PROFILE)
+    elif not has_definition:
+        errors.add(e.at("natural"), f"{value!r} is not in the catalogue: a house natural needs a "
+                   "definition", ViolationCode.PROFILE)
+    return HouseNatural(value if isinstance(value, str) else "")
+
+
+def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
     require = r.boolean("requireDeclaration", True)
     vs_foul = r.enum("vsFoul", VsFoul, VsFoul.GREATER_OF_NATURAL_AND_FOUL)
+    quads_as_two_pairs = r.boolean("quadsAsTwoPairs", True)
+    equal_rank = read_wire_enum(r, "equalRank", NaturalTie, "NATURAL_TIE_", NaturalTie.PUSH)
     entries: list[NaturalEntry] = []
-    seen: dict[Natural, str] = {}
-    for path, item in r.items("table"):
+    seen: dict[str, str] = {}
+    items = r.items("table")
+    if len(items) > MAX_NATURALS:
+        errors.add(r.at("table"), f"may list at most {MAX_NATURALS} naturals, got {len(items)}",
+                   ViolationCode.PROFILE)
+        items = items[:MAX_NATURALS]
+    for path, item in items:
+        before = len(errors.violations)
         e = Reader(errors, path, item)
         for key in ("natural", "rank", "units"):
             if not e.has(key):
                 errors.add(e.at(key), "is required")
-        natural = e.enum("natural", Natural, Natural.DRAGON)
+        definition = read_definition(errors, e.at("definition"), e.raw("definition")) if e.has(
+            "definition") else e.raw("definition")
+        natural = _natural_name(errors, e, e.has("definition")) if e.has("natural") else (
+            Natural.DRAGON)
         rank = e.integer("rank", 0, minimum=0, maximum=1000)
         units = e.integer("units", 0, minimum=0, maximum=1_000_000)
         e.finish()
-        if not e.ok:
+        if not e.ok or len(errors.violations) > before:
             continue
+        effective = definition or BUILTIN_DEFINITIONS.get(natural)  # type: ignore[call-overload]
+        if effective is not None and effective.largest_group > 4:
+            needed = effective.largest_group - 4
+            if not deck.joker_duplicates or deck.jokers < needed:
+                errors.add(e.at("definition" if definition else "natural"),
+                           f"a rank group of {effective.largest_group} needs {needed} joker(s) "
+                           "that may duplicate a card (deck.jokers, deck.jokerDuplicates): no "
+                           "hand can make it", ViolationCode.PROFILE)
         if natural in seen and e.has("natural"):
             errors.add(path, f"duplicates the natural at {seen[natural]}")
         seen.setdefault(natural, path)
-        entries.append(NaturalEntry(natural, rank, units))
+        entries.append(NaturalEntry(natural, rank, units, definition or None))
     r.finish()
-    return Naturals(require, vs_foul, tuple(entries))
+    return Naturals(require, vs_foul, tuple(entries), quads_as_two_pairs, equal_rank)
+
+
+def _deck(r: Reader) -> Deck:
+    deck = Deck(
+        jokers=r.integer("jokers", 0, minimum=0, maximum=2),
+        joker_duplicates=r.boolean("jokerDuplicates", False),
+    )
+    r.finish()
+    return deck
 
 
 def _ranking(errors: Collector, r: Reader) -> Ranking:
@@ -436,7 +547,8 @@ def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
         pays_opponent_royalties=f.boolean("paysOpponentRoyalties", False),
     )
     f.finish()
-    naturals = _naturals(errors, r.obj("naturals"))
+    deck = _deck(r.obj("deck"))
+    naturals = _naturals(errors, r.obj("naturals"), deck)
     s = r.obj("surrender")
     surrender = Surrender(
         allowed=s.boolean("allowed", False),
@@ -468,7 +580,7 @@ def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
     r.finish()
     return RuleProfile(
         name, version, description, scoring, royalties, foul, naturals, surrender, money, caps,
-        rake, ranking, fantasyland,
+        rake, ranking, fantasyland, deck,
     )
 
 
@@ -530,14 +642,7 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
             "fixedUnits": p.foul.fixed_units,
             "paysOpponentRoyalties": p.foul.pays_opponent_royalties,
         },
-        "naturals": {
-            "requireDeclaration": p.naturals.require_declaration,
-            "vsFoul": p.naturals.vs_foul.value,
-            "table": [
-                {"natural": e.natural.value, "rank": e.rank, "units": e.units}
-                for e in p.naturals.table
-            ],
-        },
+        "naturals": _naturals_dict(p.naturals),
         "surrender": {
             "allowed": p.surrender.allowed,
             "units": p.surrender.units,
@@ -576,7 +681,48 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
             "stay": stay,
             "stayCards": fl.stay_cards,
         },
+        **_deck_dict(p.deck),
     }
+
+
+# The options of spec section 16 are written only when they differ from their defaults, so that
+# a profile which does not use them has the same JSON form -- and the same digest, hence the
+# same settlement ids -- as before they existed.
+EXTENSION_DEFAULTS: dict[str, Any] = {
+    "naturals.quadsAsTwoPairs": True,
+    "naturals.equalRank": "NATURAL_TIE_PUSH",
+    "deck.jokers": 0,
+    "deck.jokerDuplicates": False,
+}
+"""Where an extension option is left out of the JSON form, and the value that means."""
+
+
+def _naturals_dict(n: Naturals) -> dict[str, Any]:
+    table = []
+    for e in n.table:
+        entry: dict[str, Any] = {"natural": e.natural.value, "rank": e.rank, "units": e.units}
+        if e.definition is not None:
+            entry["definition"] = definition_to_dict(e.definition)
+        table.append(entry)
+    out: dict[str, Any] = {
+        "requireDeclaration": n.require_declaration,
+        "vsFoul": n.vs_foul.value,
+        "table": table,
+    }
+    if not n.quads_as_two_pairs:
+        out["quadsAsTwoPairs"] = False
+    if n.equal_rank is not NaturalTie.PUSH:
+        out["equalRank"] = "NATURAL_TIE_" + n.equal_rank.value
+    return out
+
+
+def _deck_dict(d: Deck) -> dict[str, Any]:
+    if d == Deck():
+        return {}
+    out: dict[str, Any] = {"jokers": d.jokers}
+    if d.joker_duplicates:
+        out["jokerDuplicates"] = True
+    return {"deck": out}
 
 
 def _merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
