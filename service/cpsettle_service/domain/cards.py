@@ -1,4 +1,4 @@
-"""Cards: ranks, suits, parsing (spec section 2, clarification 14.1).
+"""Cards: ranks, suits, parsing (RULES.md §2, §14.1).
 
 >>> parse_card("10h")
 Card(rank=<Rank.TEN: 'T'>, suit=<Suit.HEART: 'h'>)

@@ -1,4 +1,4 @@
-"""Hand ranking for 5-card rows (middle, back) and 3-card rows (front) (spec sections 3-4).
+"""Hand ranking for 5-card rows (middle, back) and 3-card rows (front) (RULES.md §3-4).
 
 Every possible hand is precomputed at import into a shared, immutable ``HandRank``; evaluating a
 row is a handful of dict lookups and integer additions and returns one of those shared objects.
@@ -7,8 +7,8 @@ Comparison
     ``HandRank`` compares on ``(category, ranks)`` only. ``category`` is ``HandClass.order``
     (0 high card … 9 royal flush); ``ranks`` lists the deciding ranks, 2..14, group rank first
     and then kickers from the top. A front uses the same scale (high card 0, pair 1, three of a
-    kind 3), so ``front <= middle`` is the spec's cross-size rule: ranks the front lacks are
-    simply not compared.
+    kind 3), so ``front <= middle`` is the cross-size rule of RULES.md §4: ranks the front lacks
+    are simply not compared.
 
     >>> front = evaluate_three(["Kh", "Kd", "Ac"])
     >>> front.category, front.ranks

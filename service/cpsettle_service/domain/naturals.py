@@ -1,4 +1,4 @@
-"""Naturals: special 13-card holdings (spec section 8, clarification 14.13).
+"""Naturals: special 13-card holdings (RULES.md §8, §14.13).
 
 A natural is a property of the 13 cards, not of the rows. Each natural is one small predicate over
 13 cards, registered in ``PREDICATES``. To add a natural: add a ``Natural`` member (with its label
@@ -13,7 +13,7 @@ The count rules the predicates implement (``c[r]`` = how many cards of rank ``r`
 THIRTEEN_SAME_SUIT        ``max(n) == 13`` (such a hand is necessarily also a DRAGON and
                           a TWELVE_SAME_SUIT)
 DRAGON                    every ``c[r] == 1`` (all 13 ranks present)
-TWELVE_SAME_SUIT          ``max(n) >= 12`` (clarification 14.13: *at least* 12)
+TWELVE_SAME_SUIT          ``max(n) >= 12`` (RULES.md §14.13: *at least* 12)
 TRIPS_AND_FIVE_PAIRS      exactly one rank has an odd count, and that count is 3 (see
                           ``_trips_and_five_pairs``)
 FOUR_TRIPS                at least four ranks with ``c[r] >= 3`` (with 13 cards: 3,3,3,3,1 or
@@ -36,7 +36,7 @@ ONE_COLOUR                ``n[h] + n[d] == 13`` or ``n[s] + n[c] == 13``
 
 Straights (3-card and 5-card) are consecutive ranks; the ace plays high (Q-K-A, T-J-Q-K-A) or low
 (A-2-3, A-2-3-4-5). The wheel always counts here, whatever the profile's ``wheel`` setting
-(clarification 14.13), because the wheel setting only orders straights, it never unmakes one.
+(RULES.md §14.13), because the wheel setting only orders straights, it never unmakes one.
 
 Performance: ``naturals_held`` computes the ``HandFacts`` once (one pass over the 13 cards builds a
 13-bit rank mask per suit; the rank-count histogram and the packed rank counts follow by bit
@@ -74,7 +74,7 @@ __all__ = [
 
 
 class Natural(StrEnum):
-    """A natural of the catalogue (spec section 8); the value is the name."""
+    """A natural of the catalogue (RULES.md §8); the value is the name."""
 
     THIRTEEN_SAME_SUIT = "THIRTEEN_SAME_SUIT"
     DRAGON = "DRAGON"
@@ -292,7 +292,7 @@ def _dragon(cards: Sequence[Card]) -> bool:
 
 
 def _twelve_same_suit(cards: Sequence[Card]) -> bool:
-    """At least 12 cards of one suit (clarification 14.13)."""
+    """At least 12 cards of one suit (RULES.md §14.13)."""
     return max(hand_facts(cards).suit_counts) >= 12
 
 
@@ -376,7 +376,7 @@ def _all_high(cards: Sequence[Card]) -> bool:
 
 
 def _all_low(cards: Sequence[Card]) -> bool:
-    """Every card is 8 or lower; the ace counts high, so an ace spoils it (clarification 14.13)."""
+    """Every card is 8 or lower; the ace counts high, so an ace spoils it (RULES.md §14.13)."""
     return not hand_facts(cards).rank_mask & _ABOVE_EIGHT_MASK
 
 

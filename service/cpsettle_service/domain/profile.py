@@ -1,4 +1,4 @@
-"""Rule profiles: every number a house can change (spec sections 3-12), as immutable data.
+"""Rule profiles: every number a house can change (RULES.md §3-12), as immutable data.
 
 A profile is read from, and written to, one JSON form (camelCase keys; the proto3 JSON form of
 ``cpsettle.v1.RuleProfile``): preset files, inline profiles, ``GetProfile`` and the CLI all use
@@ -110,7 +110,7 @@ class Royalties:
 
     def __post_init__(self) -> None:
         # Resolve "most specific wins" and the royal-flush fallback once, so pricing a row at
-        # settlement time is one dict lookup (clarifications 14.2 - 14.4).
+        # settlement time is one dict lookup (RULES.md §14.2-14.4).
         by_class = {(e.row, e.hand_class): e.units for e in self.table if e.rank is None}
         by_rank = {
             (e.row, e.hand_class, e.rank.value_int): e.units
