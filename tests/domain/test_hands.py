@@ -41,7 +41,7 @@ def three(text: str) -> HandRank:
 def reference(
     cards: Sequence[str | Card], wheel: Wheel = Wheel.LOWEST
 ) -> tuple[int, tuple[int, ...]]:
-    """(category, ranks) computed the slow, obvious way, straight from spec section 3."""
+    """(category, ranks) computed the slow, obvious way, straight from RULES.md §3."""
     parsed = [c if isinstance(c, Card) else parse_card(c) for c in cards]
     values = [c.rank.value_int for c in parsed]
     counts = Counter(values)
@@ -76,7 +76,7 @@ def reference(
 
 
 def front_fouls(front: Sequence[str], middle: Sequence[str]) -> bool:
-    """Spec section 4, literally: class first, then ranks in order over the front's cards."""
+    """RULES.md §4, literally: class first, then ranks in order over the front's cards."""
     fc, fr = reference(front)
     mc, mr = reference(middle)
     if fc != mc:

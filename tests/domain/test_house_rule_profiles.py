@@ -1,4 +1,4 @@
-"""The profile side of spec section 16: house naturals with definitions, the tie options and
+"""The profile side of RULES.md §16: house naturals with definitions, the tie options and
 the deck, read from the JSON form and the proto, written back, and rejected with a violation
 naming the field when they cannot be checked."""
 

@@ -1,4 +1,4 @@
-"""Naturals as data (spec 16.1, 16.2): the catalogue written in the vocabulary agrees with the
+"""Naturals as data (RULES.md §16.1, §16.2): the catalogue written in the vocabulary agrees with the
 hand-written predicates of earlier versions (kept here as the reference), the vocabulary's
 clauses against literal readings, and every malformed definition is a violation."""
 
@@ -142,7 +142,7 @@ def test_quads_as_two_pairs_off_counts_a_quad_once():
     assert not six_pairs_off(hand_facts(quad_and_four_pairs))  # 1 + 4 pairs
     assert not six_pairs_off(hand_facts(three_quads))  # 3 pairs
     assert not builtin_predicate(N.TRIPS_AND_FIVE_PAIRS, False)(hand_facts(trips_quad_pairs))
-    # Trips still count as a pair plus a single (spec 16.1), with the option off too.
+    # Trips still count as a pair plus a single (RULES.md §16.1), with the option off too.
     assert six_pairs_off(hand_facts(parse_cards("As Ah Ad Ks Kh Qs Qh Js Jh Ts Th 9s 9h")))
     assert six_pairs_off(hand_facts(parse_cards("As Ah Ks Kh Qs Qh Js Jh Ts Th 9s 9h 2c")))
 

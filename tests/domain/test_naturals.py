@@ -1,4 +1,4 @@
-"""Naturals (spec section 8, clarification 14.13): every predicate, the split witnesses, and a
+"""Naturals (RULES.md §8, §14.13): every predicate, the split witnesses, and a
 cross-check of the split naturals against a brute-force search over all 3 + 5 + 5 splits."""
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ def test_eights_are_both_high_and_low():
 
 
 def test_all_low_is_spoiled_by_an_ace_even_as_a_wheel():
-    # A-2-3-4-5 makes a straight, but for ALL_LOW the ace counts high (clarification 14.13).
+    # A-2-3-4-5 makes a straight, but for ALL_LOW the ace counts high (RULES.md §14.13).
     cards = h("As 2h 3d 4c 5s 2c 3h 4s 5d 6h 7c 8s 8d")
     assert not holds(N.ALL_LOW, cards)
     low = h("2s 2h 3d 4c 5s 2c 3h 4s 5d 6h 7c 8s 8d")

@@ -224,17 +224,21 @@ def test_cancelled_and_expired_calls_leave_no_errors_and_no_calls_in_flight(
         held.mode = "pass"
         wait_in_flight_zero()
 
-        # 1,000 real Settle calls with a 1 ms deadline
+        # 1,000 real Settle calls with a 1 ms deadline: the first half held 20 ms in the
+        # handler, so every one of them expires there; the second half not held, so each
+        # races its deadline (how many win depends on the machine's speed, not on the code).
         codes: dict[grpc.StatusCode, int] = {}
         for b in range(1000 // batch):
+            held.mode = 0.02 if b < 500 // batch else "pass"
             futures = [stub.Settle.future(good_request(f"expire-{b}-{i}"), timeout=0.001)
                        for i in range(batch)]
             for f in futures:
                 error = f.exception(timeout=10)
                 code = grpc.StatusCode.OK if error is None else error.code()
                 codes[code] = codes.get(code, 0) + 1
+        held.mode = "pass"
         assert set(codes) <= {grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.OK}, codes
-        assert codes.get(grpc.StatusCode.DEADLINE_EXCEEDED, 0) >= 500, codes  # most expire
+        assert codes.get(grpc.StatusCode.DEADLINE_EXCEEDED, 0) >= 500, codes  # the held half
 
     wait_in_flight_zero()
     with logs._lock:

@@ -3,7 +3,8 @@
 isort:skip_file
 Rule profiles: every number a house can change. The proto3 JSON form of RuleProfile is the
 one profile format of the product (preset files, inline profiles, GetProfile, the CLI).
-Enumerated settings are strings spelled as in the specification (e.g. "ON_WIN_REPLACES"),
+What each field means, its default and the presets: docs/RULES.md (the rules reference).
+Enumerated settings are strings spelled as in docs/RULES.md (e.g. "ON_WIN_REPLACES"),
 validated by the engine with a field violation naming the allowed values. Scalars are
 `optional` so that an absent field takes the documented default and a 0 stays a 0.
 """

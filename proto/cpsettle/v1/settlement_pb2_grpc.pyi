@@ -3,6 +3,7 @@
 isort:skip_file
 The settlement service: what casino table software calls to settle a Chinese Poker hand.
 Money is always int64 minor currency units; units are scoring points.
+The rules a settlement applies: docs/RULES.md; where they are silent: docs/DECISIONS.md.
 """
 
 from collections import abc as _abc

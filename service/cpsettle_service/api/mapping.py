@@ -25,7 +25,7 @@ from ..domain.table import AuditContext, PlayerInput, ProfileChoice, Table
 
 
 def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
-    """Fields the sender set that this schema doesn't know (clarification 14.16)."""
+    """Fields the sender set that this schema doesn't know (RULES.md §14.16)."""
     from google.protobuf.unknown_fields import UnknownFieldSet
 
     if len(UnknownFieldSet(msg)):

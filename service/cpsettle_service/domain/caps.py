@@ -1,4 +1,4 @@
-"""Button order, stack caps and rake (spec section 10)."""
+"""Button order, stack caps and rake (RULES.md §10)."""
 
 from __future__ import annotations
 

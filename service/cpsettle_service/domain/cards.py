@@ -1,4 +1,4 @@
-"""Cards: ranks, suits, parsing (spec section 2, clarification 14.1).
+"""Cards: ranks, suits, parsing (RULES.md §2, §14.1).
 
 >>> parse_card("10h")
 Card(rank=<Rank.TEN: 'T'>, suit=<Suit.HEART: 'h'>)
@@ -138,7 +138,7 @@ CARD_BY_SPELLING: dict[str, Card] = {
 
 
 JOKER = "Xj"
-"""A joker's canonical spelling (spec 16.3); input accepts either case (``xj``, ``XJ``)."""
+"""A joker's canonical spelling (RULES.md §16.3); input accepts either case (``xj``, ``XJ``)."""
 
 JOKER_SPELLINGS: frozenset[str] = frozenset({"Xj", "xj", "XJ", "xJ"})
 

@@ -1,4 +1,4 @@
-"""The one error type of the domain: invalid input, carrying every violation found (spec 15)."""
+"""The one error type of the domain: invalid input, carrying every violation (RULES.md §15)."""
 
 from __future__ import annotations
 

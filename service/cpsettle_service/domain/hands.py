@@ -1,4 +1,4 @@
-"""Hand ranking for 5-card rows (middle, back) and 3-card rows (front) (spec sections 3-4).
+"""Hand ranking for 5-card rows (middle, back) and 3-card rows (front) (RULES.md §3-4).
 
 Every possible hand is precomputed at import into a shared, immutable ``HandRank``; evaluating a
 row is a handful of dict lookups and integer additions and returns one of those shared objects.
@@ -7,8 +7,8 @@ Comparison
     ``HandRank`` compares on ``(category, ranks)`` only. ``category`` is ``HandClass.order``
     (0 high card … 9 royal flush); ``ranks`` lists the deciding ranks, 2..14, group rank first
     and then kickers from the top. A front uses the same scale (high card 0, pair 1, three of a
-    kind 3), so ``front <= middle`` is the spec's cross-size rule: ranks the front lacks are
-    simply not compared.
+    kind 3), so ``front <= middle`` is the cross-size rule of RULES.md §4: ranks the front lacks
+    are simply not compared.
 
     >>> front = evaluate_three(["Kh", "Kd", "Ac"])
     >>> front.category, front.ranks
@@ -117,7 +117,7 @@ class HandClass(StrEnum):
     FOUR_OF_A_KIND = "FOUR_OF_A_KIND"
     STRAIGHT_FLUSH = "STRAIGHT_FLUSH"
     ROYAL_FLUSH = "ROYAL_FLUSH"
-    FIVE_OF_A_KIND = "FIVE_OF_A_KIND"  # only with jokers that may duplicate (spec 16.3)
+    FIVE_OF_A_KIND = "FIVE_OF_A_KIND"  # only with jokers that may duplicate (RULES.md §16.3)
 
     @property
     def order(self) -> int:
@@ -401,7 +401,7 @@ _FIVE_OF_A_KIND: dict[int, HandRank] = {
 
 def evaluate_with_repeats(cards: Sequence[Card], wheel: Wheel = Wheel.LOWEST) -> HandRank:
     """A row that may hold a card twice (a joker standing for a card already at the table,
-    spec 16.3): five cards of one rank are ``FIVE_OF_A_KIND``, above every other five-card hand
+    RULES.md §16.3): five cards of one rank are ``FIVE_OF_A_KIND``, above every other five-card hand
     (strengths 7463..7475); a row holding one card twice is no flush (a flush is five different
     cards of a suit), so the repeat reads as a pair.
 

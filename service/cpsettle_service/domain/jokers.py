@@ -1,4 +1,4 @@
-"""Jokers (spec 16.3): what a joker may stand for, and the one assignment a hand settles with.
+"""Jokers (RULES.md §16.3): what a joker may stand for, and the one assignment a hand settles with.
 
 A table whose profile's deck holds jokers (``deck.jokers`` 1 or 2) may hold that many ``Xj`` in
 all. Each hand is resolved on its own, once:

@@ -1,10 +1,10 @@
 """What the natural predicates read: the facts of 13 cards, computed once, and the tables of
-straight splits built at import (spec section 8).
+straight splits built at import (RULES.md §8).
 
 ``hand_facts`` builds the facts of 13 distinct standard cards in one pass (a 13-bit rank mask
 per suit; the rank-count histogram and the packed rank counts follow by bit arithmetic).
 ``multiset_facts`` builds the same facts for 13 cards that may repeat a card (a hand whose jokers
-stand for cards already at the table, spec 16.3); only the count facts are then meaningful, and
+stand for cards already at the table, RULES.md §16.3); only the count facts are then meaningful, and
 the row checks search the splits instead of reading the tables.
 """
 

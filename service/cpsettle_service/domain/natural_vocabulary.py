@@ -1,4 +1,4 @@
-"""Naturals as data: the clauses a natural's definition is made of (spec 16.1).
+"""Naturals as data: the clauses a natural's definition is made of (RULES.md §16.1).
 
 A definition is a conjunction of clauses over the 13 cards; a hand makes the natural when every
 clause holds. The vocabulary (JSON names as in a profile's ``naturals.table[].definition``):
@@ -21,7 +21,7 @@ clause                 holds when
                        at least these: ``STRAIGHT`` (a straight or straight flush), ``FLUSH`` (a
                        flush or straight flush), ``STRAIGHT_FLUSH``; a row left out is any cards.
                        The two 5-card rows may be taken in either order. Straights here accept
-                       the wheel and A-2-3 / Q-K-A (clarification 14.13)
+                       the wheel and A-2-3 / Q-K-A (RULES.md §14.13)
 =====================  ===========================================================================
 
 Bounds (a definition outside them is an invalid profile, one violation per problem): at most 13

@@ -1,4 +1,4 @@
-"""Naturals: special 13-card holdings (spec sections 8 and 16.1, clarification 14.13).
+"""Naturals: special 13-card holdings (RULES.md §8, §16.1, §14.13).
 
 A natural is a property of the 13 cards, not of the rows. Every natural of the catalogue is
 *data*: a definition in the vocabulary of ``natural_vocabulary`` (the same one a house profile
@@ -14,7 +14,7 @@ natural                    definition                                 in counts 
 =========================  =========================================  ==========================
 THIRTEEN_SAME_SUIT         ``sameSuit: 13``                           ``max(n) == 13``
 DRAGON                     ``distinctRanks: 13``                      every ``c[r] == 1``
-TWELVE_SAME_SUIT           ``sameSuit: 12`` (14.13: at least 12)      ``max(n) >= 12``
+TWELVE_SAME_SUIT           ``sameSuit: 12`` (§14.13: at least 12)      ``max(n) >= 12``
 TRIPS_AND_FIVE_PAIRS       ``rankGroups: [3,2,2,2,2,2]``              one odd count, and it is 3
 FOUR_TRIPS                 ``rankGroups: [3,3,3,3]``                  four ``c[r] >= 3``
 THREE_STRAIGHTS            ``rows`` all ``STRAIGHT``                  a sum of straights 3+5+5
@@ -33,11 +33,11 @@ FIVE_OF_A_KIND             ``rankGroups: [5]`` (五同: only with jokers that ma
 
 The "in counts" column is what the hand-written predicates of earlier versions computed; the tests
 keep them as the reference the data-defined catalogue is checked against. The rank-group naturals
-follow ``naturals.quadsAsTwoPairs`` (16.2): by default a four of a kind counts as two pairs.
+follow ``naturals.quadsAsTwoPairs`` (RULES.md §16.2): by default a four of a kind counts as two pairs.
 
 Straights (3-card and 5-card) are consecutive ranks; the ace plays high (Q-K-A, T-J-Q-K-A) or low
 (A-2-3, A-2-3-4-5). The wheel always counts here, whatever the profile's ``wheel`` setting
-(clarification 14.13), because the wheel setting only orders straights, it never unmakes one.
+(RULES.md §14.13), because the wheel setting only orders straights, it never unmakes one.
 
 Performance: ``naturals_held`` computes the ``HandFacts`` once and every catalogue predicate is
 then O(1) arithmetic or one dict/set lookup in a table built at import. The split naturals never
@@ -84,7 +84,7 @@ __all__ = [
 
 
 class Natural(StrEnum):
-    """A natural of the catalogue (spec sections 8 and 16.1); the value is the name."""
+    """A natural of the catalogue (RULES.md §8, §16.1); the value is the name."""
 
     THIRTEEN_SAME_SUIT = "THIRTEEN_SAME_SUIT"
     DRAGON = "DRAGON"

@@ -1,4 +1,4 @@
-"""Rule profiles: every number a house can change (spec sections 3-12), as immutable data.
+"""Rule profiles: every number a house can change (RULES.md §3-12), as immutable data.
 
 A profile is read from, and written to, one JSON form (camelCase keys; the proto3 JSON form of
 ``cpsettle.v1.RuleProfile``): preset files, inline profiles, ``GetProfile`` and the CLI all use
@@ -77,7 +77,7 @@ class RowTie(StrEnum):
 
 
 class NaturalTie(StrEnum):
-    """How two naturals of equal rank settle (spec 16.2); proto enum ``NaturalTie``."""
+    """How two naturals of equal rank settle (RULES.md §16.2); proto enum ``NaturalTie``."""
 
     PUSH = "PUSH"
     COMPARE_CARDS = "COMPARE_CARDS"
@@ -126,7 +126,7 @@ class Royalties:
 
     def __post_init__(self) -> None:
         # Resolve "most specific wins" and the royal-flush fallback once, so pricing a row at
-        # settlement time is one dict lookup (clarifications 14.2 - 14.4).
+        # settlement time is one dict lookup (RULES.md §14.2-14.4).
         by_class = {(e.row, e.hand_class): e.units for e in self.table if e.rank is None}
         by_rank = {
             (e.row, e.hand_class, e.rank.value_int): e.units
@@ -164,7 +164,7 @@ NATURAL_NAME_PATTERN = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
 
 
 class HouseNatural(str):
-    """The name of a natural a house defines in its profile (spec 16.1): a ``str`` with the
+    """The name of a natural a house defines in its profile (RULES.md §16.1): a ``str`` with the
     ``value`` and ``label`` a catalogue ``Natural`` has, so both read alike."""
 
     __slots__ = ()
@@ -223,7 +223,7 @@ class Naturals:
 
 @dataclass(frozen=True, slots=True)
 class Deck:
-    """Jokers (spec 16.3): how many the deck holds (0-2) and whether one may stand for a card
+    """Jokers (RULES.md §16.3): how many the deck holds (0-2) and whether one may stand for a card
     that is already at the table."""
 
     jokers: int = 0
@@ -685,7 +685,7 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
     }
 
 
-# The options of spec section 16 are written only when they differ from their defaults, so that
+# The options of RULES.md §16 are written only when they differ from their defaults, so that
 # a profile which does not use them has the same JSON form -- and the same digest, hence the
 # same settlement ids -- as before they existed.
 EXTENSION_DEFAULTS: dict[str, Any] = {

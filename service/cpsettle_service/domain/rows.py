@@ -6,7 +6,7 @@ from enum import StrEnum
 
 
 class Row(StrEnum):
-    """A row of an arrangement, in the order the spec lists them (front is the 3-card row)."""
+    """A row of an arrangement, in the order RULES.md §1 lists them (front is the 3-card row)."""
 
     FRONT = "FRONT"
     MIDDLE = "MIDDLE"

@@ -1,4 +1,4 @@
-"""``settle(table, profile)``: the itemized settlement of one hand (spec sections 4-11).
+"""``settle(table, profile)``: the itemized settlement of one hand (RULES.md §4-11).
 
 Every line carries a sentence a floor supervisor can read. Units are the scoring points; money
 is integer minor units. Players' net money plus the table's rake is exactly zero, checked before
@@ -613,7 +613,7 @@ def _evaluate_rows(p: _Player, profile: RuleProfile, plan: _Plan,
     hm = evaluate_five(middle, wheel)
     hb = evaluate_five(back, wheel)
     if p.status is _STATUS_REGULAR:
-        if hf.order_key > hm.order_key:  # hf > hm on the one scale (spec section 4)
+        if hf.order_key > hm.order_key:  # hf > hm on the one scale (RULES.md §4)
             p.foul_reasons += (_FOULREASON_FRONT_ABOVE_MIDDLE,)
         if hm.strength > hb.strength or (
             plan.suit_tiebreak
@@ -952,7 +952,7 @@ def _fixed_foul(pair: _Pair, fouled: _Player, other: _Player, profile: RuleProfi
 
 
 def _scooped_penalty(profile: RuleProfile) -> int:
-    """What a scooped regular hand pays, without royalties (clarification 14.6)."""
+    """What a scooped regular hand pays, without royalties (RULES.md §14.6)."""
     s = profile.scoring
     units = 3 * s.row_unit + s.scoop_bonus
     if s.majority_bonus_on_scoop:
