@@ -131,3 +131,12 @@ def test_five_of_a_kind_with_duplicating_jokers_is_a_valid_natural():
     d = with_naturals(table=[{"natural": "FIVE_OF_A_KIND", "rank": 9, "units": 50}])
     d["deck"] = {"jokers": 1, "jokerDuplicates": True}
     assert profile_from_dict(copy.deepcopy(d)).naturals.by_natural["FIVE_OF_A_KIND"].units == 50
+
+
+def test_a_five_of_a_kind_royalty_needs_duplicating_jokers():
+    d = base()
+    d["royalties"]["table"].append({"row": "BACK", "handClass": "FIVE_OF_A_KIND", "units": 30})
+    assert any(f == "profile.royalties.table[8].handClass" and "may duplicate" in reason
+               for f, reason in violations(copy.deepcopy(d)))
+    d["deck"] = {"jokers": 1, "jokerDuplicates": True}
+    assert profile_from_dict(d).royalties.table[-1].units == 30

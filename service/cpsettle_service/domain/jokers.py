@@ -26,9 +26,26 @@ from itertools import product
 from typing import Callable, Iterable, Iterator, Sequence
 
 from .cards import CARD_BY_SPELLING, DECK, JOKER, Card, Suit
+from .hands import HandRank, evaluate_five, evaluate_three, evaluate_with_repeats
 from .natural_facts import HandFacts, multiset_facts
+from .profile import RoyaltyMode, RuleProfile
+from .rows import ROWS
 
-__all__ = ["Assignment", "allowed_cards", "assignments", "best_assignment", "natural_facts_of"]
+__all__ = [
+    "Assignment",
+    "allowed_cards",
+    "assignments",
+    "best_assignment",
+    "natural_facts_of",
+    "rows_of",
+    "resolve_arrangement",
+    "resolve_natural",
+    "sorted_ranks",
+]
+
+Fouls = Callable[[Sequence[str], HandRank, HandRank, HandRank], bool]
+"""Whether 13 resolved cards (front, middle, back) with these hands foul (the settlement's own
+foul check, suit tie-break included)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +119,65 @@ def best_assignment(
 def natural_facts_of(a: Assignment) -> HandFacts:
     """The natural facts of a resolved hand (its cards may repeat when jokers duplicate)."""
     return multiset_facts([CARD_BY_SPELLING[c] for c in a.cards])
+
+
+def rows_of(cards13: Sequence[str], profile: RuleProfile) -> tuple[HandRank, HandRank, HandRank]:
+    """The three hands of 13 resolved cards (rows holding a repeated card evaluated as such)."""
+    wheel = profile.ranking.wheel
+    if profile.deck.joker_duplicates and len(set(cards13)) < 13:
+        cards = [CARD_BY_SPELLING[c] for c in cards13]
+        return (evaluate_with_repeats(cards[:3]), evaluate_with_repeats(cards[3:8], wheel),
+                evaluate_with_repeats(cards[8:], wheel))
+    return (evaluate_three(cards13[:3]), evaluate_five(cards13[3:8], wheel),
+            evaluate_five(cards13[8:], wheel))
+
+
+def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,
+                        fouls: Fouls) -> Assignment | None:
+    """The assignment an arranged hand settles with (module docstring); ``None`` only when
+    the jokers have no allowed card."""
+    royalties = profile.royalties
+    paid = royalties.mode is not RoyaltyMode.NONE
+
+    def score(a: Assignment) -> tuple[int, ...]:
+        hf, hm, hb = rows_of(a.cards, profile)
+        if fouls(a.cards, hf, hm, hb):
+            return (0, 0, hb.strength, hm.strength, hf.strength)
+        total = sum(royalties.units(row, h) for row, h in zip(ROWS, (hf, hm, hb))) if paid else 0
+        return (1, total, hb.strength, hm.strength, hf.strength)
+
+    return best_assignment(cards13, allowed, profile.deck.joker_duplicates,
+                           profile.ranking.suit_order, score)
+
+
+def sorted_ranks(cards13: Sequence[str]) -> tuple[int, ...]:
+    """The 13 ranks from the highest down: what ``equalRank: COMPARE_CARDS`` compares."""
+    return tuple(sorted((CARD_BY_SPELLING[c].rank.value_int for c in cards13), reverse=True))
+
+
+def resolve_natural(cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,
+                    naturals: Sequence[str]) -> tuple[str, Assignment] | None:
+    """The best of ``naturals`` (names the profile plays) some assignment makes, and the
+    assignment kept for it (highest sorted ranks, then the jokers' cards); ``None`` if none.
+
+    Best is the profile's ``naturals.best_first`` order."""
+    table = profile.naturals
+    wanted = set(naturals)
+    predicates = [(n, table.predicates[n]) for n in table.best_first if n in wanted]
+    facts_cache: dict[tuple[str, ...], HandFacts] = {}
+
+    def facts(a: Assignment) -> HandFacts:
+        f = facts_cache.get(a.cards)
+        if f is None:
+            f = facts_cache[a.cards] = natural_facts_of(a)
+        return f
+
+    for name, predicate in predicates:
+        def score(a: Assignment) -> tuple[int, ...] | None:
+            return sorted_ranks(a.cards) if predicate(facts(a)) else None
+
+        found = best_assignment(cards13, allowed, profile.deck.joker_duplicates,
+                                profile.ranking.suit_order, score)
+        if found is not None:
+            return name, found
+    return None

@@ -209,9 +209,17 @@ class Naturals:
     predicates: Mapping[str, Predicate] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    best_first: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_natural", {e.natural: e for e in self.table})
+        # Which natural a hand holding several is settled with: the higher rank, then more
+        # units, then the catalogue's order (house naturals after it, in the table's order).
+        catalogue = {n: i for i, n in enumerate(Natural)}
+        object.__setattr__(self, "best_first", tuple(e.natural for e in sorted(
+            self.table, key=lambda e: (-e.rank, -e.units,
+                                       catalogue.get(e.natural, len(catalogue)),  # type: ignore[call-overload]
+                                       self.table.index(e)))))
         predicates: dict[str, Predicate] = {}
         for e in self.table:
             if e.definition is None:
@@ -375,7 +383,7 @@ def _scoring(r: Reader) -> Scoring:
     return s
 
 
-def _royalties(errors: Collector, r: Reader) -> Royalties:
+def _royalties(errors: Collector, r: Reader, deck: Deck) -> Royalties:
     mode = r.enum("mode", RoyaltyMode, RoyaltyMode.NONE)
     entries: list[RoyaltyEntry] = []
     seen: dict[tuple[Row, HandClass, Rank | None], str] = {}
@@ -395,6 +403,10 @@ def _royalties(errors: Collector, r: Reader) -> Royalties:
             errors.add(e.at("handClass"), f"a {row.value} row cannot make {hand_class.value}")
         if rank is not None and hand_class is HandClass.ROYAL_FLUSH:
             errors.add(e.at("rank"), "a royal flush has no rank to narrow")
+        if hand_class is HandClass.FIVE_OF_A_KIND and not (deck.jokers and deck.joker_duplicates):
+            errors.add(e.at("handClass"), "five of a kind needs jokers that may duplicate a card "
+                       "(deck.jokers, deck.jokerDuplicates): no row can make it",
+                       ViolationCode.PROFILE)
         key = (row, hand_class, rank)
         if key in seen:
             errors.add(path, f"duplicates the royalty entry at {seen[key]}")
@@ -539,7 +551,8 @@ def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
     version = r.string("version", "1", max_length=64)
     description = r.string("description", "", max_length=2000)
     scoring = _scoring(r.obj("scoring"))
-    royalties = _royalties(errors, r.obj("royalties"))
+    deck = _deck(r.obj("deck"))
+    royalties = _royalties(errors, r.obj("royalties"), deck)
     f = r.obj("foul")
     foul = Foul(
         penalty=f.enum("penalty", FoulPenalty, FoulPenalty.SCOOPED),
@@ -547,7 +560,6 @@ def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
         pays_opponent_royalties=f.boolean("paysOpponentRoyalties", False),
     )
     f.finish()
-    deck = _deck(r.obj("deck"))
     naturals = _naturals(errors, r.obj("naturals"), deck)
     s = r.obj("surrender")
     surrender = Surrender(
