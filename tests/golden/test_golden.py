@@ -81,7 +81,7 @@ def _leaves(data: object, prefix: str = "") -> dict[str, object]:
 
 
 def test_cases_touch_every_preset_and_every_profile_field() -> None:
-    from cpsettle_service.domain.profile import preset_names, profile_to_dict
+    from cpsettle_service.domain.profile import EXTENSION_DEFAULTS, preset_names, profile_to_dict
 
     presets_used = set()
     values: dict[str, set[object]] = {}
@@ -91,7 +91,10 @@ def test_cases_touch_every_preset_and_every_profile_field() -> None:
         if choice.preset:
             presets_used.add(choice.preset)
         profile = resolve_profile(choice, REGISTRY)
-        for field, value in _leaves(profile_to_dict(profile)).items():
+        # The extension options are left out of the JSON form at their defaults: fill them in.
+        leaves = {f: json.dumps(v, sort_keys=True) for f, v in EXTENSION_DEFAULTS.items()}
+        leaves.update(_leaves(profile_to_dict(profile)))
+        for field, value in leaves.items():
             values.setdefault(field, set()).add(value)
     assert presets_used == set(preset_names())
     # A field "is touched" when the cases settle under at least two different values of it.
