@@ -11,7 +11,10 @@ from typing import Any, Iterator
 
 import pytest
 from cpsettle.v1 import settlement_pb2 as pb
-from cpsettle_client import audit
+from cpsettle_client.audit import command, running
+from cpsettle_client.audit.outcome import Outcome
+from cpsettle_client.audit.progress import Progress
+from cpsettle_client.audit.report import Report
 from cpsettle_client.cli import build_parser, main
 
 from tests.audit.conftest import HANDS, Day, load_generator, read_report
@@ -230,7 +233,7 @@ def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
     capsys: pytest.CaptureFixture[str], day: Day, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = audit.read_lines
+    real = command.read_lines
 
     def interrupted(path: str, start_line: int = 1) -> Iterator[tuple[int, bytes]]:
         for number, raw in real(path, start_line):
@@ -238,7 +241,7 @@ def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
                 raise KeyboardInterrupt
             yield number, raw
 
-    monkeypatch.setattr(audit, "read_lines", interrupted)
+    monkeypatch.setattr(command, "read_lines", interrupted)
     out = tmp_path / "partial.json"
     code, text, _ = run(capsys, "audit", str(day.path), "--local", "--batch", "20",
                         "--report", str(out), "--progress", "none")
@@ -249,7 +252,7 @@ def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
     check_against_key(partial, day, upto=200)
     assert "INCOMPLETE (interrupted)" in text and "--start-line 201" in text
 
-    monkeypatch.setattr(audit, "read_lines", real)
+    monkeypatch.setattr(command, "read_lines", real)
     rest = tmp_path / "rest.json"
     code, _, _ = run(capsys, "audit", str(day.path), "--local", "--start-line", "201",
                      "--report", str(rest), "--progress", "none")
@@ -263,7 +266,7 @@ def test_ctrl_c_against_the_server(
     capsys: pytest.CaptureFixture[str], day: Day, tmp_path: Path, server: ServerHandle,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = audit.read_lines
+    real = command.read_lines
 
     def interrupted(path: str, start_line: int = 1) -> Iterator[tuple[int, bytes]]:
         for number, raw in real(path, start_line):
@@ -272,7 +275,7 @@ def test_ctrl_c_against_the_server(
                 raise KeyboardInterrupt
             yield number, raw
 
-    monkeypatch.setattr(audit, "read_lines", interrupted)
+    monkeypatch.setattr(command, "read_lines", interrupted)
     out = tmp_path / "partial.json"
     code, _, _ = run(capsys, "audit", str(day.path), "--server", server.address, "--batch", "10",
                      "--report", str(out), "--progress", "none")
@@ -309,18 +312,18 @@ class Terminal(io.StringIO):
 def test_a_bar_with_rate_and_eta_on_a_terminal(day: Day) -> None:
     args = build_parser().parse_args(["audit", str(day.path), "--local", "--batch", "50"])
     err, out = Terminal(), io.StringIO()
-    progress = audit.Progress(err, "auto", 400, 1, 5.0)
+    progress = Progress(err, "auto", 400, 1, 5.0)
     assert progress.mode == "bar" and progress.interval == 0.1
     progress.interval = 0.0
-    report = audit.Report("day.jsonl", 1, {"mode": "local", "workers": 1, "batch": 50})
-    outcome = audit.Outcome(1, 100)
+    report = Report("day.jsonl", 1, {"mode": "local", "workers": 1, "batch": 50})
+    outcome = Outcome(1, 100)
     outcome.read = 100
     report.add(outcome)
     progress.update(report)
     text = err.getvalue()
     assert text.startswith("\r[######..................] 100/400 lines  25.0%")
     assert "hands/s  ETA " in text and "\n" not in text
-    assert audit.run(args, stdout=out, stderr=err) == 1
+    assert command.run(args, stdout=out, stderr=err) == 1
     assert err.getvalue().count("\r") >= 2 and err.getvalue().endswith("\n")
 
 
@@ -342,10 +345,10 @@ def test_batch_errors_from_the_server_are_retried_hand_by_hand() -> None:
                     r.settlement.context.hand_id = "h"
                 yield out
 
-    s = audit._Stream.__new__(audit._Stream)
+    s = running._Stream.__new__(running._Stream)
     s.client = FakeClient()
     batch = pb.SettleBatch(items=[pb.AuditItem(ref=f"x:{i}") for i in range(3)])
     refused = next(s.client.settle_stream([batch]))
-    assert audit.is_batch_error(refused)
+    assert running.is_batch_error(refused)
     answer = s._one_by_one(batch, refused)
     assert [r.ref for r in answer.results] == ["x:0", "x:1", "x:2"]
