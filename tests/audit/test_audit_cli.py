@@ -312,17 +312,20 @@ class Terminal(io.StringIO):
 def test_a_bar_with_rate_and_eta_on_a_terminal(day: Day) -> None:
     args = build_parser().parse_args(["audit", str(day.path), "--local", "--batch", "50"])
     err, out = Terminal(), io.StringIO()
-    progress = Progress(err, "auto", 400, 1, 5.0)
-    assert progress.mode == "bar" and progress.interval == 0.1
-    progress.interval = 0.0
+    bar = Progress(err, "auto", 400, 1, 5.0)
+    assert bar.mode == "bar" and bar.bar is not None
+    bar.bar.mininterval = 0  # draw on every update
     report = Report("day.jsonl", 1, {"mode": "local", "workers": 1, "batch": 50})
     outcome = Outcome(1, 100)
     outcome.read = 100
     report.add(outcome)
-    progress.update(report)
+    bar.update(report)
     text = err.getvalue()
-    assert text.startswith("\r[######..................] 100/400 lines  25.0%")
-    assert "hands/s  ETA " in text and "\n" not in text
+    assert text.startswith("\r  0%|")
+    last = text.split("\r")[-1]
+    assert last.startswith(" 25%|") and "| 100/400 lines [" in last
+    assert "<" in last and " hands/s, 0 diffs, 0 invalid]" in last  # ETA, rate, findings
+    assert "\n" not in text
     assert command.run(args, stdout=out, stderr=err) == 1
     assert err.getvalue().count("\r") >= 2 and err.getvalue().endswith("\n")
 
