@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -12,7 +13,7 @@ from typing import Any, Iterator
 import pytest
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.audit import command, running
-from cpsettle_client.audit.outcome import Outcome
+from cpsettle_client.audit.outcome import Outcome, Tally
 from cpsettle_client.audit.progress import Progress
 from cpsettle_client.audit.report import Report
 from cpsettle_client.cli import build_parser, main
@@ -120,6 +121,14 @@ def test_the_report_shape(local_report: dict[str, Any]) -> None:
     assert cut["handId"] and cut["tableId"] and cut["dealerId"]
     row = next(iter(r["byTable"].values()))
     assert set(row) == {"hands", "handsWithDifferences", "invalidHands", "overpaid", "underpaid"}
+
+
+def test_every_tally_field_reaches_the_report_and_adds_up() -> None:
+    names = [f.name for f in dataclasses.fields(Tally)]
+    tally = Tally(**{name: i + 1 for i, name in enumerate(names)})
+    assert sorted(tally.to_dict().values()) == list(range(1, len(names) + 1))
+    tally.add(Tally(**{name: 10 for name in names}))
+    assert sorted(tally.to_dict().values()) == list(range(11, len(names) + 11))
 
 
 def test_the_readable_summary(capsys: pytest.CaptureFixture[str], day: Day) -> None:
