@@ -360,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     _output(p)
     p.set_defaults(func=cmd_profiles)
 
-    from . import audit
+    from .audit import command as audit
 
     audit.add_parser(sub, _connection)
     return parser
