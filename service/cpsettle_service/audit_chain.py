@@ -20,12 +20,14 @@ shutdown (``reason``: ``count``, ``interval``, ``shutdown``).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import secrets
 import threading
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .keys import ALGORITHM, KeySet, SigningKey
 
@@ -42,7 +44,7 @@ def line_hash(line: bytes) -> str:
 
 def head_bytes(chain: str, seq: int, prev: str, key_id: str) -> bytes:
     """What an ``audit.head`` line's signature covers."""
-    return f"{HEAD_PREFIX}{chain}\n{seq}\n{prev}\n{key_id}".encode("utf-8")
+    return f"{HEAD_PREFIX}{chain}\n{seq}\n{prev}\n{key_id}".encode()
 
 
 class Chain:
@@ -188,7 +190,7 @@ def check_chain(c: ChainReport, keys: KeySet | None) -> None:
     if seqs and seqs[0] != 1:
         c.problem("gap", f"{by_seq[seqs[0]][0].where}: the chain starts at seq {seqs[0]}; "
                          f"seq 1 to {seqs[0] - 1} are missing")
-    for a, b in zip(seqs, seqs[1:]):
+    for a, b in itertools.pairwise(seqs):
         if b > a + 1:
             missing = f"seq {a + 1}" if b == a + 2 else f"seq {a + 1} to {b - 1}"
             c.problem("gap", f"{by_seq[b][0].where}: {missing} missing before this line "

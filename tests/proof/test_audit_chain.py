@@ -3,16 +3,17 @@ reported with its line."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import time
 from pathlib import Path
 
 import pytest
-
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient, request_from_json
 from cpsettle_service.audit_chain import GENESIS, line_hash
+
 from tests.proof.test_proof import small_request
 from tests.support.fixed_keys import fixed_test_key
 from tests.support.server_process import start, wait_serving
@@ -136,7 +137,7 @@ def test_heads_on_an_interval_and_two_runs_are_two_chains(tmp_path: Path,
     assert reasons.count("interval") >= 2 and reasons.count("shutdown") == 2
     # an idle interval writes no head: no two interval heads in a row without lines between
     heads_in_row = [a["event"] == b["event"] == "audit.head" and b["reason"] == "interval"
-                    for a, b in zip(events, events[1:])]
+                    for a, b in itertools.pairwise(events)]
     assert not any(heads_in_row)
     code, out = _verify(capsys, str(log))
     assert code == 0, out

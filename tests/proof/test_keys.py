@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient
 from cpsettle_client.proof import load_settlement
 from cpsettle_service.audit import verify
 from cpsettle_service.config import Settings
 from cpsettle_service.keys import KeyProblem, KeySet, load_signing_key, signing_key_from_pem
+
 from tests.proof.test_proof import small_request
 from tests.support.fixed_keys import fixed_test_key
 from tests.support.server_process import start, wait_serving

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.proof import ProofError, load_settlement
 from cpsettle_service.audit import content_bytes, settlement_id, sha256_hex, verify
 from cpsettle_service.keys import KeySet
+
 from tests.conftest import ROOT
 
 VECTORS = ROOT / "tests" / "vectors"
@@ -97,7 +97,7 @@ def test_the_field_table_in_audit_md_is_the_schema() -> None:
     """docs/AUDIT.md's appendix lists every field the digest covers with its number and kind;
     an implementation from the text alone relies on it, so it must be the .proto's."""
     text = (ROOT / "docs" / "AUDIT.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| `(\w+)` \| (\d+) \| `(\w+)` \| (\w+(?: \w+)?) \|", text, re.M)
+    rows = re.findall(r"^\| `(\w+)` \| (\d+) \| `(\w+)` \| (\w+(?: \w+)?) \|", text, re.MULTILINE)
     table = {(m, json_name): (int(n), kind) for m, n, json_name, kind in rows}
     kinds = {9: "string", 5: "int32", 3: "int64", 8: "bool", 11: "message"}
     want = {}

@@ -21,25 +21,31 @@ import copy
 import json
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 for sub in ("service", "proto", "clients/python", "."):
     if str(ROOT / sub) not in sys.path:
         sys.path.insert(0, str(ROOT / sub))
 
-from google.protobuf import json_format  # noqa: E402
+from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_client.client import request_from_json
+from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
+from cpsettle_service.audit import (
+    Sealer,
+    content_bytes,
+    settlement_id,
+    sha256_hex,
+    signed_bytes,
+)
+from cpsettle_service.domain.profile import ProfileRegistry
+from cpsettle_service.keys import KeySet, PublicKey, signing_key_from_pem
+from google.protobuf import json_format
 
-from cpsettle.v1 import settlement_pb2 as pb  # noqa: E402
-from cpsettle_client.client import request_from_json  # noqa: E402
-from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer  # noqa: E402
-from cpsettle_service.audit import Sealer, content_bytes, sha256_hex, signed_bytes  # noqa: E402
-from cpsettle_service.audit import settlement_id  # noqa: E402
-from cpsettle_service.domain.profile import ProfileRegistry  # noqa: E402
-from cpsettle_service.keys import KeySet, PublicKey, signing_key_from_pem  # noqa: E402
-from tests.support.fixed_keys import fixed_test_key  # noqa: E402
-from tests.support.random_tables import random_table  # noqa: E402
+from tests.support.fixed_keys import fixed_test_key
+from tests.support.random_tables import random_table
 
 ISSUED_AT = "2026-12-01T12:00:00.000Z"
 KEY = signing_key_from_pem(fixed_test_key(1), "test-key-1")
@@ -160,8 +166,8 @@ def _tamper_cases(base: pb.Settlement) -> dict[str, tuple[str, Change, list[str]
         "tampered-signed-by-another-key": ("signed by a key that is not the published one",
                                            other_key, ["signature"]),
         "tampered-request-digest-resigned": (
-            "requestDigest changed, then digest and signature redone with the real key: the "
-            "settlement id gives it away", request_digest, ["settlement_id"]),
+            ("requestDigest changed, then digest and signature redone with the real key: the "
+             "settlement id gives it away"), request_digest, ["settlement_id"]),
         "tampered-unsigned": ("the signature block replaced by algorithm NONE", unsigned,
                               ["signature"]),
         "tampered-card-spelling": ("a card written backwards", row_card,

@@ -162,7 +162,7 @@ def cmd_keys_show(args: Any) -> int:
 
 def cmd_keys_generate(args: Any) -> int:
     """A new Ed25519 private key (PEM, mode 0600, never overwritten); its public entry out."""
-    from cpsettle_service.keys import KeySet, signing_key_from_pem, generate_pem
+    from cpsettle_service.keys import KeySet, generate_pem, signing_key_from_pem
 
     from .cli import CliError
 

@@ -61,8 +61,8 @@ class _ChainHandler(logging.Handler):
                                      "level": record.levelname.lower(), "logger": record.name}
             if record.exc_info:
                 event["exc_info"] = record.exc_info
-            event = structlog.processors.format_exc_info(None, "", self.stamp(None, "", event))
-            self.chain.emit(event)
+            stamped = structlog.processors.format_exc_info(None, "", self.stamp(None, "", event))
+            self.chain.emit(dict(stamped))
         except Exception:  # noqa: BLE001 — logging never raises into the caller
             self.handleError(record)
 
@@ -104,7 +104,10 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
             stream.write(text)
             stream.flush()
 
-        chain = Chain(write, lambda event: json_renderer(None, "", event),
+        def render(event: dict[str, Any]) -> str:
+            return str(json_renderer(None, "", event))
+
+        chain = Chain(write, render,
                       lambda: stamp(None, "", {})["timestamp"], head_every)
 
         def final(logger: Any, name: str, event: dict[str, Any]) -> Any:
