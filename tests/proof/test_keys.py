@@ -40,6 +40,18 @@ def _keys_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]
     return json.loads(capsys.readouterr().out)
 
 
+def _replica(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+             **env: str) -> tuple[dict[str, Any], Any]:
+    """A replica's published key set (``cpsettle keys show``) and one settlement of it."""
+    proc, address = _serve(tmp_path, name, **env)
+    try:
+        keys = _keys_json(capsys, "--server", address)
+        with SettlementClient(address) as c:
+            return keys, c.settle(small_request()).settlement
+    finally:
+        _stop(proc)
+
+
 def test_rotation_new_key_signs_old_settlements_still_verify(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old_pem, new_pem = tmp_path / "old.pem", tmp_path / "new.pem"
@@ -47,14 +59,8 @@ def test_rotation_new_key_signs_old_settlements_still_verify(
     new_pem.write_bytes(fixed_test_key(2))
     old = signing_key_from_pem(fixed_test_key(1), "2026-a")
     # Before the rotation: replica A signs with the old key.
-    proc, address = _serve(tmp_path, "a", CPSETTLE_SIGNING_KEY_FILE=str(old_pem),
-                           CPSETTLE_SIGNING_KEY_ID="2026-a")
-    try:
-        before = _keys_json(capsys, "--server", address)
-        with SettlementClient(address) as c:
-            s_old = c.settle(small_request()).settlement
-    finally:
-        _stop(proc)
+    before, s_old = _replica(tmp_path, capsys, "a", CPSETTLE_SIGNING_KEY_FILE=str(old_pem),
+                             CPSETTLE_SIGNING_KEY_ID="2026-a")
     assert before == {"keys": [{"keyId": "2026-a", "algorithm": "Ed25519",
                                 "publicKey": old.public.raw.hex()}],
                       "currentKeyId": "2026-a"}
@@ -62,15 +68,9 @@ def test_rotation_new_key_signs_old_settlements_still_verify(
     before["keys"][0]["notAfter"] = "2099-01-01T00:00:00.000Z"
     retired = tmp_path / "retired.json"
     retired.write_text(json.dumps({"keys": before["keys"]}))
-    proc, address = _serve(tmp_path, "b", CPSETTLE_SIGNING_KEY_FILE=str(new_pem),
-                           CPSETTLE_SIGNING_KEY_ID="2026-b",
-                           CPSETTLE_VERIFICATION_KEYS_FILE=str(retired))
-    try:
-        after = _keys_json(capsys, "--server", address)
-        with SettlementClient(address) as c:
-            s_new = c.settle(small_request()).settlement
-    finally:
-        _stop(proc)
+    after, s_new = _replica(tmp_path, capsys, "b", CPSETTLE_SIGNING_KEY_FILE=str(new_pem),
+                            CPSETTLE_SIGNING_KEY_ID="2026-b",
+                            CPSETTLE_VERIFICATION_KEYS_FILE=str(retired))
     assert after["currentKeyId"] == "2026-b"
     assert [k["keyId"] for k in after["keys"]] == ["2026-a", "2026-b"]
     assert after["keys"][0]["notAfter"] == "2099-01-01T00:00:00.000Z"
