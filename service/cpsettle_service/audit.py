@@ -30,13 +30,10 @@ from cpsettle.v1 import settlement_pb2 as pb
 
 from .api import wire
 from .integrity import ENGINE_VERSION, engine_digest
-from .keys import ALGORITHM, KeyProblem, KeySet, SigningKey, load_signing_key
+from .keys import ALGORITHM, KeySet, SigningKey
 
 ID_PREFIX = "cpsettle-settlement-id/v1\n"
 UNSIGNED = "NONE"
-
-KeyError_ = KeyProblem  # the name server.py catches
-load_key = load_signing_key
 
 
 def sha256_hex(data: bytes) -> str:
