@@ -12,67 +12,28 @@ The service stores nothing, so each settlement carries its own proof (docs/AUDIT
   ``settlement_digest``, ``issued_at`` and ``signature`` empty. Everything else is inside it, so
   the same request gives the same bytes on every replica; only ``issued_at`` and ``signature``
   vary.
-- ``signature``: HMAC-SHA256, with the configured key, over the UTF-8 text
+- ``signature``: Ed25519 (keys.py), with the replica's private key, over the UTF-8 text
   ``"cpsettle-signature/v1\n" + settlement_digest + "\n" + issued_at + "\n" + key_id``. The
-  settlement digest covers every other field, so the signature covers the whole settlement.
+  settlement digest covers every other field, so the signature covers the whole settlement;
+  anyone holding the published public keys can check it, and no one holding them can forge it.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 
 from .api import wire
-from .config import Settings
 from .integrity import ENGINE_VERSION, engine_digest
+from .keys import ALGORITHM, KeySet, SigningKey
 
 ID_PREFIX = "cpsettle-settlement-id/v1\n"
-ALGORITHM = "HMAC-SHA256"
 UNSIGNED = "NONE"
-
-
-class KeyError_(ValueError):
-    """The signing key is missing or unusable while the configuration requires it."""
-
-
-@dataclass(frozen=True)
-class SigningKey:
-    key_id: str
-    secret: bytes
-
-    def __repr__(self) -> str:  # never print the secret
-        return f"SigningKey(key_id={self.key_id!r}, secret=<{len(self.secret)} bytes>)"
-
-    def sign(self, data: bytes) -> str:
-        return hmac.new(self.secret, data, hashlib.sha256).hexdigest()
-
-
-def load_key(settings: Settings) -> SigningKey | None:
-    """The signing key from the key file (a mounted Secret) or the environment, or None."""
-    secret = b""
-    if settings.signing_key_file:
-        path = Path(settings.signing_key_file)
-        if path.exists():
-            secret = path.read_bytes().strip()
-    if not secret and settings.signing_key:
-        secret = settings.signing_key.encode("utf-8")
-    if not secret:
-        if settings.require_signing_key:
-            raise KeyError_(
-                "CPSETTLE_REQUIRE_SIGNING_KEY is set but no key was found "
-                "(CPSETTLE_SIGNING_KEY_FILE or CPSETTLE_SIGNING_KEY)"
-            )
-        return None
-    if len(secret) < 16:
-        raise KeyError_("the signing key must be at least 16 bytes")
-    return SigningKey(settings.signing_key_id, secret)
 
 
 def sha256_hex(data: bytes) -> str:
@@ -98,7 +59,7 @@ SIGNATURE_PREFIX = "cpsettle-signature/v1\n"
 
 
 def signed_bytes(settlement_digest: str, issued_at: str, key_id: str) -> bytes:
-    """What the HMAC covers: the content digest, the time of issue and the key id."""
+    """What the signature covers: the content digest, the time of issue and the key id."""
     return f"{SIGNATURE_PREFIX}{settlement_digest}\n{issued_at}\n{key_id}".encode("utf-8")
 
 
@@ -119,8 +80,12 @@ class Sealer:
     """Adds the proof to each settlement and writes the audit events."""
 
     def __init__(self, key: SigningKey | None, log: Any = None, include_request: bool = True,
-                 clock: Any = utc_now_ms) -> None:
+                 clock: Any = utc_now_ms, keys: KeySet | None = None) -> None:
         self.key = key
+        # what GetVerificationKeys publishes: at least the signing key's public half
+        if keys is None:
+            keys = KeySet().with_current(key) if key is not None else KeySet()
+        self.keys = keys
         self.log = log
         self.include_request = include_request
         self.engine_version = ENGINE_VERSION
@@ -228,16 +193,17 @@ class Sealer:
 class Finding:
     what: str
     detail: str
+    checked: bool = True  # False: a check that could not run (no keys), not a failed one
 
     def __str__(self) -> str:
         return f"{self.what}: {self.detail}"
 
 
-def verify(s: pb.Settlement, key: SigningKey | None = None,
-           keys: dict[str, SigningKey] | None = None) -> list[Finding]:
+def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
     """Every digest and the signature of a stored settlement; empty list = all good.
 
-    Without a key the signature cannot be checked and says so (a finding).
+    Without ``keys`` the signature is not checked, and the one finding that says so has
+    ``checked=False``; an unsigned settlement is a finding either way.
     """
     findings: list[Finding] = []
     want_id = settlement_id(s.request_digest, s.profile.digest, s.engine_version)
@@ -250,20 +216,23 @@ def verify(s: pb.Settlement, key: SigningKey | None = None,
                                 f"is {s.settlement_digest or '(empty)'}, the content gives {digest}"))
     sig = s.signature
     if sig.algorithm == UNSIGNED or not sig.algorithm:
-        findings.append(Finding("signature", "the settlement is unsigned"))
+        findings.append(Finding("signature", "the settlement is unsigned", keys is not None))
         return findings
     if sig.algorithm != ALGORITHM:
         findings.append(Finding("signature", f"unknown algorithm {sig.algorithm!r}"))
         return findings
-    use = (keys or {}).get(sig.key_id) if keys else key
-    if use is None:
-        findings.append(Finding("signature", f"no key to check it with (key id {sig.key_id!r})"))
+    if keys is None:
+        findings.append(Finding("signature", f"NOT checked: no public keys given (key id "
+                                f"{sig.key_id!r})", checked=False))
         return findings
-    if use.key_id != sig.key_id:
-        findings.append(Finding("signature.key_id", f"signed with key {sig.key_id!r}, "
-                                f"checking with {use.key_id!r}"))
+    key = keys.get(sig.key_id)
+    if key is None:
+        findings.append(Finding("signature.key_id", f"no key {sig.key_id!r} in the key set"))
+        return findings
     # Over the digest of the content as it is now: a changed field fails here too.
-    expected = use.sign(signed_bytes(digest, s.issued_at, sig.key_id))
-    if not hmac.compare_digest(expected, sig.value):
+    if not key.verify(sig.value, signed_bytes(digest, s.issued_at, sig.key_id)):
         findings.append(Finding("signature", "does not match the settlement's content"))
+    elif not key.covers(s.issued_at):
+        findings.append(Finding("signature.key_window", f"issued at {s.issued_at or '(empty)'}, "
+                                f"outside key {sig.key_id!r}'s validity {key.window()}"))
     return findings

@@ -30,10 +30,13 @@ class Settings:
     default_deadline_seconds: float = 10.0  # server-side cap for calls without a deadline
     reflection: bool = False
     profile_dir: str = ""
-    signing_key_file: str = ""
-    signing_key: str = ""
-    signing_key_id: str = "default"
+    signing_key_file: str = ""  # the Ed25519 private key, PEM (a mounted Secret)
+    signing_key: str = ""  # the PEM text itself: development only, refused when required
+    signing_key_id: str = ""  # "" = the key's fingerprint (keys.py)
     require_signing_key: bool = False
+    verification_keys_file: str = ""  # retired public keys, published beside the signing key
+    audit_head_seconds: float = 60.0  # sign the audit chain's head this often (if it moved)
+    audit_head_events: int = 1000  # ... and after this many events
     require_manifest: bool = False  # refuse to start without an intact build manifest
     audit_include_request: bool = True
     tls_cert_file: str = ""
@@ -86,6 +89,10 @@ class Settings:
             out.append("CPSETTLE_GRACE_SECONDS must be 0 or more")
         if self.default_deadline_seconds <= 0:
             out.append("CPSETTLE_DEFAULT_DEADLINE_SECONDS must be more than 0")
+        if self.audit_head_seconds <= 0:
+            out.append("CPSETTLE_AUDIT_HEAD_SECONDS must be more than 0")
+        if self.audit_head_events < 1:
+            out.append("CPSETTLE_AUDIT_HEAD_EVENTS must be at least 1")
         if self.log_format not in ("auto", "json", "console"):
             out.append("CPSETTLE_LOG_FORMAT must be auto, json or console")
         if self.log_level.lower() not in ("debug", "info", "warning", "error", "critical"):

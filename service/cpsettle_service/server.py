@@ -22,14 +22,15 @@ from .api.servicer import (
     generic_handler,
     profile_digest,
 )
-from .audit import KeyError_, Sealer, load_key
+from .audit import Sealer
+from .keys import KeyProblem, load_signing_key, published_keys
 from .config import ConfigError, Settings
 from .domain.errors import InvalidInput
 from .domain.profile import ProfileRegistry
 from .integrity import check_installation
 from .observability import metrics
 from .security import TokenChecker, server_credentials
-from .observability.logging import configure, get_logger
+from .observability.logging import chain, configure, get_logger
 
 VERSION = "0.1.0"
 LIVENESS = "liveness"
@@ -68,8 +69,10 @@ def load_registry(settings: Settings) -> ProfileRegistry:
 
 def make_sealer(settings: Settings) -> Sealer:
     """Digests and signatures for every settlement, with the audit log events."""
-    return Sealer(load_key(settings), log=get_logger("cpsettle.audit"),
-                  include_request=settings.audit_include_request)
+    key = load_signing_key(settings)
+    return Sealer(key, log=get_logger("cpsettle.audit"),
+                  include_request=settings.audit_include_request,
+                  keys=published_keys(settings, key))
 
 
 async def build_server(
@@ -142,15 +145,19 @@ async def serve(settings: Settings) -> int:
         return 2
     try:
         sealer = make_sealer(settings)
-    except (KeyError_, OSError) as e:
+    except (KeyProblem, OSError) as e:
         log.error("signing.key_unusable", reason=str(e))
         return 2
     if sealer.key is None:
         log.warning(
             "signing.disabled",
-            message="NO SIGNING KEY: settlements are marked unsigned. Development only; set "
-            "CPSETTLE_SIGNING_KEY_FILE (and CPSETTLE_REQUIRE_SIGNING_KEY=true in production).",
+            message="NO SIGNING KEY: settlements and audit-log heads are unsigned. Development "
+            "only; set CPSETTLE_SIGNING_KEY_FILE (and CPSETTLE_REQUIRE_SIGNING_KEY=true in "
+            "production).",
         )
+    audit_chain = chain()
+    if audit_chain is not None:
+        audit_chain.signer = sealer.key
     if settings.metrics_port:
         from prometheus_client import start_http_server
 
@@ -173,6 +180,7 @@ async def serve(settings: Settings) -> int:
         port=running.port,
         metrics_port=settings.metrics_port,
         signing_key_id=sealer.key.key_id if sealer.key else None,
+        audit_chain=audit_chain.chain_id if audit_chain is not None else None,
         tls=bool(settings.tls_cert_file),
         mutual_tls=bool(settings.tls_client_ca_file),
         profiles=[
@@ -181,10 +189,18 @@ async def serve(settings: Settings) -> int:
             for e in registry.entries()
         ],
     )
-    await stop.wait()
+    while True:  # the audit chain's head signed every interval it moved, until SIGTERM
+        try:
+            await asyncio.wait_for(stop.wait(), settings.audit_head_seconds)
+            break
+        except asyncio.TimeoutError:
+            if audit_chain is not None:
+                audit_chain.sign_head("interval")
     log.info("service.draining", grace_seconds=settings.grace_seconds)
     await running.drain()
     log.info("service.stopped")
+    if audit_chain is not None:
+        audit_chain.sign_head("shutdown")
     return 0
 
 
@@ -194,7 +210,7 @@ def main() -> None:
     except ConfigError as e:
         print(f"cpsettle-server: {e}", file=sys.stderr)
         sys.exit(2)
-    configure(settings.log_level, settings.log_format)
+    configure(settings.log_level, settings.log_format, head_every=settings.audit_head_events)
     sys.exit(asyncio.run(serve(settings)))
 
 

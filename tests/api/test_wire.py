@@ -13,19 +13,21 @@ from google.protobuf import json_format
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_service.api import wire
 from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
-from cpsettle_service.audit import Sealer, SigningKey, content_bytes, sha256_hex, verify
+from cpsettle_service.audit import Sealer, content_bytes, sha256_hex, verify
+from cpsettle_service.keys import KeySet, SigningKey, signing_key_from_pem
 from cpsettle_service.domain.errors import InvalidInput
 from cpsettle_service.domain.profile import ProfileRegistry
 from cpsettle_service.domain.settlement import settle
 from cpsettle_service.api import mapping
 
+from tests.support.fixed_keys import fixed_test_key
 from tests.support.random_tables import random_table
 from tests.support.reference_proto import settlement_to_proto
 
 GOLDEN = sorted((Path(__file__).parents[1] / "golden" / "cases").glob("*.json"))
 REGISTRY = ProfileRegistry.builtin()
 RESOLVER = ProfileResolver(REGISTRY)
-KEY = SigningKey("k1", b"0123456789abcdef0123")
+KEY = signing_key_from_pem(fixed_test_key(1), "k1")
 
 
 def both(request: dict) -> tuple[bytes, bytes]:
@@ -101,14 +103,15 @@ def test_sealed_settlement_is_canonical_and_verifies(key: SigningKey | None) -> 
         assert s.settlement_digest == sha256_hex(content_bytes(s))
         assert s.request_digest == sha256_hex(req.SerializeToString(deterministic=True))
         assert s.issued_at == "2026-11-30T09:31:02.123Z"
-        findings = verify(s, key)
+        keys = KeySet().with_current(key) if key is not None else KeySet()
+        findings = verify(s, keys)
         if key is None:
             assert [f.what for f in findings] == ["signature"]
             assert s.signature.algorithm == "NONE"
         else:
             assert findings == []
             s.players[0].net_money += 1
-            assert [f.what for f in verify(s, key)] == ["settlement_digest", "signature"]
+            assert [f.what for f in verify(s, keys)] == ["settlement_digest", "signature"]
 
 
 def _fields(descriptor, seen: set) -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -11,7 +12,10 @@ from typing import Any, Iterator
 
 import pytest
 from cpsettle.v1 import settlement_pb2 as pb
-from cpsettle_client import audit
+from cpsettle_client.audit import command, running
+from cpsettle_client.audit.outcome import Outcome, Tally
+from cpsettle_client.audit.progress import Progress
+from cpsettle_client.audit.report import Report
 from cpsettle_client.cli import build_parser, main
 
 from tests.audit.conftest import HANDS, Day, load_generator, read_report
@@ -117,6 +121,14 @@ def test_the_report_shape(local_report: dict[str, Any]) -> None:
     assert cut["handId"] and cut["tableId"] and cut["dealerId"]
     row = next(iter(r["byTable"].values()))
     assert set(row) == {"hands", "handsWithDifferences", "invalidHands", "overpaid", "underpaid"}
+
+
+def test_every_tally_field_reaches_the_report_and_adds_up() -> None:
+    names = [f.name for f in dataclasses.fields(Tally)]
+    tally = Tally(**{name: i + 1 for i, name in enumerate(names)})
+    assert sorted(tally.to_dict().values()) == list(range(1, len(names) + 1))
+    tally.add(Tally(**{name: 10 for name in names}))
+    assert sorted(tally.to_dict().values()) == list(range(11, len(names) + 11))
 
 
 def test_the_readable_summary(capsys: pytest.CaptureFixture[str], day: Day) -> None:
@@ -230,7 +242,7 @@ def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
     capsys: pytest.CaptureFixture[str], day: Day, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = audit.read_lines
+    real = command.read_lines
 
     def interrupted(path: str, start_line: int = 1) -> Iterator[tuple[int, bytes]]:
         for number, raw in real(path, start_line):
@@ -238,7 +250,7 @@ def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
                 raise KeyboardInterrupt
             yield number, raw
 
-    monkeypatch.setattr(audit, "read_lines", interrupted)
+    monkeypatch.setattr(command, "read_lines", interrupted)
     out = tmp_path / "partial.json"
     code, text, _ = run(capsys, "audit", str(day.path), "--local", "--batch", "20",
                         "--report", str(out), "--progress", "none")
@@ -249,7 +261,7 @@ def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
     check_against_key(partial, day, upto=200)
     assert "INCOMPLETE (interrupted)" in text and "--start-line 201" in text
 
-    monkeypatch.setattr(audit, "read_lines", real)
+    monkeypatch.setattr(command, "read_lines", real)
     rest = tmp_path / "rest.json"
     code, _, _ = run(capsys, "audit", str(day.path), "--local", "--start-line", "201",
                      "--report", str(rest), "--progress", "none")
@@ -263,7 +275,7 @@ def test_ctrl_c_against_the_server(
     capsys: pytest.CaptureFixture[str], day: Day, tmp_path: Path, server: ServerHandle,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = audit.read_lines
+    real = command.read_lines
 
     def interrupted(path: str, start_line: int = 1) -> Iterator[tuple[int, bytes]]:
         for number, raw in real(path, start_line):
@@ -272,7 +284,7 @@ def test_ctrl_c_against_the_server(
                 raise KeyboardInterrupt
             yield number, raw
 
-    monkeypatch.setattr(audit, "read_lines", interrupted)
+    monkeypatch.setattr(command, "read_lines", interrupted)
     out = tmp_path / "partial.json"
     code, _, _ = run(capsys, "audit", str(day.path), "--server", server.address, "--batch", "10",
                      "--report", str(out), "--progress", "none")
@@ -309,18 +321,21 @@ class Terminal(io.StringIO):
 def test_a_bar_with_rate_and_eta_on_a_terminal(day: Day) -> None:
     args = build_parser().parse_args(["audit", str(day.path), "--local", "--batch", "50"])
     err, out = Terminal(), io.StringIO()
-    progress = audit.Progress(err, "auto", 400, 1, 5.0)
-    assert progress.mode == "bar" and progress.interval == 0.1
-    progress.interval = 0.0
-    report = audit.Report("day.jsonl", 1, {"mode": "local", "workers": 1, "batch": 50})
-    outcome = audit.Outcome(1, 100)
+    bar = Progress(err, "auto", 400, 1, 5.0)
+    assert bar.mode == "bar" and bar.bar is not None
+    bar.bar.mininterval = 0  # draw on every update
+    report = Report("day.jsonl", 1, {"mode": "local", "workers": 1, "batch": 50})
+    outcome = Outcome(1, 100)
     outcome.read = 100
     report.add(outcome)
-    progress.update(report)
+    bar.update(report)
     text = err.getvalue()
-    assert text.startswith("\r[######..................] 100/400 lines  25.0%")
-    assert "hands/s  ETA " in text and "\n" not in text
-    assert audit.run(args, stdout=out, stderr=err) == 1
+    assert text.startswith("\r  0%|")
+    last = text.split("\r")[-1]
+    assert last.startswith(" 25%|") and "| 100/400 lines [" in last
+    assert "<" in last and " hands/s, 0 diffs, 0 invalid]" in last  # ETA, rate, findings
+    assert "\n" not in text
+    assert command.run(args, stdout=out, stderr=err) == 1
     assert err.getvalue().count("\r") >= 2 and err.getvalue().endswith("\n")
 
 
@@ -342,10 +357,10 @@ def test_batch_errors_from_the_server_are_retried_hand_by_hand() -> None:
                     r.settlement.context.hand_id = "h"
                 yield out
 
-    s = audit._Stream.__new__(audit._Stream)
+    s = running._Stream.__new__(running._Stream)
     s.client = FakeClient()
     batch = pb.SettleBatch(items=[pb.AuditItem(ref=f"x:{i}") for i in range(3)])
     refused = next(s.client.settle_stream([batch]))
-    assert audit.is_batch_error(refused)
+    assert running.is_batch_error(refused)
     answer = s._one_by_one(batch, refused)
     assert [r.ref for r in answer.results] == ["x:0", "x:1", "x:2"]

@@ -18,19 +18,29 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient, request_from_json
 from cpsettle_client.proof import ProofError, load_settlement
-from cpsettle_service.audit import SigningKey, content_bytes, verify
+from cpsettle_service.audit import content_bytes, verify
+from cpsettle_service.keys import KeySet, signing_key_from_pem
 from tests.support.server_process import start, wait_serving
 from tests.conftest import EXAMPLES
 from tests.support.random_tables import random_table
+from tests.support.fixed_keys import fixed_test_key
 
-SECRET = b"a-test-signing-key-0123456789"
-KEY = SigningKey("test-key", SECRET)
+PEM = fixed_test_key(1)
+KEY = signing_key_from_pem(PEM, "test-key")
+KEYS = KeySet().with_current(KEY)  # the public half only
 
 
 @pytest.fixture(scope="module")
 def key_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("key") / "signing.key"
-    path.write_bytes(SECRET + b"\n")
+    path = tmp_path_factory.mktemp("key") / "signing.pem"
+    path.write_bytes(PEM)
+    return path
+
+
+@pytest.fixture(scope="module")
+def keys_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("keys") / "keys.json"
+    path.write_text(KEYS.to_json())
     return path
 
 
@@ -53,7 +63,7 @@ def signed_settlement(capsys: pytest.CaptureFixture[str], tmp_path: Path, key_fi
 
 def detected(data: bytes) -> bool:
     try:
-        return bool(verify(load_settlement(data), KEY))
+        return bool(verify(load_settlement(data), KEYS))
     except ProofError:
         return True
 
@@ -71,19 +81,25 @@ def _flips(args: tuple[bytes, int, int]) -> list[int]:
 
 
 def test_a_signed_settlement_verifies(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                      key_file: Path) -> None:
+                                      key_file: Path, keys_file: Path) -> None:
     data = signed_settlement(capsys, tmp_path, key_file, small_request())
     settlement = load_settlement(data)
-    assert settlement.signature.algorithm == "HMAC-SHA256"
+    assert settlement.signature.algorithm == "Ed25519"
     assert settlement.signature.key_id == "test-key"
-    assert verify(settlement, KEY) == []
+    assert verify(settlement, KEYS) == []
     stored = tmp_path / "settlement.json"
     stored.write_bytes(data)
-    assert main(["verify", str(stored), "--key-file", str(key_file)]) == 0
-    wrong = tmp_path / "wrong.key"
-    wrong.write_bytes(b"another-key-entirely-0123")
-    assert main(["verify", str(stored), "--key-file", str(wrong)]) == 1
+    assert main(["verify", str(stored), "--keys", str(keys_file)]) == 0
+    assert "signature by key 'test-key' is valid" in capsys.readouterr().out
+    # another key under the same id: the signature no longer checks out
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(KeySet().with_current(signing_key_from_pem(fixed_test_key(2), "test-key"))
+                     .to_json())
+    assert main(["verify", str(stored), "--keys", str(wrong)]) == 1
     assert "signature: does not match" in capsys.readouterr().out
+    # no keys: the digests are checked, and the output and exit code say the signature was not
+    assert main(["verify", str(stored)]) == 4
+    assert "signature was NOT checked" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("form", ["json", "binary"])
@@ -107,11 +123,11 @@ def test_verify_names_what_does_not_match(capsys: pytest.CaptureFixture[str], tm
     data = signed_settlement(capsys, tmp_path, key_file, small_request())
     settlement = load_settlement(data)
     settlement.players[0].net_money += 1
-    findings = {f.what for f in verify(settlement, KEY)}
+    findings = {f.what for f in verify(settlement, KEYS)}
     assert findings == {"settlement_digest", "signature"}
     settlement = load_settlement(data)
     settlement.request_digest = "0" * 64
-    assert {f.what for f in verify(settlement, KEY)} == {"settlement_id", "settlement_digest",
+    assert {f.what for f in verify(settlement, KEYS)} == {"settlement_id", "settlement_digest",
                                                          "signature"}
 
 
@@ -180,7 +196,7 @@ def test_two_server_processes_give_byte_identical_settlements(tmp_path: Path,
     for a, b in zip(*answers):
         assert content_bytes(a) == content_bytes(b)
         assert a.settlement_id == b.settlement_id and a.settlement_digest == b.settlement_digest
-        assert verify(a, KEY) == [] and verify(b, KEY) == []
+        assert verify(a, KEYS) == [] and verify(b, KEYS) == []
 
 
 def test_audit_log_events(client: SettlementClient, logs: Any) -> None:
@@ -212,7 +228,9 @@ def test_service_started_event_and_no_secret_in_logs(tmp_path: Path, key_file: P
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=15)
     out = (tmp_path / "started.log").read_text()
-    assert SECRET.decode() not in out
+    secret = KEY.private.private_bytes_raw()
+    assert secret.hex() not in out and base64.b64encode(secret).decode() not in out
+    assert "PRIVATE KEY" not in out
     started = [json.loads(line) for line in out.splitlines()
                if '"service.started"' in line][0]
     assert started["signing_key_id"] == "test-key" and len(started["engine_digest"]) == 64
@@ -240,7 +258,7 @@ def test_without_a_key_the_service_warns_and_marks_settlements_unsigned(tmp_path
     out = proc.stdout.read().decode() if proc.stdout else ""
     assert "signing.disabled" in out and "NO SIGNING KEY" in out
     assert s.signature.algorithm == "NONE" and s.settlement_digest
-    assert [f.what for f in verify(s, KEY)] == ["signature"]
+    assert [f.what for f in verify(s, KEYS)] == ["signature"]
 
 
 def test_issued_at_is_utc_milliseconds_and_follows_the_clock(monkeypatch) -> None:

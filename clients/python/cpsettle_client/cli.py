@@ -127,19 +127,17 @@ class Backend:
 
 
 def load_signing_key(path: str | None) -> Any:
-    """A signing key from a file (``--signing-key-file``), with ``$CPSETTLE_SIGNING_KEY_ID`` as its id."""
+    """The Ed25519 key of ``--signing-key-file`` (PEM), ``$CPSETTLE_SIGNING_KEY_ID`` its id
+    (default: its fingerprint)."""
     if not path:
         return None
-    from cpsettle_service.audit import SigningKey
+    from cpsettle_service.keys import KeyProblem, signing_key_from_pem
 
     try:
-        with open(path, "rb") as f:
-            secret = f.read().strip()
-    except OSError as e:
-        raise CliError(f"cannot read the key file {path}: {e.strerror}") from None
-    if len(secret) < 16:
-        raise CliError(f"the key in {path} is shorter than 16 bytes")
-    return SigningKey(os.environ.get("CPSETTLE_SIGNING_KEY_ID", "default"), secret)
+        return signing_key_from_pem(_read_bytes(path),
+                                    os.environ.get("CPSETTLE_SIGNING_KEY_ID", ""), path)
+    except KeyProblem as e:
+        raise CliError(str(e)) from None
 
 
 # --------------------------------------------------------------------------- commands
@@ -233,33 +231,6 @@ def _read_bytes(path: str) -> bytes:
         raise CliError(f"cannot read {path}: {e.strerror}") from None
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
-    from cpsettle_service.audit import verify
-
-    from .proof import ProofError, load_settlement
-
-    key = load_signing_key(args.key_file)
-    try:
-        settlement = load_settlement(_read_bytes(args.file))
-    except ProofError as e:
-        print(f"{args.file}: FAILED")
-        print(f"  - file: {e}")
-        return EXIT_MISMATCH
-    findings = verify(settlement, key)
-    if not key:
-        findings = [f for f in findings if f.what != "signature" or "no key" not in f.detail]
-    if findings:
-        print(f"{args.file}: FAILED")
-        for f in findings:
-            print(f"  - {f}")
-        return EXIT_MISMATCH
-    signed = settlement.signature.algorithm != "NONE" and key is not None
-    print(f"{args.file}: OK — settlement {settlement.settlement_id}"
-          + (f", signature by key {settlement.signature.key_id!r} valid" if signed
-             else " (digests only: no key given, signature not checked)"))
-    return EXIT_OK
-
-
 def cmd_replay(args: argparse.Namespace) -> int:
     from .proof import ProofError, differences, load_settlement, settlement_dict
 
@@ -296,8 +267,8 @@ def _connection(p: argparse.ArgumentParser, local: bool = True) -> None:
         where.add_argument("--local", action="store_true",
                            help="run the engine in this process, no server")
         p.add_argument("--profile-dir", help="with --local: also load house profiles from here")
-        p.add_argument("--signing-key-file", help="with --local: sign settlements with this key "
-                       "(key id from $CPSETTLE_SIGNING_KEY_ID)")
+        p.add_argument("--signing-key-file", help="with --local: sign with this Ed25519 key "
+                       "(PEM; key id from $CPSETTLE_SIGNING_KEY_ID, default its fingerprint)")
     p.add_argument("--timeout", type=float, default=10.0, help="deadline per call in seconds")
     p.add_argument("--tls", action="store_true", help="use TLS (system roots unless --ca-file)")
     p.add_argument("--ca-file", help="CA certificate to trust (PEM)")
@@ -341,11 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     _output(p)
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("verify", help="check a stored settlement's digests and signature")
-    p.add_argument("file", help="settlement JSON (cpsettle settle --output json) or binary")
-    p.add_argument("--key-file", help="the signing key, to check the signature "
-                   "(key id from $CPSETTLE_SIGNING_KEY_ID)")
-    p.set_defaults(func=cmd_verify)
+    from . import proof
+
+    proof.add_parsers(sub, _connection)
 
     p = sub.add_parser("replay", help="settle a stored request again and list every difference")
     p.add_argument("request", help="the SettleRequest JSON")
@@ -360,7 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
     _output(p)
     p.set_defaults(func=cmd_profiles)
 
-    from . import audit
+    from .audit import command as audit
 
     audit.add_parser(sub, _connection)
     return parser

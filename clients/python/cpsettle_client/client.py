@@ -207,6 +207,12 @@ class SettlementClient:
     def get_profile(self, name: str, *, timeout: float | None = None) -> pb.GetProfileResponse:
         return self._call(self._stub.GetProfile, pb.GetProfileRequest(name=name), timeout)
 
+    def verification_keys(self, *, timeout: float | None = None
+                          ) -> pb.GetVerificationKeysResponse:
+        """The server's public keys (current and retired): what ``cpsettle verify --keys`` reads."""
+        return self._call(self._stub.GetVerificationKeys, pb.GetVerificationKeysRequest(),
+                          timeout)
+
     def health(self, service: str = "", *, timeout: float | None = None) -> str:
         """'SERVING', 'NOT_SERVING', … for a health service name ('' = the whole server)."""
         response = self._call(

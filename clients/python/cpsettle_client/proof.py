@@ -1,4 +1,5 @@
-"""``cpsettle verify`` and ``cpsettle replay``: check a stored settlement's proof, settle again.
+"""``cpsettle verify``, ``keys``, ``audit-log verify`` and ``replay``: check a stored
+settlement's proof and the audit log, publish the keys, settle again.
 
 A stored settlement is the JSON the service returned (a ``SettleResponse`` — ``cpsettle settle
 --output json`` — or a bare ``Settlement``), or its binary protobuf encoding.
@@ -7,6 +8,7 @@ A stored settlement is the JSON the service returned (a ``SettleResponse`` — `
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from google.protobuf import json_format
@@ -83,3 +85,142 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
 
 def settlement_dict(s: pb.Settlement) -> dict[str, Any]:
     return json_format.MessageToDict(s)
+
+
+# --------------------------------------------------------------------------- commands
+
+EXIT_VERIFIED = 0  # digests consistent and the signature valid under the given keys
+EXIT_FAILED = 1  # something does not match (or the file is not a settlement)
+EXIT_USAGE = 2  # bad arguments, an unreadable key set
+EXIT_UNCHECKED = 4  # digests consistent, the signature NOT checked (no keys given)
+
+
+def load_keys(path: str | None) -> Any:
+    """The key set of ``--keys`` (None without one); an unusable file stops the command."""
+    if not path:
+        return None
+    from cpsettle_service.keys import KeyProblem, KeySet
+
+    from .cli import CliError
+
+    try:
+        return KeySet.from_file(path)
+    except KeyProblem as e:
+        raise CliError(str(e)) from None
+
+
+def cmd_verify(args: Any) -> int:
+    """``cpsettle verify SETTLEMENT --keys KEYS.json``; exit codes above (docs/AUDIT.md)."""
+    from cpsettle_service.audit import verify
+
+    from .cli import _read_bytes
+
+    keys = load_keys(args.keys)
+    try:
+        settlement = load_settlement(_read_bytes(args.file))
+    except ProofError as e:
+        print(f"{args.file}: FAILED")
+        print(f"  - file: {e}")
+        return EXIT_FAILED
+    findings = verify(settlement, keys)
+    failed = [f for f in findings if f.checked]
+    if failed:
+        print(f"{args.file}: FAILED")
+        for f in failed:
+            print(f"  - {f}")
+        return EXIT_FAILED
+    if findings:  # only the signature, not checked
+        print(f"{args.file}: digests OK (settlement {settlement.settlement_id}); the signature "
+              f"was NOT checked: {findings[0].detail}. Give --keys KEYS.json to check it.")
+        return EXIT_UNCHECKED
+    print(f"{args.file}: OK — settlement {settlement.settlement_id}, digests match and the "
+          f"Ed25519 signature by key {settlement.signature.key_id!r} is valid")
+    return EXIT_VERIFIED
+
+
+def cmd_keys_show(args: Any) -> int:
+    """The key set as JSON: from a server (GetVerificationKeys) or from local key files."""
+    from .cli import Backend, CliError
+
+    if args.local:
+        from cpsettle_service.config import Settings
+        from cpsettle_service.keys import KeyProblem, load_signing_key, published_keys
+
+        settings = Settings(signing_key_file=args.signing_key_file or "",
+                            signing_key_id=os.environ.get("CPSETTLE_SIGNING_KEY_ID", ""),
+                            verification_keys_file=args.verification_keys_file or "")
+        try:
+            print(published_keys(settings, load_signing_key(settings)).to_json(), end="")
+        except (KeyProblem, OSError) as e:
+            raise CliError(str(e)) from None
+        return EXIT_VERIFIED
+    with Backend(args) as backend:
+        response = backend.call(lambda s: s.keys_response(), lambda c: c.verification_keys())
+    print(json.dumps(json_format.MessageToDict(response), indent=2))
+    return EXIT_VERIFIED
+
+
+def cmd_keys_generate(args: Any) -> int:
+    """A new Ed25519 private key (PEM, mode 0600, never overwritten); its public entry out."""
+    from cpsettle_service.keys import KeySet, generate_pem, signing_key_from_pem
+
+    from .cli import CliError
+
+    pem = generate_pem()
+    try:
+        fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as e:
+        raise CliError(f"cannot create {args.out}: {e.strerror}") from None
+    with os.fdopen(fd, "wb") as f:
+        f.write(pem)
+    key = signing_key_from_pem(pem, args.key_id or "")
+    print(KeySet().with_current(key).to_json(), end="")
+    return EXIT_VERIFIED
+
+
+def cmd_audit_log_verify(args: Any) -> int:
+    """``cpsettle audit-log verify LOGFILE...``: 0 intact, 1 problems, 2 unreadable input."""
+    from cpsettle_service.audit_chain import check_logs, describe
+
+    from .cli import CliError
+
+    keys = load_keys(args.keys)
+    try:
+        report = check_logs(args.logs, keys)
+    except OSError as e:
+        raise CliError(f"cannot read {e.filename}: {e.strerror}") from None
+    for line in describe(report, keys is not None):
+        print(line)
+    if not report.chains:
+        print("no chained audit lines found")
+        return EXIT_FAILED
+    return EXIT_VERIFIED if report.intact else EXIT_FAILED
+
+
+def add_parsers(sub: Any, connection: Any) -> None:
+    """The proof commands: verify, keys show / generate, audit-log verify."""
+    p = sub.add_parser("verify", help="check a stored settlement's digests and signature")
+    p.add_argument("file", help="settlement JSON (cpsettle settle --output json) or binary")
+    p.add_argument("--keys", metavar="KEYS.json",
+                   help="the public key set (cpsettle keys show); without it the signature is "
+                        "NOT checked (exit 4)")
+    p.set_defaults(func=cmd_verify)
+
+    keys = sub.add_parser("keys", help="the public keys that verify settlements")
+    ksub = keys.add_subparsers(dest="keys_command", required=True)
+    p = ksub.add_parser("show", help="print the key set JSON (the file to post)")
+    connection(p)
+    p.add_argument("--verification-keys-file",
+                   help="with --local: retired public keys to publish beside the signing key")
+    p.set_defaults(func=cmd_keys_show)
+    p = ksub.add_parser("generate", help="write a new Ed25519 private key (PEM, 0600)")
+    p.add_argument("out", help="the private key file to create (never overwritten)")
+    p.add_argument("--key-id", help="its id (default: the key's fingerprint)")
+    p.set_defaults(func=cmd_keys_generate)
+
+    log = sub.add_parser("audit-log", help="check the service's chained audit log")
+    lsub = log.add_subparsers(dest="audit_log_command", required=True)
+    p = lsub.add_parser("verify", help="report gaps, edits, reordering and forks per chain")
+    p.add_argument("logs", nargs="+", metavar="LOGFILE", help="JSON-lines logs, in order")
+    p.add_argument("--keys", metavar="KEYS.json", help="check the signed heads with these keys")
+    p.set_defaults(func=cmd_audit_log_verify)

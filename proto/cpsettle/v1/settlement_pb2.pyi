@@ -497,7 +497,9 @@ Global___PlayerResult: _TypeAlias = PlayerResult  # noqa: Y015
 
 @_typing.final
 class Signature(_message.Message):
-    """The signature block: HMAC-SHA256 over the canonical settlement with this block cleared."""
+    """The signature block: Ed25519 over the settlement digest, the time of issue and the key id
+    (docs/AUDIT.md).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -505,10 +507,11 @@ class Signature(_message.Message):
     KEY_ID_FIELD_NUMBER: _builtins.int
     VALUE_FIELD_NUMBER: _builtins.int
     algorithm: _builtins.str
-    """"HMAC-SHA256", or "NONE" for an unsigned (development) settlement"""
+    """"Ed25519", or "NONE" for an unsigned (development) settlement"""
     key_id: _builtins.str
+    """names the public key in the published key set"""
     value: _builtins.str
-    """lowercase hex"""
+    """lowercase hex, 64 bytes"""
     def __init__(
         self,
         *,
@@ -1228,3 +1231,81 @@ class SettleBatchResult(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SettleBatchResult: _TypeAlias = SettleBatchResult  # noqa: Y015
+
+@_typing.final
+class GetVerificationKeysRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetVerificationKeysRequest: _TypeAlias = GetVerificationKeysRequest  # noqa: Y015
+
+@_typing.final
+class VerificationKey(_message.Message):
+    """One public key. The JSON form of GetVerificationKeysResponse is also the key set file an
+    operator posts and `cpsettle verify --keys` reads (docs/AUDIT.md).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    ALGORITHM_FIELD_NUMBER: _builtins.int
+    PUBLIC_KEY_FIELD_NUMBER: _builtins.int
+    NOT_BEFORE_FIELD_NUMBER: _builtins.int
+    NOT_AFTER_FIELD_NUMBER: _builtins.int
+    key_id: _builtins.str
+    algorithm: _builtins.str
+    """"Ed25519" """
+    public_key: _builtins.str
+    """the raw 32-byte public key (RFC 8032) as 64 lowercase hex digits"""
+    not_before: _builtins.str
+    """UTC, milliseconds, e.g. 2026-11-30T09:31:02.123Z; "" = no bound"""
+    not_after: _builtins.str
+    """"" = still in use"""
+    def __init__(
+        self,
+        *,
+        key_id: _builtins.str = ...,
+        algorithm: _builtins.str = ...,
+        public_key: _builtins.str = ...,
+        not_before: _builtins.str = ...,
+        not_after: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "key_id", b"key_id", "not_after", b"not_after", "not_before", b"not_before", "public_key", b"public_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VerificationKey: _TypeAlias = VerificationKey  # noqa: Y015
+
+@_typing.final
+class GetVerificationKeysResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEYS_FIELD_NUMBER: _builtins.int
+    CURRENT_KEY_ID_FIELD_NUMBER: _builtins.int
+    current_key_id: _builtins.str
+    """the key this replica signs with now ("" = unsigned)"""
+    @_builtins.property
+    def keys(self) -> _containers.RepeatedCompositeFieldContainer[Global___VerificationKey]: ...
+    def __init__(
+        self,
+        *,
+        keys: _abc.Iterable[Global___VerificationKey] | None = ...,
+        current_key_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["current_key_id", b"current_key_id", "keys", b"keys"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetVerificationKeysResponse: _TypeAlias = GetVerificationKeysResponse  # noqa: Y015

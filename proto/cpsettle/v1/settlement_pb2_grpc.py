@@ -69,6 +69,11 @@ class SettlementServiceStub:
                 request_serializer=cpsettle_dot_v1_dot_settlement__pb2.SettleBatch.SerializeToString,
                 response_deserializer=cpsettle_dot_v1_dot_settlement__pb2.SettleBatchResult.FromString,
                 _registered_method=True)
+        self.GetVerificationKeys = channel.unary_unary(
+                '/cpsettle.v1.SettlementService/GetVerificationKeys',
+                request_serializer=cpsettle_dot_v1_dot_settlement__pb2.GetVerificationKeysRequest.SerializeToString,
+                response_deserializer=cpsettle_dot_v1_dot_settlement__pb2.GetVerificationKeysResponse.FromString,
+                _registered_method=True)
 
 
 class SettlementServiceServicer:
@@ -123,6 +128,14 @@ class SettlementServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetVerificationKeys(self, request, context):
+        """The public keys that verify this replica's settlements and audit-log heads: the key it
+        signs with now and the retired ones it was configured with (docs/AUDIT.md, "Keys").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SettlementServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -160,6 +173,11 @@ def add_SettlementServiceServicer_to_server(servicer, server):
                     servicer.SettleStream,
                     request_deserializer=cpsettle_dot_v1_dot_settlement__pb2.SettleBatch.FromString,
                     response_serializer=cpsettle_dot_v1_dot_settlement__pb2.SettleBatchResult.SerializeToString,
+            ),
+            'GetVerificationKeys': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetVerificationKeys,
+                    request_deserializer=cpsettle_dot_v1_dot_settlement__pb2.GetVerificationKeysRequest.FromString,
+                    response_serializer=cpsettle_dot_v1_dot_settlement__pb2.GetVerificationKeysResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -351,6 +369,33 @@ class SettlementService:
             '/cpsettle.v1.SettlementService/SettleStream',
             cpsettle_dot_v1_dot_settlement__pb2.SettleBatch.SerializeToString,
             cpsettle_dot_v1_dot_settlement__pb2.SettleBatchResult.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetVerificationKeys(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cpsettle.v1.SettlementService/GetVerificationKeys',
+            cpsettle_dot_v1_dot_settlement__pb2.GetVerificationKeysRequest.SerializeToString,
+            cpsettle_dot_v1_dot_settlement__pb2.GetVerificationKeysResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -50,6 +50,10 @@ class SettlementServiceStub:
     """Bulk re-audit: batches of hands in, one result per hand out, in order. A bad hand yields
     its own error result and never stops the stream.
     """
+    GetVerificationKeys: _grpc.UnaryUnaryMultiCallable[_settlement_pb2.GetVerificationKeysRequest, _settlement_pb2.GetVerificationKeysResponse]
+    """The public keys that verify this replica's settlements and audit-log heads: the key it
+    signs with now and the retired ones it was configured with (docs/AUDIT.md, "Keys").
+    """
 
 @_typing.type_check_only
 class SettlementServiceAsyncStub(SettlementServiceStub):
@@ -69,6 +73,10 @@ class SettlementServiceAsyncStub(SettlementServiceStub):
     SettleStream: _aio.StreamStreamMultiCallable[_settlement_pb2.SettleBatch, _settlement_pb2.SettleBatchResult]  # type: ignore[assignment]
     """Bulk re-audit: batches of hands in, one result per hand out, in order. A bad hand yields
     its own error result and never stops the stream.
+    """
+    GetVerificationKeys: _aio.UnaryUnaryMultiCallable[_settlement_pb2.GetVerificationKeysRequest, _settlement_pb2.GetVerificationKeysResponse]  # type: ignore[assignment]
+    """The public keys that verify this replica's settlements and audit-log heads: the key it
+    signs with now and the retired ones it was configured with (docs/AUDIT.md, "Keys").
     """
 
 class SettlementServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -128,6 +136,16 @@ class SettlementServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_settlement_pb2.SettleBatchResult], _abc.AsyncIterator[_settlement_pb2.SettleBatchResult]]:
         """Bulk re-audit: batches of hands in, one result per hand out, in order. A bad hand yields
         its own error result and never stops the stream.
+        """
+
+    @_abc_1.abstractmethod
+    def GetVerificationKeys(
+        self,
+        request: _settlement_pb2.GetVerificationKeysRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_settlement_pb2.GetVerificationKeysResponse, _abc.Awaitable[_settlement_pb2.GetVerificationKeysResponse]]:
+        """The public keys that verify this replica's settlements and audit-log heads: the key it
+        signs with now and the retired ones it was configured with (docs/AUDIT.md, "Keys").
         """
 
 def add_SettlementServiceServicer_to_server(servicer: SettlementServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

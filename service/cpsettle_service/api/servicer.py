@@ -213,6 +213,17 @@ class SettlementServicer:
             response.problems.append("development install: no build manifest to check against")
         return response
 
+    def keys_response(self) -> pb.GetVerificationKeysResponse:
+        """The public keys that verify this replica's signatures (none without a sealer)."""
+        if self.sealer is None:
+            return pb.GetVerificationKeysResponse()
+        return self.sealer.keys.to_proto()
+
+    async def GetVerificationKeys(
+        self, request: Any, context: grpc.aio.ServicerContext
+    ) -> pb.GetVerificationKeysResponse:
+        return self.keys_response()
+
     async def VerifyIntegrity(
         self, request: Any, context: grpc.aio.ServicerContext
     ) -> pb.VerifyIntegrityResponse:
@@ -291,6 +302,10 @@ def generic_handler(
         "GetProfile": unary(servicer.GetProfile, pb.GetProfileRequest, pb.GetProfileResponse),
         "VerifyIntegrity": unary(
             servicer.VerifyIntegrity, pb.VerifyIntegrityRequest, pb.VerifyIntegrityResponse
+        ),
+        "GetVerificationKeys": unary(
+            servicer.GetVerificationKeys, pb.GetVerificationKeysRequest,
+            pb.GetVerificationKeysResponse,
         ),
         "SettleStream": grpc.stream_stream_rpc_method_handler(
             settle_stream,

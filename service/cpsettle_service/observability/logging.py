@@ -1,4 +1,8 @@
-"""structlog, configured once: JSON lines when not on a terminal, console output on one."""
+"""structlog, configured once: JSON lines when not on a terminal, console output on one.
+
+JSON lines are links of the audit chain (``audit_chain.py``): numbered, each with the hash of the
+line before, written one at a time by the chain, whichever logger they come from.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,10 @@ from typing import Any
 import orjson
 import structlog
 
+from ..audit_chain import Chain
+
 _configured = False
+_chain: Chain | None = None
 
 
 class _LateResponse(logging.Filter):
@@ -40,50 +47,96 @@ def _dumps(event: Any, **kw: Any) -> str:
         return json.dumps(event, **kw)
 
 
-def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> None:
-    """Configure structlog for the process (idempotent; later calls reconfigure)."""
-    global _configured
+class _ChainHandler(logging.Handler):
+    """Standard-library records (grpc's own) as chain links, in the structlog line's shape."""
+
+    def __init__(self, chain: Chain, stamp: Any) -> None:
+        super().__init__()
+        self.chain = chain
+        self.stamp = stamp
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            event: dict[str, Any] = {"event": record.getMessage(),
+                                     "level": record.levelname.lower(), "logger": record.name}
+            if record.exc_info:
+                event["exc_info"] = record.exc_info
+            stamped = structlog.processors.format_exc_info(None, "", self.stamp(None, "", event))
+            self.chain.emit(dict(stamped))
+        except Exception:  # noqa: BLE001 — logging never raises into the caller
+            self.handleError(record)
+
+
+def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
+              head_every: int = 1000) -> None:
+    """Configure structlog for the process (idempotent; later calls reconfigure). JSON lines
+    are chained; the chain is new at each call (a new process start)."""
+    global _configured, _chain
     stream = stream if stream is not None else sys.stdout
     if fmt == "auto":
         fmt = "console" if getattr(stream, "isatty", lambda: False)() else "json"
-    renderer: Any = (
-        structlog.dev.ConsoleRenderer(colors=False)
-        if fmt == "console"
-        else structlog.processors.JSONRenderer(serializer=_dumps)
-    )
-    # Libraries that log through the standard library (grpc's own errors) come out in the same
-    # form, on the same stream, instead of as bare text on stderr.
-    handler = logging.StreamHandler(stream)
-    handler.addFilter(_LateResponse())
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=[
-                structlog.stdlib.add_log_level,
-                structlog.stdlib.add_logger_name,
-                structlog.processors.TimeStamper(fmt="iso", utc=True),
-                structlog.processors.format_exc_info,
-            ],
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
-        )
-    )
+    stamp = structlog.processors.TimeStamper(fmt="iso", utc=True)
+    level_no = logging.getLevelNamesMapping()[level.upper()]
     root = logging.getLogger()
+    final: Any
+    if fmt == "console":
+        renderer = structlog.dev.ConsoleRenderer(colors=False)
+        # Libraries that log through the standard library (grpc's own errors) come out in the
+        # same form, on the same stream, instead of as bare text on stderr.
+        handler: logging.Handler = logging.StreamHandler(stream)
+        handler.setFormatter(
+            structlog.stdlib.ProcessorFormatter(
+                foreign_pre_chain=[
+                    structlog.stdlib.add_log_level,
+                    structlog.stdlib.add_logger_name,
+                    stamp,
+                    structlog.processors.format_exc_info,
+                ],
+                processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+            )
+        )
+        final = renderer
+        _chain = None
+    else:
+        json_renderer = structlog.processors.JSONRenderer(serializer=_dumps)
+
+        def write(text: str) -> None:
+            stream.write(text)
+            stream.flush()
+
+        def render(event: dict[str, Any]) -> str:
+            return str(json_renderer(None, "", event))
+
+        chain = Chain(write, render,
+                      lambda: stamp(None, "", {})["timestamp"], head_every)
+
+        def final(logger: Any, name: str, event: dict[str, Any]) -> Any:
+            chain.emit(event)
+            raise structlog.DropEvent
+
+        handler = _ChainHandler(chain, stamp)
+        _chain = chain
+    handler.addFilter(_LateResponse())
     root.handlers = [handler]
-    root.setLevel(logging.getLevelNamesMapping()[level.upper()])
+    root.setLevel(level_no)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            stamp,
             structlog.processors.format_exc_info,
-            renderer,
+            final,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
+        wrapper_class=structlog.make_filtering_bound_logger(level_no),
         logger_factory=structlog.PrintLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )
     _configured = True
+
+
+def chain() -> Chain | None:
+    """The process's audit chain (None when logging to a terminal in console form)."""
+    return _chain
 
 
 def get_logger(name: str = "cpsettle") -> Any:

@@ -1,0 +1,157 @@
+"""``cpsettle audit``: the arguments, the wiring of reading, running and reporting, exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from .outcome import AuditFailure
+from .progress import MODES, Progress
+from .reading import RECORDED_FIELD, chunks, count_lines, read_lines
+from .report import Report
+from .running import LocalRunner, ServerRunner
+
+DEFAULT_BATCH = 100
+MAX_BATCH = 1000  # the server's limit per SettleBatch
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_INVALID = 2
+EXIT_UNAVAILABLE = 3
+EXIT_INTERRUPTED = 130
+
+
+def _positive(limit: int | None = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < 1 or (limit is not None and value > limit):
+            bound = f"1 to {limit}" if limit else "at least 1"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
+        return value
+
+    return parse
+
+
+def add_parser(sub: Any, connection: Callable[[argparse.ArgumentParser], None]) -> None:
+    p = sub.add_parser(
+        "audit", help="re-check a day of hand history (JSON lines) against the recorded payouts",
+        description="Settle every hand of a JSON-lines history and report each payout that "
+                    "differs from the settlement (docs/BULK_AUDIT.md).",
+    )
+    p.add_argument("history", help=f"JSON lines: a SettleRequest per line, with "
+                                   f"{RECORDED_FIELD!r} (PLAYER: net minor units); '-' = stdin")
+    p.add_argument("--workers", type=_positive(), default=1,
+                   help="--local: processes; --server: parallel streams (default 1)")
+    p.add_argument("--batch", type=_positive(MAX_BATCH), default=DEFAULT_BATCH,
+                   help=f"hands per SettleBatch message (default {DEFAULT_BATCH})")
+    p.add_argument("--report", metavar="OUT.json", help="write the full report as JSON here")
+    p.add_argument("--start-line", type=_positive(), default=1,
+                   help="skip the lines before this one (resume an interrupted audit)")
+    p.add_argument("--progress", choices=MODES, default="auto",
+                   help="auto: a bar on a terminal, plain lines otherwise")
+    p.add_argument("--progress-interval", type=float, default=5.0, metavar="SECONDS",
+                   help="seconds between plain progress lines (default 5)")
+    p.add_argument("--show", type=int, default=20, metavar="N",
+                   help="differences and invalid hands listed in the summary (default 20)")
+    connection(p)
+    p.set_defaults(func=cmd_audit)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    return run(args)
+
+
+def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
+        stderr: TextIO | None = None) -> int:
+    from ..cli import Backend, CliError
+
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    path = args.history
+    total: int | None = None
+    if path != "-":
+        try:
+            total = count_lines(path)
+        except OSError as e:
+            raise CliError(f"cannot read {path}: {e.strerror or e}") from None
+    if args.report:
+        folder = os.path.dirname(os.path.abspath(args.report))
+        if not os.path.isdir(folder):
+            raise CliError(f"cannot write the report: no folder {folder}")
+    prefix = os.path.basename(path) if path != "-" else "stdin"
+    local = bool(getattr(args, "local", False))
+    settings: dict[str, Any] = {"mode": "local" if local else "server", "workers": args.workers,
+                "batch": args.batch}
+    if not local:
+        settings["server"] = args.server
+    report = Report(prefix, args.start_line, settings)
+
+    backend = None
+    runner: LocalRunner | ServerRunner
+    if local:
+        runner = LocalRunner(args.workers, {
+            "profile_dir": getattr(args, "profile_dir", None),
+            "signing_key_file": getattr(args, "signing_key_file", None),
+        })
+    else:
+        backend = Backend(args)
+        runner = ServerRunner(backend.client(), args.workers)
+    progress = Progress(stderr, args.progress, total, args.start_line, args.progress_interval)
+    reason = ""
+    code = EXIT_OK
+    restore = _sigterm_as_interrupt()
+    try:
+        for outcome in runner.run(prefix, chunks(read_lines(path, args.start_line), args.batch)):
+            report.add(outcome)
+            progress.update(report)
+    except KeyboardInterrupt:
+        reason, code = "interrupted", EXIT_INTERRUPTED
+    except AuditFailure as e:
+        reason, code = f"error: {e}", EXIT_UNAVAILABLE
+    except OSError as e:
+        reason, code = f"error: cannot read {path}: {e.strerror or e}", EXIT_INVALID
+    finally:
+        try:
+            runner.close(interrupted=bool(reason) or sys.exc_info()[0] is not None)
+        except KeyboardInterrupt:  # a second Ctrl-C while stopping: the report still follows
+            reason, code = "interrupted", EXIT_INTERRUPTED
+        restore()
+        if backend is not None:
+            backend.__exit__(None, None, None)
+    report.finish(complete=not reason, reason=reason)
+    progress.update(report, final=True)
+    if args.report:
+        report.write_json(args.report)
+    print(report.summary(args.show, args.report), file=stdout)
+    if reason and code != EXIT_INTERRUPTED:
+        print(f"cpsettle: {reason}", file=stderr)
+    if code == EXIT_OK and report.findings:
+        code = EXIT_FINDINGS
+    return code
+
+
+def _sigterm_as_interrupt() -> Callable[[], None]:
+    """SIGTERM stops the audit like Ctrl-C (a partial report); returns the undo."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:
+        return lambda: None
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore

@@ -1,0 +1,284 @@
+"""Running the audit: batches of hands settled in this process or by a server, outcomes out.
+
+Both runners take the work as ``Chunk``s (runs of lines) and yield one ``Outcome`` per chunk,
+always in line order, keeping only a few chunks per worker in flight; on Ctrl-C they yield
+what is already done and then raise ``KeyboardInterrupt``. ``close()`` stops what is left.
+
+- ``LocalRunner``: the servicer's own stream code in this process, or in ``--workers`` worker
+  processes started from a fork server that has the engine imported once.
+- ``ServerRunner``: ``--workers`` ``SettleStream`` calls, each fed by a bounded queue and read by
+  its own thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import multiprocessing
+import queue
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from cpsettle.v1 import settlement_pb2 as pb
+
+from .outcome import AuditFailure, Outcome
+from .reading import Chunk, Hand, prepare
+
+# A batch on its way to a stream: its number, the outcome it fills, its hands, the message.
+_Entry = tuple[int, Outcome, list[Hand], pb.SettleBatch]
+
+
+def is_batch_error(result: pb.SettleBatchResult) -> bool:
+    """A per-batch error: one result, no ref (our refs are never empty), an error."""
+    return (len(result.results) == 1 and not result.results[0].ref
+            and result.results[0].WhichOneof("outcome") == "error")
+
+
+# --------------------------------------------------------------------------- local
+
+
+_servicer: Any = None
+
+
+def _init_local(options: dict[str, Any]) -> None:
+    """The servicer ``cpsettle settle --local`` uses (house profiles, sealer, signing key)."""
+    global _servicer
+    from ..cli import Backend
+
+    _servicer = Backend(argparse.Namespace(local=True, **options))._local()
+
+
+def _init_worker(options: dict[str, Any]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    _init_local(options)
+
+
+def audit_chunk(prefix: str, first: int, last: int, lines: list[tuple[int, bytes]]) -> Outcome:
+    """Audit a run of lines in this process, with the servicer's own stream code."""
+    from cpsettle_service.api.stream import settle_batch
+
+    batch = pb.SettleBatch()
+    hands = [prepare(prefix, number, raw, batch) for number, raw in lines]
+    outcome = Outcome(first, last)
+    outcome.add_batch(prefix, hands, settle_batch(_servicer, batch, max_items=len(batch.items)))
+    return outcome
+
+
+class LocalRunner:
+    """Settles in this process (``workers`` 1) or in worker processes, a chunk per task."""
+
+    def __init__(self, workers: int, options: dict[str, Any]) -> None:
+        self.workers = workers
+        self.options = options
+        self.pool: concurrent.futures.ProcessPoolExecutor | None = None
+        _init_local(options)  # here first: a bad key file or profile folder fails fast
+
+    def run(self, prefix: str, work: Iterable[Chunk]) -> Iterator[Outcome]:
+        if self.workers == 1:
+            for first, last, lines in work:
+                yield audit_chunk(prefix, first, last, lines)
+            return
+        # forkserver: never fork a process that may hold gRPC threads.
+        context = multiprocessing.get_context("forkserver")
+        # Import the engine once in the fork server: every worker forks from it ready to go.
+        context.set_forkserver_preload(["cpsettle_client.audit.running",
+                                        "cpsettle_service.api.stream",
+                                        "cpsettle_service.api.servicer"])
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            self.workers, mp_context=context, initializer=_init_worker,
+            initargs=(self.options,),
+        )
+        in_flight: collections.deque[concurrent.futures.Future[Outcome]] = collections.deque()
+        limit = 3 * self.workers
+        try:
+            for first, last, lines in work:
+                in_flight.append(self.pool.submit(audit_chunk, prefix, first, last, lines))
+                while in_flight and (len(in_flight) >= limit or in_flight[0].done()):
+                    yield in_flight.popleft().result()
+            while in_flight:
+                yield in_flight.popleft().result()
+        except KeyboardInterrupt:
+            # Keep what is already done (in line order); drop the rest.
+            while in_flight and in_flight[0].done() and not in_flight[0].cancelled():
+                yield in_flight.popleft().result()
+            raise
+
+    def close(self, interrupted: bool) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
+            self.pool = None
+
+
+# --------------------------------------------------------------------------- server
+
+
+class _Stream:
+    """One SettleStream call: a bounded queue of batches in, a thread reading results out."""
+
+    DEPTH = 2  # batches queued per stream beyond those in flight
+
+    def __init__(self, client: Any, prefix: str, stop: threading.Event,
+                 deliver: Callable[[int, Outcome | BaseException], None]) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.stop = stop
+        self.deliver = deliver
+        self.queue: queue.Queue[_Entry | None] = queue.Queue(self.DEPTH)
+        self.pending: collections.deque[_Entry] = collections.deque()
+        self.results = client.settle_stream(self._requests())
+        self.thread = threading.Thread(target=self._read, daemon=True, name="audit-stream")
+        self.thread.start()
+
+    def submit(self, entry: _Entry | None) -> None:
+        """Queue a batch (``None``: the end of input), waiting while the queue is full."""
+        while True:
+            try:
+                self.queue.put(entry, timeout=0.2)
+                return
+            except queue.Full:
+                if self.stop.is_set() or not self.thread.is_alive():
+                    raise AuditFailure("the stream to the server ended") from None
+
+    def _requests(self) -> Iterator[pb.SettleBatch]:
+        while not self.stop.is_set():
+            try:
+                entry = self.queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if entry is None:
+                return
+            self.pending.append(entry)  # before the batch goes out: its answer finds it
+            yield entry[3]
+
+    def _read(self) -> None:
+        from ..client import SettlementError
+
+        seq = -1
+        try:
+            for result in self.results:
+                seq, outcome, hands, batch = self.pending.popleft()
+                if is_batch_error(result) and len(batch.items) > 0:
+                    result = self._one_by_one(batch, result)
+                outcome.add_batch(self.prefix, hands, result)
+                self.deliver(seq, outcome)
+        except SettlementError as e:
+            hint = ""
+            if e.code.name == "RESOURCE_EXHAUSTED":
+                hint = " (the server's message limit: try a smaller --batch)"
+            self.deliver(seq, AuditFailure(f"the stream failed: {e}{hint}"))
+        except BaseException as e:  # noqa: BLE001 — reported to the main thread
+            self.deliver(seq, e)
+
+    def _one_by_one(self, batch: pb.SettleBatch, error: pb.SettleBatchResult
+                    ) -> pb.SettleBatchResult:
+        """A batch the server refused as a whole (too big an answer): ask hand by hand."""
+        singles = [pb.SettleBatch(items=[item]) for item in batch.items]
+        out = pb.SettleBatchResult()
+        for answer, item in zip(self.client.settle_stream(singles), batch.items):
+            if is_batch_error(answer):
+                r = out.results.add()
+                r.CopyFrom(answer.results[0])
+                r.ref = item.ref
+            else:
+                out.results.extend(answer.results)
+        if len(out.results) != len(batch.items):
+            e = error.results[0].error
+            raise AuditFailure(f"the server refused a batch: {e.code}: {e.message}")
+        return out
+
+    def cancel(self) -> None:
+        self.results.cancel()
+
+
+class ServerRunner:
+    """Sends each chunk as a ``SettleBatch`` over one of ``workers`` ``SettleStream`` calls."""
+
+    def __init__(self, client: Any, workers: int) -> None:
+        self.client = client
+        self.workers = workers
+        self.stop = threading.Event()
+        self.streams: list[_Stream] = []
+        self.cond = threading.Condition()
+        self.done: dict[int, Outcome] = {}
+        self.failure: BaseException | None = None
+
+    def _deliver(self, seq: int, outcome: Outcome | BaseException) -> None:
+        with self.cond:
+            if isinstance(outcome, BaseException):
+                if self.failure is None:
+                    self.failure = outcome
+            else:
+                self.done[seq] = outcome
+            self.cond.notify_all()
+
+    def run(self, prefix: str, work: Iterable[Chunk]) -> Iterator[Outcome]:
+        self.streams = [_Stream(self.client, prefix, self.stop, self._deliver)
+                        for _ in range(self.workers)]
+        limit = (_Stream.DEPTH + 3) * self.workers  # batches read but not yet yielded
+        next_out = 0
+        seq = 0
+
+        def take(block: bool) -> Outcome | None:
+            """The outcome of batch ``next_out`` if it is in (waiting for it if ``block``)."""
+            nonlocal next_out
+            with self.cond:
+                while True:
+                    if self.failure is not None:
+                        raise self.failure
+                    outcome = self.done.pop(next_out, None)
+                    if outcome is not None:
+                        break
+                    if not block:
+                        return None
+                    self.cond.wait(0.5)
+            next_out += 1
+            return outcome
+
+        def ready() -> Iterator[Outcome]:
+            while (outcome := take(False)) is not None:
+                yield outcome
+
+        def wait() -> Outcome:
+            outcome = take(True)
+            assert outcome is not None  # take(True) returns only with an outcome
+            return outcome
+
+        try:
+            for first, last, lines in work:
+                batch = pb.SettleBatch()
+                hands = [prepare(prefix, number, raw, batch) for number, raw in lines]
+                while seq - next_out >= limit:
+                    yield wait()
+                self._submit(self.streams[seq % self.workers], (seq, Outcome(first, last), hands,
+                                                                batch))
+                seq += 1
+                yield from ready()
+            for s in self.streams:
+                self._submit(s, None)
+            while next_out < seq:
+                yield wait()
+        except KeyboardInterrupt:
+            # Keep the answers already in (in line order); drop the rest.
+            yield from ready()
+            raise
+
+    def _submit(self, stream: _Stream, entry: _Entry | None) -> None:
+        try:
+            stream.submit(entry)
+        except AuditFailure:
+            with self.cond:
+                if self.failure is not None:
+                    raise self.failure from None
+            raise
+
+    def close(self, interrupted: bool) -> None:
+        self.stop.set()
+        for s in self.streams:
+            if interrupted:
+                s.cancel()
+        for s in self.streams:
+            s.thread.join(5 if not interrupted else 1)
+
