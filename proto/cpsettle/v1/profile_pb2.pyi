@@ -32,23 +32,25 @@ class _RowClass:
 class _RowClassEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RowClass.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     ROW_CLASS_UNSPECIFIED: _RowClass.ValueType  # 0
-    """the row may hold any cards"""
+    """The row may hold any cards."""
     ROW_CLASS_STRAIGHT: _RowClass.ValueType  # 1
-    """a straight or a straight flush"""
+    """A straight or a straight flush."""
     ROW_CLASS_FLUSH: _RowClass.ValueType  # 2
-    """a flush or a straight flush"""
+    """A flush or a straight flush."""
     ROW_CLASS_STRAIGHT_FLUSH: _RowClass.ValueType  # 3
+    """A straight flush."""
 
 class RowClass(_RowClass, metaclass=_RowClassEnumTypeWrapper):
-    """The least class a row of a `rows` clause must reach."""
+    """The least class a row of a `rows` clause must reach (RULES.md §16.1)."""
 
 ROW_CLASS_UNSPECIFIED: RowClass.ValueType  # 0
-"""the row may hold any cards"""
+"""The row may hold any cards."""
 ROW_CLASS_STRAIGHT: RowClass.ValueType  # 1
-"""a straight or a straight flush"""
+"""A straight or a straight flush."""
 ROW_CLASS_FLUSH: RowClass.ValueType  # 2
-"""a flush or a straight flush"""
+"""A flush or a straight flush."""
 ROW_CLASS_STRAIGHT_FLUSH: RowClass.ValueType  # 3
+"""A straight flush."""
 Global___RowClass: _TypeAlias = RowClass  # noqa: Y015
 
 class _NaturalTie:
@@ -58,21 +60,21 @@ class _NaturalTie:
 class _NaturalTieEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_NaturalTie.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     NATURAL_TIE_UNSPECIFIED: _NaturalTie.ValueType  # 0
-    """the default: PUSH"""
+    """The default: NATURAL_TIE_PUSH."""
     NATURAL_TIE_PUSH: _NaturalTie.ValueType  # 1
-    """0 (spec section 8)"""
+    """Equal naturals settle 0 (RULES.md §8)."""
     NATURAL_TIE_COMPARE_CARDS: _NaturalTie.ValueType  # 2
-    """the 13 cards highest first, by rank; the winner its units"""
+    """The 13 cards compared from the highest rank down; the winner collects his natural's units."""
 
 class NaturalTie(_NaturalTie, metaclass=_NaturalTieEnumTypeWrapper):
-    """How two naturals of equal rank settle (spec 16.2)."""
+    """How two naturals of equal rank settle (RULES.md §16.2)."""
 
 NATURAL_TIE_UNSPECIFIED: NaturalTie.ValueType  # 0
-"""the default: PUSH"""
+"""The default: NATURAL_TIE_PUSH."""
 NATURAL_TIE_PUSH: NaturalTie.ValueType  # 1
-"""0 (spec section 8)"""
+"""Equal naturals settle 0 (RULES.md §8)."""
 NATURAL_TIE_COMPARE_CARDS: NaturalTie.ValueType  # 2
-"""the 13 cards highest first, by rank; the winner its units"""
+"""The 13 cards compared from the highest rank down; the winner collects his natural's units."""
 Global___NaturalTie: _TypeAlias = NaturalTie  # noqa: Y015
 
 @_typing.final
@@ -118,7 +120,7 @@ class RuleProfile(_message.Message):
     def fantasyland(self) -> Global___Fantasyland: ...
     @_builtins.property
     def deck(self) -> Global___Deck:
-        """jokers (spec 16.3); absent: the standard 52 cards"""
+        """Jokers (RULES.md §16.3); absent: the standard 52 cards."""
 
     def __init__(
         self,
@@ -335,7 +337,7 @@ class NaturalEntry(_message.Message):
     units: _builtins.int
     @_builtins.property
     def definition(self) -> Global___NaturalDefinition:
-        """The natural as data (spec 16.1): every clause set must hold. Absent: the catalogue's own."""
+        """The natural as data (RULES.md §16.1): every clause set must hold. Absent: the catalogue's."""
 
     def __init__(
         self,
@@ -362,15 +364,21 @@ Global___NaturalEntry: _TypeAlias = NaturalEntry  # noqa: Y015
 
 @_typing.final
 class NaturalRows(_message.Message):
+    """The `rows` clause: the 13 cards split into a 3-card front and two 5-card rows of at least
+    these classes.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     FRONT_FIELD_NUMBER: _builtins.int
     MIDDLE_FIELD_NUMBER: _builtins.int
     BACK_FIELD_NUMBER: _builtins.int
     front: Global___RowClass.ValueType
+    """The 3-card row's least class."""
     middle: Global___RowClass.ValueType
-    """the two 5-card rows may be taken in either order"""
+    """One 5-card row's least class (the two 5-card rows may be taken in either order)."""
     back: Global___RowClass.ValueType
+    """The other 5-card row's least class."""
     def __init__(
         self,
         *,
@@ -388,7 +396,7 @@ Global___NaturalRows: _TypeAlias = NaturalRows  # noqa: Y015
 
 @_typing.final
 class NaturalDefinition(_message.Message):
-    """A natural's definition: a conjunction of clauses over the 13 cards (spec 16.1)."""
+    """A natural's definition: every clause that is set must hold for the 13 cards (RULES.md §16.1)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -402,30 +410,32 @@ class NaturalDefinition(_message.Message):
     RANKS_IN_FIELD_NUMBER: _builtins.int
     ROWS_FIELD_NUMBER: _builtins.int
     distinct_ranks: _builtins.int
-    """at least n different ranks"""
+    """At least this many different ranks (1 to 13)."""
     same_suit: _builtins.int
-    """at least n cards of one suit"""
+    """At least this many cards of one suit (1 to 13)."""
     same_colour: _builtins.int
-    """at least n cards of one colour"""
+    """At least this many cards of one colour (1 to 13; hearts and diamonds are red)."""
     ranks_at_least: _builtins.str
-    """every card's rank >= this ("8"; the ace high)"""
+    """Every card's rank is at least this one ("8"; the ace high)."""
     ranks_at_most: _builtins.str
-    """every card's rank <= this"""
+    """Every card's rank is at most this one ("8"; the ace high)."""
     @_builtins.property
     def rank_groups(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """disjoint rank groups of these sizes, e.g. [3,3,2,2,2]"""
+        """Disjoint groups of equal ranks of these sizes, e.g. [3, 3, 2, 2, 2]; each 1 to 6, at most
+        13 cards in all.
+        """
 
     @_builtins.property
     def colour_split(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """exactly a and b cards of the two colours: [12, 1]"""
+        """Exactly a cards of one colour and b of the other, a + b = 13: [12, 1]."""
 
     @_builtins.property
     def ranks_in(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """every card's rank is one of these"""
+        """Every card's rank is one of these (["J", "Q", "K", "A"])."""
 
     @_builtins.property
     def rows(self) -> Global___NaturalRows:
-        """a 3 + 5 + 5 split with rows of these classes"""
+        """A 3 + 5 + 5 split with rows of these classes."""
 
     def __init__(
         self,
@@ -472,8 +482,9 @@ class Naturals(_message.Message):
     vs_foul: _builtins.str
     """GREATER_OF_NATURAL_AND_FOUL | NATURAL_UNITS"""
     quads_as_two_pairs: _builtins.bool
-    """default true: a four of a kind fills two pair groups"""
+    """Whether a four of a kind fills two groups of 2 in `rank_groups` (default true)."""
     equal_rank: Global___NaturalTie.ValueType
+    """How two naturals of equal rank settle (default NATURAL_TIE_PUSH)."""
     @_builtins.property
     def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___NaturalEntry]: ...
     def __init__(
@@ -502,16 +513,16 @@ Global___Naturals: _TypeAlias = Naturals  # noqa: Y015
 
 @_typing.final
 class Deck(_message.Message):
-    """The deck (spec 16.3)."""
+    """The deck (RULES.md §16.3)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     JOKERS_FIELD_NUMBER: _builtins.int
     JOKER_DUPLICATES_FIELD_NUMBER: _builtins.int
     jokers: _builtins.int
-    """0 (default), 1 or 2; spelled "Xj" in card lists"""
+    """How many jokers the deck holds: 0 (default), 1 or 2; a joker is written "Xj"."""
     joker_duplicates: _builtins.bool
-    """may a joker stand for a card already at the table"""
+    """Whether a joker may stand for a card already at the table (default false)."""
     def __init__(
         self,
         *,
