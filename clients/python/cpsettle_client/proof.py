@@ -15,6 +15,9 @@ from google.protobuf import json_format
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from . import strict_json
+from .escape import json_text
+
 VARYING = ("issuedAt", "signature")  # the only fields outside the digests
 
 
@@ -31,7 +34,9 @@ def load_settlement(data: bytes) -> pb.Settlement:
         text = None
     if text is not None and text.lstrip().startswith("{"):
         try:
-            obj = json.loads(text)
+            obj = strict_json.loads(text)
+        except strict_json.DuplicateKey as e:
+            raise ProofError(str(e)) from None
         except json.JSONDecodeError as e:
             raise ProofError(f"not valid JSON: {e}") from None
         if not isinstance(obj, dict):
@@ -60,9 +65,9 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
                 continue
             sub = f"{path}.{key}" if path else key
             if key not in old:
-                out.append(f"{sub}: (absent) -> {json.dumps(new[key], ensure_ascii=False)[:120]}")
+                out.append(f"{sub}: (absent) -> {json_text(new[key], None)[:120]}")
             elif key not in new:
-                out.append(f"{sub}: {json.dumps(old[key], ensure_ascii=False)[:120]} -> (absent)")
+                out.append(f"{sub}: {json_text(old[key], None)[:120]} -> (absent)")
             else:
                 out.extend(differences(old[key], new[key], sub))
         return out
@@ -71,15 +76,15 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
         for i in range(max(len(old), len(new))):
             sub = f"{path}[{i}]"
             if i >= len(old):
-                out.append(f"{sub}: (absent) -> {json.dumps(new[i], ensure_ascii=False)[:120]}")
+                out.append(f"{sub}: (absent) -> {json_text(new[i], None)[:120]}")
             elif i >= len(new):
-                out.append(f"{sub}: {json.dumps(old[i], ensure_ascii=False)[:120]} -> (absent)")
+                out.append(f"{sub}: {json_text(old[i], None)[:120]} -> (absent)")
             else:
                 out.extend(differences(old[i], new[i], sub))
         return out
     if old != new:
-        return [f"{path}: {json.dumps(old, ensure_ascii=False)} -> "
-                f"{json.dumps(new, ensure_ascii=False)}"]
+        return [f"{path}: {json_text(old, None)} -> "
+                f"{json_text(new, None)}"]
     return []
 
 
