@@ -50,6 +50,16 @@ def test_verify_refuses_a_settlement_with_a_forged_duplicate_amount(
     assert 'duplicate key "netMoney" in settlement.players[0]' in done.stderr.decode()
 
 
+def test_a_key_set_with_a_duplicate_key_is_refused(settlement_text: str, tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(settlement_text)
+    keys = tmp_path / "keys.json"
+    keys.write_text('{"keys": [], "currentKeyId": "real", "currentKeyId": "forged"}')
+    done = cli("verify", str(good), "--keys", str(keys))
+    assert done.returncode == 2
+    assert b"duplicate key currentKeyId" in done.stderr
+
+
 def test_a_request_with_a_duplicate_key_is_refused(tmp_path: Path) -> None:
     text = TABLE.read_text()
     path = tmp_path / "twice.json"

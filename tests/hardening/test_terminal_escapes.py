@@ -175,3 +175,22 @@ def test_every_string_of_an_answer_is_escaped_by_the_renderers(kind: str) -> Non
     text = draw(message)
     assert raw_controls(text.encode()) == []
     assert escape.shown(ATTACK) in text
+
+
+def test_verify_shows_a_hostile_stored_settlement_escaped(request_file: Path,
+                                                          tmp_path: Path) -> None:
+    done = cli("settle", str(request_file), "--local", "--output", "json")
+    assert done.returncode == 0, done.stderr
+    stored = strict_json.loads(done.stdout)
+    stored["settlement"]["settlementId"] = f"forged{ATTACK}"
+    stored["settlement"]["signature"] = {"algorithm": "ED25519", "keyId": f"k{ATTACK}"}
+    path = tmp_path / "stored.json"
+    path.write_text(json.dumps(stored))
+    done = cli("verify", str(path))
+    assert done.returncode == 1 and b"FAILED" in done.stdout
+    assert raw_controls(done.stdout + done.stderr) == []
+    stored["settlement"]["players"] = "not a list" + ATTACK
+    path.write_text(json.dumps(stored))
+    done = cli("verify", str(path))
+    assert done.returncode == 1 and b" - file: " in done.stdout
+    assert raw_controls(done.stdout + done.stderr) == []

@@ -16,7 +16,7 @@ from google.protobuf import json_format
 from cpsettle.v1 import settlement_pb2 as pb
 
 from . import strict_json
-from .escape import json_text
+from .escape import json_text, shown
 
 VARYING = ("issuedAt", "signature")  # the only fields outside the digests
 
@@ -124,22 +124,23 @@ def cmd_verify(args: Any) -> int:
     try:
         settlement = load_settlement(_read_bytes(args.file))
     except ProofError as e:
-        print(f"{args.file}: FAILED")
-        print(f"  - file: {e}")
+        print(f"{shown(args.file)}: FAILED")
+        print(f"  - file: {shown(str(e))}")
         return EXIT_FAILED
     findings = verify(settlement, keys)
     failed = [f for f in findings if f.checked]
     if failed:
-        print(f"{args.file}: FAILED")
+        print(f"{shown(args.file)}: FAILED")
         for f in failed:
-            print(f"  - {f}")
+            print(f"  - {shown(str(f))}")
         return EXIT_FAILED
     if findings:  # only the signature, not checked
-        print(f"{args.file}: digests OK (settlement {settlement.settlement_id}); the signature "
-              f"was NOT checked: {findings[0].detail}. Give --keys KEYS.json to check it.")
+        print(f"{shown(args.file)}: digests OK (settlement {shown(settlement.settlement_id)}); the "
+              f"signature was NOT checked: {shown(findings[0].detail)}. Give --keys KEYS.json to "
+              "check it.")
         return EXIT_UNCHECKED
-    print(f"{args.file}: OK — settlement {settlement.settlement_id}, digests match and the "
-          f"Ed25519 signature by key {settlement.signature.key_id!r} is valid")
+    print(f"{shown(args.file)}: OK — settlement {shown(settlement.settlement_id)}, digests match "
+          f"and the Ed25519 signature by key '{shown(settlement.signature.key_id)}' is valid")
     return EXIT_VERIFIED
 
 
@@ -195,7 +196,7 @@ def cmd_audit_log_verify(args: Any) -> int:
     except OSError as e:
         raise CliError(f"cannot read {e.filename}: {e.strerror}") from None
     for line in describe(report, keys is not None):
-        print(line)
+        print(shown(line))  # chain ids and values come from the log files
     if not report.chains:
         print("no chained audit lines found")
         return EXIT_FAILED
