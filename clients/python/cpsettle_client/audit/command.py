@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from . import checkpoint as checkpoints
@@ -99,17 +99,19 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
     resume = _resume_point(args)
     first_line = resume.first_line if resume else (args.start_line or 1)
     report = Report(resume.source if resume else prefix, first_line, settings)
-    digest = checkpoints.LinesDigest()
-    lines = digest.feed(read_lines(path, first_line))
-    if resume:
-        report.restore(resume.outcome, resume.started_at, resume.elapsed)
-        try:
-            lines = checkpoints.resumed(read_lines(path, first_line), digest, resume)
-        except checkpoints.CheckpointError as e:
-            raise CliError(str(e)) from None
+    lines: Iterator[tuple[int, bytes]] = read_lines(path, first_line)
     saver = None
-    if args.report and path != "-":
+    if args.report and path != "-":  # (--resume makes sure of both)
+        digest = checkpoints.LinesDigest()
         saver = checkpoints.Checkpointer(checkpoints.path_for(args.report), digest)
+        if resume:
+            report.restore(resume.outcome, resume.started_at, resume.elapsed)
+            try:
+                lines = checkpoints.resumed(lines, digest, resume)
+            except checkpoints.CheckpointError as e:
+                raise CliError(str(e)) from None
+        else:
+            lines = digest.feed(lines)
 
     backend = None
     runner: LocalRunner | ServerRunner
