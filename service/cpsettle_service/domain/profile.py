@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from importlib import resources
@@ -251,9 +251,6 @@ class RuleProfile:
     rake: Rake = Rake()
     ranking: Ranking = Ranking()
     fantasyland: Fantasyland = Fantasyland()
-
-    def with_unit_value(self, unit_value: int) -> RuleProfile:
-        return replace(self, money=Money(unit_value))
 
 
 # --------------------------------------------------------------------------- reading
