@@ -7,11 +7,12 @@ commission on winnings after them. Nothing here decides units: that is ``pairs.p
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from .errors import InvalidInput, Violation, ViolationCode
 from .profile import MAX_MONEY, CapBasis, CapOrder, Caps, RakeMode, RuleProfile
-from .results import PairKind, PairResult, Status
+from .results import KIND_FOUL, PairResult, Status, pair_result
 from .working import PairState, PlayerState
 
 
@@ -134,28 +135,31 @@ def pay_pairs(pairs: Sequence[PairState], caps: Caps, capped: bool, unit_value: 
             owed = paid = 0
             payer_id = payee_id = cut = ""
         signs = pair.signs
-        results.append(PairResult(
-            first=a.pid, second=b.pid, kind=kind, items=tuple(pair.items), units=units,
-            owed=owed, paid=paid, payer=payer_id, payee=payee_id, cap=cut,
-            row_signs=signs, row_units=pair.row_units,
-            first_rows=a.rows if signs else (), second_rows=b.rows if signs else (),
-            fouled=_fouled_id(a, b) if kind is PairKind.FOUL else "",
-            tie_breaks=pair.tie_breaks,
+        results.append(pair_result(  # positional: see results.py, "factories"
+            a.pid, b.pid, kind, tuple(pair.items), units,  # first second kind items units
+            owed, paid, payer_id, payee_id, cut,  # owed paid payer payee cap
+            signs, pair.row_units,  # row_signs row_units
+            a.rows if signs else (), b.rows if signs else (),  # first_rows second_rows
+            _fouled_id(a, b) if kind is KIND_FOUL else "",  # fouled
+            pair.tie_breaks,  # tie_breaks
         ))
     return results
 
 
-def net_money(p: PlayerState, capped: bool, unit_value: int) -> int:
-    """The player's money won (+) or lost (-) in the pairs, before rake."""
-    money = p.received - p.paid if capped else p.net_units * unit_value
-    if not -MAX_MONEY <= money <= MAX_MONEY:
-        raise InvalidInput([Violation(
-            "unitValue",
-            f"{p.pid}'s net of {money:,} minor units is beyond the 64-bit money range; "
-            "lower the stake or the profile's multipliers",
-            ViolationCode.OTHER,
-        )])
-    return money
+def net_money(players: Sequence[PlayerState], capped: bool, unit_value: int) -> list[int]:
+    """Each player's money won (+) or lost (-) in the pairs, before rake."""
+    out = []
+    for p in players:
+        money = p.received - p.paid if capped else p.net_units * unit_value
+        if not -MAX_MONEY <= money <= MAX_MONEY:
+            raise InvalidInput([Violation(
+                "unitValue",
+                f"{p.pid}'s net of {money:,} minor units is beyond the 64-bit money range; "
+                "lower the stake or the profile's multipliers",
+                ViolationCode.OTHER,
+            )])
+        out.append(money)
+    return out
 
 
 def take_commission(players: Sequence[PlayerState], profile: RuleProfile, capped: bool,

@@ -6,16 +6,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
-from .cards import CARD_BY_SPELLING, Card
+from .cards import CARD_BY_SPELLING, Card, Suit
 from .errors import Collector, ViolationCode
 from .hands import HandClass, HandRank, evaluate_five, evaluate_three, highest_card
 from .naturals import Natural, holds, naturals_held
 from .profile import Naturals, RoyaltyMode, RuleProfile
-from .results import EvaluatedRow, Fantasyland, FoulReason, Status
-from .rows import ROWS, Row
+from .results import (
+    FRONT_ABOVE_MIDDLE,
+    MIDDLE_ABOVE_BACK,
+    REGULAR,
+    SURRENDERED,
+    EvaluatedRow,
+    Fantasyland,
+    FoulReason,
+    Status,
+    evaluated_row,
+    fantasyland_result,
+)
+from .rows import ROWS
 from .table import PlayerInput
 from .validation import ROW_KEYS, check_cards
 from .working import Plan, PlayerState, plan_for
@@ -29,7 +41,7 @@ def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Co
                     index: int) -> None:
     """A validated player's status, natural, rows and royalties (``index``: for field paths)."""
     inp = p.input
-    if p.status is Status.SURRENDERED:
+    if p.status is SURRENDERED:
         return
     declared = inp.declared_natural
     detect = plan.detect_naturals
@@ -83,19 +95,19 @@ def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan) -> None:
     hf = evaluate_three(front)
     hm = evaluate_five(middle, wheel)
     hb = evaluate_five(back, wheel)
-    if p.status is Status.REGULAR:
+    if p.status is REGULAR:
         if hf.order_key > hm.order_key:  # hf > hm on the one scale (RULES.md §4)
-            p.foul_reasons += (FoulReason.FRONT_ABOVE_MIDDLE,)
+            p.foul_reasons += (FRONT_ABOVE_MIDDLE,)
         if hm.strength > hb.strength or (
             plan.suit_tiebreak
             and hm.strength == hb.strength
             and hm.hand_class in _SUITED_CLASSES
             and suit_beats(middle, hm, back, hb, profile.ranking.suit_order)
         ):
-            p.foul_reasons += (FoulReason.MIDDLE_ABOVE_BACK,)
+            p.foul_reasons += (MIDDLE_ABOVE_BACK,)
         if p.foul_reasons:
             p.status = Status.FOULED
-    if p.status is Status.REGULAR:
+    if p.status is REGULAR:
         if plan.royalties_none:
             p.values = plan.plain_values
         else:
@@ -115,11 +127,12 @@ def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan) -> None:
             else:  # royalties (0, 0, 0) and their total 0 are PlayerState's defaults
                 p.values = plan.plain_values
     p.strengths = (hf.strength, hm.strength, hb.strength)
-    r = p.royalties
+    royalties = p.royalties
+    front_row, middle_row, back_row = ROWS
     p.rows = (
-        EvaluatedRow(row=Row.FRONT, cards=front, hand=hf, royalty=r[0]),
-        EvaluatedRow(row=Row.MIDDLE, cards=middle, hand=hm, royalty=r[1]),
-        EvaluatedRow(row=Row.BACK, cards=back, hand=hb, royalty=r[2]),
+        evaluated_row(row=front_row, cards=front, hand=hf, royalty=royalties[0]),
+        evaluated_row(row=middle_row, cards=middle, hand=hm, royalty=royalties[1]),
+        evaluated_row(row=back_row, cards=back, hand=hb, royalty=royalties[2]),
     )
 
 
@@ -147,14 +160,14 @@ def _row_values(profile: RuleProfile, royalties: tuple[int, ...]) -> tuple[int, 
     return (unit, unit, unit)
 
 
-def suit_rank(card: Card, suit_order: Sequence[object]) -> int:
+def suit_rank(card: Card, suit_order: Sequence[Suit]) -> int:
     """0 for the best suit."""
     return list(suit_order).index(card.suit)
 
 
 def suit_beats(
     a_cards: Sequence[str], a: HandRank, b_cards: Sequence[str], b: HandRank,
-    order: Sequence[object],
+    order: Sequence[Suit],
 ) -> bool:
     """Whether hand a's highest card has a better suit than hand b's (equal hands by rank)."""
     return suit_rank(highest_card(a_cards, a, order), order) < suit_rank(
@@ -183,8 +196,8 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
     fl = profile.fantasyland
     if not fl.enabled:
         return None
-    if p.status is not Status.REGULAR:
-        return Fantasyland(qualifies=False, cards=0,
+    if p.status is not REGULAR:
+        return fantasyland_result(qualifies=False, cards=0,
                            fmt="{0} does not qualify for Fantasyland ({1} hand)",
                            args=(p.pid, p.status.value.lower()))
     if p.input.in_fantasyland:
@@ -192,11 +205,11 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
         for i, t in enumerate((stay.front, stay.middle, stay.back)):
             hand = p.rows[i].hand
             if t is not None and t.met_by(hand):
-                return Fantasyland(
+                return fantasyland_result(
                     qualifies=True, cards=fl.stay_cards,
                     fmt="{0} stays in Fantasyland with {1} in the {2} — {3} cards next hand",
                     args=(p.pid, hand.phrase, ROWS[i].value.lower(), fl.stay_cards))
-        return Fantasyland(qualifies=False, cards=0,
+        return fantasyland_result(qualifies=False, cards=0,
                            fmt="{0} leaves Fantasyland: no stay condition met", args=(p.pid,))
     # The entry decision depends on the front only: cached per front strength, with its phrase.
     cache = plan.entry_cache
@@ -213,8 +226,8 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
         hit = cache[front.strength] = (cards, front.phrase)
     cards, phrase = hit
     if not cards:
-        return Fantasyland(qualifies=False, cards=0, fmt=_FL_NOT_QUALIFIED, args=(p.pid, phrase))
-    return Fantasyland(qualifies=True, cards=cards, fmt=_FL_QUALIFIED,
+        return fantasyland_result(qualifies=False, cards=0, fmt=_FL_NOT_QUALIFIED, args=(p.pid, phrase))
+    return fantasyland_result(qualifies=True, cards=cards, fmt=_FL_QUALIFIED,
                        args=(p.pid, phrase, cards))
 
 

@@ -8,10 +8,21 @@ comes first in settlement order. Money (the stake, caps and rake) is ``caps.py``
 from __future__ import annotations
 
 from .cards import CANONICAL
+from .evaluation import suit_rank
 from .hands import highest_card
 from .profile import FoulPenalty, RoyaltyMode, RuleProfile, VsFoul
-from .results import ItemKind, LineItem, PairKind, Status, foul_text, natural_label
-from .evaluation import suit_rank
+from .results import (
+    KIND_ROWS,
+    MAJORITY_BONUS,
+    REGULAR,
+    SCOOP_BONUS,
+    ItemKind,
+    PairKind,
+    Status,
+    foul_text,
+    line_item,
+    natural_label,
+)
 from .working import PairState, Plan, PlayerState
 
 _MAJORITY = "Majority bonus: {0} won {1} rows to {2} — {0} +{3}"
@@ -83,31 +94,31 @@ def _compare_regular(pair: PairState, a: PlayerState, b: PlayerState, profile: R
         s2 = u2 = 0
     pair.signs = (s0, s1, s2)
     pair.row_units = (u0, u1, u2)
-    pair.kind = PairKind.ROWS
+    pair.kind = KIND_ROWS
     score = u0 + u1 + u2
     items = pair.items
     bonus = plan.majority_bonus
     if bonus:
         if won > lost and (won < 3 or plan.majority_on_scoop):
             score += bonus
-            items.append(LineItem(kind=ItemKind.MAJORITY_BONUS, units=bonus, fmt=_MAJORITY,
+            items.append(line_item(kind=MAJORITY_BONUS, units=bonus, fmt=_MAJORITY,
                                   args=(a.pid, won, lost, bonus)))
         elif lost > won and (lost < 3 or plan.majority_on_scoop):
             score -= bonus
-            items.append(LineItem(kind=ItemKind.MAJORITY_BONUS, units=-bonus, fmt=_MAJORITY,
+            items.append(line_item(kind=MAJORITY_BONUS, units=-bonus, fmt=_MAJORITY,
                                   args=(b.pid, lost, won, bonus)))
     if won == 3:
         pair.scoop_by = a
         bonus = plan.scoop_bonus
         if bonus:
-            items.append(LineItem(kind=ItemKind.SCOOP_BONUS, units=bonus, fmt=_SCOOP,
+            items.append(line_item(kind=SCOOP_BONUS, units=bonus, fmt=_SCOOP,
                                   args=(a.pid, bonus)))
             score += bonus
     elif lost == 3:
         pair.scoop_by = b
         bonus = plan.scoop_bonus
         if bonus:
-            items.append(LineItem(kind=ItemKind.SCOOP_BONUS, units=-bonus, fmt=_SCOOP,
+            items.append(line_item(kind=SCOOP_BONUS, units=-bonus, fmt=_SCOOP,
                                   args=(b.pid, bonus)))
             score -= bonus
     if plan.always:
@@ -115,7 +126,7 @@ def _compare_regular(pair: PairState, a: PlayerState, b: PlayerState, profile: R
         if ra or rb:
             diff = ra - rb
             score += diff
-            items.append(LineItem(
+            items.append(line_item(
                 kind=ItemKind.ROYALTIES, units=diff,
                 fmt=_ROYALTIES_FIRST if diff > 0 else _ROYALTIES_SECOND if diff else _ROYALTIES_EVEN,
                 args=(a.pid, ra, b.pid, rb, diff if diff > 0 else -diff)))
@@ -141,7 +152,7 @@ def _fixed_foul(pair: PairState, fouled: PlayerState, other: PlayerState, profil
     sign = 1 if other is pair.a else -1
     units = foul.fixed_units
     pair.items.append(
-        LineItem(
+        line_item(
             kind=ItemKind.FOUL_PENALTY,
             units=sign * foul.fixed_units,
             fmt=f"Foul: {fouled.pid}'s hand is fouled ({foul_text(fouled.foul_reasons)}); he pays {other.pid} the "
@@ -156,7 +167,7 @@ def _fixed_foul(pair: PairState, fouled: PlayerState, other: PlayerState, profil
     ):
         units += other.royalty_total
         pair.items.append(
-            LineItem(
+            line_item(
                 kind=ItemKind.ROYALTIES,
                 units=sign * other.royalty_total,
                 fmt=f"Royalties: {fouled.pid} also pays {other.pid}'s royalties of "
@@ -180,7 +191,7 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
     """The pair's units (for its first player) and the lines that explain them."""
     a, b = pair.a, pair.b
     sa, sb = a.status, b.status
-    if sa is Status.REGULAR and sb is Status.REGULAR:  # the common case, and its only path
+    if sa is REGULAR and sb is REGULAR:  # the common case, and its only path
         _compare_regular(pair, a, b, profile, plan)
         return
     items = pair.items
@@ -188,12 +199,12 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
     if sa is Status.SURRENDERED or sb is Status.SURRENDERED:
         pair.kind = PairKind.SURRENDER
         if sa is sb:
-            items.append(LineItem(kind=ItemKind.NO_SCORE, units=0, fmt=f"Both {a.pid} and {b.pid} surrendered — 0", args=()))
+            items.append(line_item(kind=ItemKind.NO_SCORE, units=0, fmt=f"Both {a.pid} and {b.pid} surrendered — 0", args=()))
             return
         s, o = (a, b) if sa is Status.SURRENDERED else (b, a)
         if o.status is Status.FOULED and not profile.surrender.pays_fouled:
             items.append(
-                LineItem(
+                line_item(
                     kind=ItemKind.NO_SCORE,
                     units=0,
                     fmt=f"Surrender: {s.pid} surrendered, but {o.pid}'s fouled hand collects nothing — 0",
@@ -204,7 +215,7 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
         units = profile.surrender.units
         pair.units = units if o is a else -units
         items.append(
-            LineItem(
+            line_item(
                 kind=ItemKind.SURRENDER,
                 units=pair.units,
                 fmt=f"Surrender: {s.pid} surrendered and pays {o.pid} {units} — {o.pid} +{units}",
@@ -219,7 +230,7 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
     if sa is Status.FOULED and sb is Status.FOULED:
         pair.kind = PairKind.FOUL
         items.append(
-            LineItem(kind=ItemKind.NO_SCORE, units=0, fmt=f"Both {a.pid} and {b.pid} fouled — they settle 0", args=())
+            line_item(kind=ItemKind.NO_SCORE, units=0, fmt=f"Both {a.pid} and {b.pid} fouled — they settle 0", args=())
         )
         return
     if (sa is Status.FOULED or sb is Status.FOULED) and profile.foul.penalty is FoulPenalty.FIXED:
@@ -234,7 +245,7 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
         fouled = a if sa is Status.FOULED else b
         items.insert(
             0,
-            LineItem(
+            line_item(
                 kind=ItemKind.FOUL_PENALTY,
                 units=0,
                 fmt=f"Foul: {fouled.pid}'s hand is fouled ({foul_text(fouled.foul_reasons)}), so it loses every "
@@ -252,7 +263,7 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
         assert ea is not None and eb is not None
         if ea.rank == eb.rank:
             items.append(
-                LineItem(
+                line_item(
                     kind=ItemKind.NO_SCORE,
                     units=0,
                     fmt=f"Natural: {a.pid}'s {natural_label(ea.natural)} and {b.pid}'s "
@@ -266,7 +277,7 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
         le = l.natural_entry
         assert le is not None
         items.append(
-            LineItem(
+            line_item(
                 kind=ItemKind.NATURAL,
                 units=pair.units,
                 fmt=f"Natural: {w.pid}'s {natural_label(e.natural)} outranks {l.pid}'s "
@@ -276,9 +287,9 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
         )
         return
     n, o = (a, b) if a.status is Status.NATURAL else (b, a)
-    e = n.natural_entry
-    assert e is not None
-    units = e.units
+    entry = n.natural_entry
+    assert entry is not None
+    units = entry.units
     if o.status is Status.FOULED:
         if profile.foul.penalty is FoulPenalty.FIXED:
             penalty = profile.foul.fixed_units
@@ -286,20 +297,20 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
             penalty = _scooped_penalty(profile)
         if profile.naturals.vs_foul is VsFoul.GREATER_OF_NATURAL_AND_FOUL and penalty > units:
             units = penalty
-            why = f"the foul penalty of {penalty} is more than the natural's {e.units}"
+            why = f"the foul penalty of {penalty} is more than the natural's {entry.units}"
         else:
-            why = f"the natural's {e.units}"
+            why = f"the natural's {entry.units}"
         text = (
-            f"Natural: {n.pid}'s {natural_label(e.natural)} against {o.pid}'s fouled hand "
+            f"Natural: {n.pid}'s {natural_label(entry.natural)} against {o.pid}'s fouled hand "
             f"({foul_text(o.foul_reasons)}); {o.pid} pays {why} — {n.pid} +{units}"
         )
     else:
         text = (
-            f"Natural: {n.pid}'s {natural_label(e.natural)} wins automatically against "
+            f"Natural: {n.pid}'s {natural_label(entry.natural)} wins automatically against "
             f"{o.pid} — {n.pid} +{units}"
         )
     pair.units = units if n is a else -units
-    items.append(LineItem(kind=ItemKind.NATURAL, units=pair.units, fmt=text, args=()))
+    items.append(line_item(kind=ItemKind.NATURAL, units=pair.units, fmt=text, args=()))
 
 
 def apply_multipliers(pairs: list[PairState], players: list[PlayerState], profile: RuleProfile
@@ -311,7 +322,7 @@ def apply_multipliers(pairs: list[PairState], players: list[PlayerState], profil
             if pair.scoop_by is not None and pair.units:
                 before = pair.units
                 pair.units *= scoring.scoop_multiplier
-                pair.items.append(LineItem(
+                pair.items.append(line_item(
                     kind=ItemKind.SCOOP_MULTIPLIER,
                     units=pair.units - before,
                     fmt="Scoop ×{0}: {1} scooped — +{2} becomes +{3} for {1}",
@@ -331,13 +342,13 @@ def apply_multipliers(pairs: list[PairState], players: list[PlayerState], profil
             scoops[by] = scoops.get(by, 0) + 1
     everyone = len(players) - 1
     for h, count in scoops.items():
-        if count == everyone and h.status is Status.REGULAR:
+        if count == everyone and h.status is REGULAR:
             for pair in pairs:
                 if pair.a is not h and pair.b is not h:
                     continue
                 before = pair.units
                 pair.units *= hr.multiplier
-                pair.items.append(LineItem(
+                pair.items.append(line_item(
                     kind=ItemKind.HOME_RUN_MULTIPLIER,
                     units=pair.units - before,
                     fmt="Home run ×{0}: {1} scooped every opponent — +{2} becomes +{3} for {1}",

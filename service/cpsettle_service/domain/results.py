@@ -55,6 +55,19 @@ class ItemKind(StrEnum):
     NO_SCORE = "NO_SCORE"
 
 
+# The members the settlement reads on every hand, as plain names. Python 3.11's EnumType has a
+# __getattr__, so ``Status.REGULAR`` is a slow, unspecialized lookup (20x a global); settling a
+# table makes about 80 of them: measured by ``python bench/bench_settle_instructions.py`` at
+# NN % of a warm settlement. Code off the per-hand path uses the enums directly.
+REGULAR, FOULED, NATURAL, SURRENDERED = (
+    Status.REGULAR, Status.FOULED, Status.NATURAL, Status.SURRENDERED)
+KIND_ROWS, KIND_FOUL, KIND_NONE = PairKind.ROWS, PairKind.FOUL, PairKind.NONE
+MAJORITY_BONUS, SCOOP_BONUS, ROYALTIES = (
+    ItemKind.MAJORITY_BONUS, ItemKind.SCOOP_BONUS, ItemKind.ROYALTIES)
+FRONT_ABOVE_MIDDLE, MIDDLE_ABOVE_BACK = (
+    FoulReason.FRONT_ABOVE_MIDDLE, FoulReason.MIDDLE_ABOVE_BACK)
+
+
 class EvaluatedRow(NamedTuple):
     """One row of one player's arrangement."""
 
@@ -250,6 +263,76 @@ class Settlement(NamedTuple):
             if p.player_id == player_id:
                 return p
         raise KeyError(player_id)
+
+
+# --------------------------------------------------------------------------- factories
+#
+# One factory per result type the settlement builds on every hand, the positional build in
+# exactly one place: each factory's parameters are its type's fields, in order and without
+# defaults (a test compares them), so a new field is a TypeError at every build site until the
+# site supplies it, never a shifted or missing field. The narrow types take keywords only. The
+# three wide ones (16, 16 and 8 fields) are called positionally, with the field names in a
+# comment: CPython 3.11 matches keyword arguments one by one, and building them by keyword
+# cost 27 % of a warm settlement (``python bench/bench_settle_instructions.py``: 414,000
+# instructions a table against 330,000). Building through the class itself (``type.__call__``)
+# costs more still.
+
+_new = tuple.__new__
+
+
+def evaluated_row(*, row: Row, cards: tuple[str, ...], hand: HandRank, royalty: int
+                  ) -> EvaluatedRow:
+    return _new(EvaluatedRow, (row, cards, hand, royalty))
+
+
+def line_item(*, kind: ItemKind, units: int, fmt: str, args: tuple[object, ...]) -> LineItem:
+    return _new(LineItem, (kind, units, fmt, args))
+
+
+def pair_result(
+    first: str, second: str, kind: PairKind, items: tuple[LineItem, ...], units: int,
+    owed: int, paid: int, payer: str, payee: str, cap: str, row_signs: tuple[int, ...],
+    row_units: tuple[int, ...], first_rows: tuple[EvaluatedRow, ...],
+    second_rows: tuple[EvaluatedRow, ...], fouled: str, tie_breaks: tuple[str, ...],
+) -> PairResult:
+    return _new(PairResult, (first, second, kind, items, units, owed, paid, payer, payee, cap,
+                             row_signs, row_units, first_rows, second_rows, fouled, tie_breaks))
+
+
+def fantasyland_result(*, qualifies: bool, cards: int, fmt: str, args: tuple[object, ...]
+                       ) -> Fantasyland:
+    return _new(Fantasyland, (qualifies, cards, fmt, args))
+
+
+def player_result(
+    player_id: str, seat: int, status: Status, rows: tuple[EvaluatedRow, ...],
+    royalty_total: int, fouled: bool, foul_reasons: tuple[FoulReason, ...],
+    natural: Natural | None, declared_natural: str, surrendered: bool, stack: int | None,
+    net_units: int, money_before_rake: int, rake: int, net_money: int,
+    fantasyland: Fantasyland | None,
+) -> PlayerResult:
+    return _new(PlayerResult, (player_id, seat, status, rows, royalty_total, fouled,
+                               foul_reasons, natural, declared_natural, surrendered, stack,
+                               net_units, money_before_rake, rake, net_money, fantasyland))
+
+
+def settlement_result(
+    context: AuditContext, profile: RuleProfile, unit_value: int, button_seat: int,
+    order: tuple[str, ...], players: tuple[PlayerResult, ...], pairs: tuple[PairResult, ...],
+    rake: int,
+) -> Settlement:
+    return _new(Settlement, (context, profile, unit_value, button_seat, order, players, pairs,
+                             rake))
+
+
+FACTORIES = {
+    EvaluatedRow: evaluated_row,
+    LineItem: line_item,
+    PairResult: pair_result,
+    Fantasyland: fantasyland_result,
+    PlayerResult: player_result,
+    Settlement: settlement_result,
+}
 
 
 # --------------------------------------------------------------------------- sentences

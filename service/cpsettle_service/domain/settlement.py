@@ -28,6 +28,8 @@ from .pairs import apply_multipliers, settle_pair
 from .payouts import PairCheck, PayoutCheck, PayoutReport, check_payouts, pair_explanation
 from .profile import CapOrder, RuleProfile
 from .results import (
+    FOULED,
+    SURRENDERED,
     EvaluatedRow,
     Fantasyland,
     FoulReason,
@@ -39,7 +41,9 @@ from .results import (
     RowResult,
     Settlement,
     Status,
+    player_result,
     row_text,
+    settlement_result,
 )
 from .table import Table
 from .validation import MAX_PLAYERS, MIN_PLAYERS, validate
@@ -91,28 +95,27 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     total_net = 0
     player_results: list[PlayerResult] = []
     with_fantasyland = plan.fantasyland
-    for p in order:
-        money = net_money(p, capped, unit_value)
+    for p, money in zip(order, net_money(order, capped, unit_value)):
         net = money - p.rake
         total_rake += p.rake
         total_net += net
         status = p.status
         inp = p.input
-        player_results.append(PlayerResult(
-            player_id=p.pid, seat=inp.seat, status=status, rows=p.rows,
-            royalty_total=p.royalty_total, fouled=status is Status.FOULED,
-            foul_reasons=p.foul_reasons, natural=p.natural,
-            declared_natural=inp.declared_natural, surrendered=status is Status.SURRENDERED,
-            stack=inp.stack, net_units=p.net_units, money_before_rake=money, rake=p.rake,
-            net_money=net,
-            fantasyland=fantasyland(p, profile, plan) if with_fantasyland else None,
+        player_results.append(player_result(  # positional: see results.py, "factories"
+            p.pid, inp.seat, status, p.rows,  # player_id seat status rows
+            p.royalty_total, status is FOULED,  # royalty_total fouled
+            p.foul_reasons, p.natural,  # foul_reasons natural
+            inp.declared_natural, status is SURRENDERED,  # declared_natural surrendered
+            inp.stack, p.net_units, money, p.rake,  # stack net_units money_before_rake rake
+            net,  # net_money
+            fantasyland(p, profile, plan) if with_fantasyland else None,  # fantasyland
         ))
     if total_net + total_rake != 0:  # pragma: no cover
         raise AssertionError("settlement does not balance: nets plus rake must sum to zero")
-    return Settlement(
-        context=table.context, profile=profile, unit_value=unit_value, button_seat=button,
-        order=tuple([p.pid for p in order]), players=tuple(player_results),
-        pairs=tuple(pair_results), rake=total_rake,
+    return settlement_result(  # positional: see results.py, "factories"
+        table.context, profile, unit_value, button,  # context profile unit_value button_seat
+        tuple([p.pid for p in order]), tuple(player_results),  # order players
+        tuple(pair_results), total_rake,  # pairs rake
     )
 
 

@@ -7,8 +7,9 @@ files, the CLI's local mode).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import Collector, InvalidInput, ViolationCode
 from .profile import ProfileRegistry, RuleProfile, apply_overrides, profile_from_dict
@@ -120,7 +121,7 @@ def _cards(errors: Collector, r: Reader, key: str) -> tuple[str, ...] | None:
 def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
     """Read the JSON form of a ``SettleRequest``. Shapes only: ``settle`` checks the content."""
     errors = Collector()
-    r = Reader(errors, "", data)
+    r = Reader(errors, "", data, ViolationCode.MALFORMED_REQUEST)
     context = AuditContext(
         hand_id=r.string("handId", ""),
         table_id=r.string("tableId", ""),
@@ -146,7 +147,7 @@ def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
         r.raw("unitValue")
     players: list[PlayerInput] = []
     for path, item in r.items("players"):
-        p = Reader(errors, path, item)
+        p = Reader(errors, path, item, ViolationCode.MALFORMED_REQUEST)
         arrangement = p.obj("arrangement")
         front = _cards(errors, arrangement, "front")
         middle = _cards(errors, arrangement, "middle")

@@ -7,7 +7,7 @@ player's working state with his cards in canonical text. A good hand costs one C
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX
 from .errors import Collector, ViolationCode
@@ -128,7 +128,7 @@ def _check_player(errors: Collector, i: int, inp: PlayerInput, profile: RuleProf
             errors.add(f"players[{i}]", "send either an arrangement or 13 cards, not both",
                        ViolationCode.OTHER)
         cards = (
-            canonical_cards(f + m + b, 13)  # type: ignore[operator]  # rows checked just below
+            canonical_cards(f + m + b, 13)
             if f is not None and m is not None and b is not None
             and len(f) == 3 and len(m) == 5 and len(b) == 5
             else None

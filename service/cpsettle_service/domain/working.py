@@ -12,8 +12,8 @@ whereas an attribute left to a class-level default is looked up the slow way on 
 from __future__ import annotations
 
 from .naturals import Natural
-from .profile import NaturalEntry, RoyaltyMode, RowTie, RuleProfile
-from .results import EvaluatedRow, FoulReason, LineItem, PairKind, Status
+from .profile import NaturalEntry, RowTie, RoyaltyMode, RuleProfile
+from .results import KIND_NONE, REGULAR, EvaluatedRow, FoulReason, LineItem, PairKind, Status
 from .table import PlayerInput
 
 NO_ROYALTIES = (0, 0, 0)
@@ -22,15 +22,31 @@ NO_ROYALTIES = (0, 0, 0)
 class PlayerState:
     """One player while settling."""
 
-    __slots__ = ("input", "pid", "stack", "status", "rows", "royalties", "royalty_total",
-                 "foul_reasons", "natural", "natural_entry", "cards13", "received", "paid",
-                 "strengths", "values", "net_units", "rake")
+    __slots__ = (
+        "cards13",
+        "foul_reasons",
+        "input",
+        "natural",
+        "natural_entry",
+        "net_units",
+        "paid",
+        "pid",
+        "rake",
+        "received",
+        "rows",
+        "royalties",
+        "royalty_total",
+        "stack",
+        "status",
+        "strengths",
+        "values",
+    )
 
     def __init__(self, inp: PlayerInput) -> None:
         self.input = inp
         self.pid = inp.player_id
         self.stack = inp.stack  # the money the caps use (less a per-player fee)
-        self.status: Status = Status.REGULAR
+        self.status: Status = REGULAR
         self.rows: tuple[EvaluatedRow, ...] = ()
         self.royalties: tuple[int, ...] = NO_ROYALTIES
         self.royalty_total = 0
@@ -50,14 +66,23 @@ class PlayerState:
 class PairState:
     """One pair while settling; ``units`` are for the first player ``a``."""
 
-    __slots__ = ("a", "b", "items", "kind", "signs", "row_units", "tie_breaks", "units",
-                 "scoop_by")
+    __slots__ = (
+        "a",
+        "b",
+        "items",
+        "kind",
+        "row_units",
+        "scoop_by",
+        "signs",
+        "tie_breaks",
+        "units",
+    )
 
     def __init__(self, a: PlayerState, b: PlayerState) -> None:
         self.a = a
         self.b = b
         self.items: list[LineItem] = []
-        self.kind: PairKind = PairKind.NONE
+        self.kind: PairKind = KIND_NONE
         self.signs: tuple[int, ...] = ()
         self.row_units: tuple[int, ...] = ()
         self.tie_breaks: tuple[str, ...] = ()
@@ -69,10 +94,25 @@ class Plan:
     """The settings the hot path reads, flattened once per profile, and the caches that
     depend only on the profile. The stake is not here: it is the table's."""
 
-    __slots__ = ("majority_bonus", "majority_on_scoop", "scoop_bonus", "always", "row_tie_suit",
-                 "suit_order", "wheel", "royalties_none", "detect_naturals", "suit_tiebreak",
-                 "capped", "fantasyland", "plain_values", "row_cache", "multipliers",
-                 "entry_cache", "values_cache")
+    __slots__ = (
+        "always",
+        "capped",
+        "detect_naturals",
+        "entry_cache",
+        "fantasyland",
+        "majority_bonus",
+        "majority_on_scoop",
+        "multipliers",
+        "plain_values",
+        "row_cache",
+        "row_tie_suit",
+        "royalties_none",
+        "scoop_bonus",
+        "suit_order",
+        "suit_tiebreak",
+        "values_cache",
+        "wheel",
+    )
 
     def __init__(self, profile: RuleProfile) -> None:
         scoring = profile.scoring
