@@ -13,7 +13,7 @@ from google.protobuf.message import Message
 
 from cpsettle.v1 import profile_pb2, settlement_pb2 as pb
 
-from ..domain.errors import InvalidInput, Violation
+from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.profile import RuleProfile, profile_to_dict
 from ..domain.settlement import (
     EvaluatedRow,
@@ -29,7 +29,7 @@ def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
     from google.protobuf.unknown_fields import UnknownFieldSet
 
     if len(UnknownFieldSet(msg)):
-        out.append(Violation(path, "has fields this service does not know"))
+        out.append(Violation(path, "has fields this service does not know", ViolationCode.PROFILE))
     for desc, value in msg.ListFields():
         if desc.message_type is None or desc.message_type.GetOptions().map_entry:
             continue
@@ -66,13 +66,12 @@ class LazyChoice:
 
     def __init__(
         self, preset: str, has_profile: bool, profile: profile_pb2.RuleProfile,
-        has_overrides: bool, overrides: Message, unit_value: int | None,
+        has_overrides: bool, overrides: Message,
     ) -> None:
         self.key = (
             preset,
             profile.SerializeToString(deterministic=True) if has_profile else None,
             overrides.SerializeToString(deterministic=True) if has_overrides else None,
-            unit_value,
         )
         self._args = (has_profile, profile, has_overrides, overrides)
 
@@ -81,20 +80,19 @@ class LazyChoice:
         try:
             over = json_format.MessageToDict(overrides) if has_overrides else None
         except ValueError as e:  # NaN / Infinity in a Struct number
-            raise InvalidInput([Violation("profileOverrides", f"is not valid JSON: {e}")]) from None
+            raise InvalidInput([Violation("profileOverrides", f"is not valid JSON: {e}", ViolationCode.PROFILE)]) from None
         return ProfileChoice(
             preset=self.key[0],
             profile=profile_dict_from_proto(profile) if has_profile else None,
             overrides=over,
-            unit_value=self.key[3],
         )
 
 
 def profile_choice(
     preset: str, has_profile: bool, profile: profile_pb2.RuleProfile, has_overrides: bool,
-    overrides: Message, unit_value: int | None,
+    overrides: Message,
 ) -> LazyChoice:
-    return LazyChoice(preset, has_profile, profile, has_overrides, overrides, unit_value)
+    return LazyChoice(preset, has_profile, profile, has_overrides, overrides)
 
 
 def _player(p: pb.Player) -> PlayerInput:
@@ -126,10 +124,10 @@ def _check_known(req: pb.SettleRequest) -> None:
 
     problems: list[Violation] = []
     if len(UnknownFieldSet(req)):
-        problems.append(Violation("request", "has fields this service does not know"))
+        problems.append(Violation("request", "has fields this service does not know", ViolationCode.OTHER))
     for i, p in enumerate(req.players):
         if len(UnknownFieldSet(p)) or len(UnknownFieldSet(p.arrangement)):
-            problems.append(Violation(f"players[{i}]", "has fields this service does not know"))
+            problems.append(Violation(f"players[{i}]", "has fields this service does not know", ViolationCode.OTHER))
     if problems:
         raise InvalidInput(problems)
 
@@ -141,6 +139,7 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
         button_seat=req.button_seat if req.HasField("button_seat") else None,
         dead_cards=tuple(req.dead_cards),
         context=AuditContext(req.hand_id, req.table_id, req.round_id, req.dealer_id),
+        unit_value=req.unit_value if req.HasField("unit_value") else None,
     )
     choice = profile_choice(
         req.preset,
@@ -148,7 +147,6 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
         req.profile,
         req.HasField("profile_overrides"),
         req.profile_overrides,
-        req.unit_value if req.HasField("unit_value") else None,
     )
     return table, choice
 
@@ -176,7 +174,7 @@ def nets_from_proto(
     nets: dict[str, int] = {}
     for i, p in enumerate(items):
         if p.player_id in nets:
-            problems.append(Violation(f"{path}[{i}].playerId", f"{p.player_id!r} is given twice"))
+            problems.append(Violation(f"{path}[{i}].playerId", f"{p.player_id!r} is given twice", ViolationCode.OTHER))
         nets[p.player_id] = p.net_money
     return nets
 
@@ -190,7 +188,7 @@ def payouts_from_proto(
     for i, p in enumerate(req.proposed_pairs):
         key = (p.first, p.second)
         if key in pairs or (p.second, p.first) in pairs:
-            problems.append(Violation(f"proposedPairs[{i}]", "this pair is proposed twice"))
+            problems.append(Violation(f"proposedPairs[{i}]", "this pair is proposed twice", ViolationCode.OTHER))
         pairs[key] = p.money_for_first
     if problems:
         raise InvalidInput(problems)

@@ -12,7 +12,7 @@ from google.protobuf.message import DecodeError, Message
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..domain.errors import InvalidInput, Violation
+from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.profile import ProfileRegistry, RuleProfile, profile_to_dict
 from ..domain.settlement import check_payouts, evaluate_hand, settle
 from ..domain.table import ProfileChoice, resolve_profile
@@ -34,7 +34,7 @@ class Malformed:
 
     def invalid(self) -> InvalidInput:
         return InvalidInput(
-            [Violation("request", f"not a valid {self.message}: {self.error}")]
+            [Violation("request", f"not a valid {self.message}: {self.error}", ViolationCode.MALFORMED_REQUEST)]
         )
 
 
@@ -155,7 +155,7 @@ class SettlementServicer:
             raise request.invalid()
         choice = mapping.profile_choice(
             request.preset, request.HasField("profile"), request.profile,
-            request.HasField("profile_overrides"), request.profile_overrides, None,
+            request.HasField("profile_overrides"), request.profile_overrides,
         )
         profile, digest, source = self.resolver.resolve(choice)
         evaluation = evaluate_hand(mapping.evaluate_input(request), profile)
@@ -195,7 +195,7 @@ class SettlementServicer:
             raise InvalidInput([Violation(
                 "nonce",
                 f"must be {integrity.NONCE_MIN_BYTES} to {integrity.NONCE_MAX_BYTES} bytes, "
-                f"got {len(nonce)}",
+                f"got {len(nonce)}", ViolationCode.OTHER,
             )])
         report = integrity.check_installation()
         certified = report.intact and not report.development

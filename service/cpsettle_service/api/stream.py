@@ -28,7 +28,7 @@ from typing import Any, AsyncIterator
 import grpc
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..domain.errors import InvalidInput, Violation
+from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.settlement import check_payouts
 from ..observability import metrics
 from ..observability.logging import get_logger
@@ -139,7 +139,7 @@ def _batch_problem(batch: Any, max_items: int) -> tuple[str, str, list[Violation
         return INVALID_ARGUMENT, invalid_message(error), list(error.violations)
     n = len(batch.items)
     if n > max_items:
-        v = Violation("items", f"a batch holds at most {max_items} hands, got {n}")
+        v = Violation("items", f"a batch holds at most {max_items} hands, got {n}", ViolationCode.OTHER)
         return INVALID_ARGUMENT, str(v), [v]
     return None
 
@@ -154,7 +154,7 @@ def _result(results: list[bytes], max_result_bytes: int | None) -> bytes | pb.Se
     v = Violation(
         "items",
         f"the results of these {n} hands take {size} bytes, over the server's message limit of "
-        f"{max_result_bytes} bytes: send fewer hands per batch",
+        f"{max_result_bytes} bytes: send fewer hands per batch", ViolationCode.OTHER,
     )
     return batch_error(RESOURCE_EXHAUSTED, str(v), [v])
 
