@@ -46,30 +46,12 @@ ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
 
 _log = get_logger("cpsettle.rpc")
 
-_REASON_CLASSES = (
-    ("is already used", "duplicate_card"),
-    ("is not a card", "malformed_card"),
-    ("must hold", "row_size"),
-    ("a table settles", "player_count"),
-    ("is also", "duplicate_seat_or_id"),
-    ("surrender", "surrender"),
-    ("natural", "natural"),
-    ("unknown preset", "unknown_preset"),
-    ("stack", "stack"),
-    ("buttonSeat", "button_seat"),
-    ("not a valid", "malformed_request"),
-)
-
-
-def reason_class(field: str, reason: str) -> str:
-    """A low-cardinality label for a violation (metrics must never carry ids or values)."""
-    text = f"{field} {reason}"
-    for needle, label in _REASON_CLASSES:
-        if needle in text:
-            return label
-    if field.startswith(("profile", "profileOverrides")):
-        return "profile"
-    return "other"
+def count_invalid(error: InvalidInput) -> None:
+    """Count each violation of rejected input under its code: a low-cardinality label (metrics
+    never carry ids or values), and never derived from the reason, which is English for people
+    and may quote the request."""
+    for v in error.violations:
+        metrics.VALIDATION_ERRORS.labels(v.code.value).inc()
 
 
 # The status travels in trailers, which clients refuse past 8 KiB (grpc.max_metadata_size):
@@ -303,8 +285,7 @@ def _classify(
     if isinstance(error, asyncio.CancelledError):
         return "CANCELLED", None
     if isinstance(error, InvalidInput):
-        for v in error.violations:
-            metrics.VALIDATION_ERRORS.labels(reason_class(v.field, v.reason)).inc()
+        count_invalid(error)
         status = invalid_argument_status(error)
         _log.info("request.invalid", violations=len(error.violations))
         return "INVALID_ARGUMENT", (status.code, status.details, status.trailing_metadata)

@@ -13,7 +13,7 @@ from google.protobuf.message import Message
 
 from cpsettle.v1 import profile_pb2, settlement_pb2 as pb
 
-from ..domain.errors import InvalidInput, Violation
+from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.profile import RuleProfile, profile_to_dict
 from ..domain.settlement import (
     EvaluatedRow,
@@ -29,7 +29,8 @@ def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
     from google.protobuf.unknown_fields import UnknownFieldSet
 
     if len(UnknownFieldSet(msg)):
-        out.append(Violation(path, "has fields this service does not know"))
+        # only profiles are read this way: the unknown fields are the profile's problem
+        out.append(Violation(path, "has fields this service does not know", ViolationCode.PROFILE))
     for desc, value in msg.ListFields():
         if desc.message_type is None or desc.message_type.GetOptions().map_entry:
             continue
@@ -81,7 +82,9 @@ class LazyChoice:
         try:
             over = json_format.MessageToDict(overrides) if has_overrides else None
         except ValueError as e:  # NaN / Infinity in a Struct number
-            raise InvalidInput([Violation("profileOverrides", f"is not valid JSON: {e}")]) from None
+            raise InvalidInput([Violation(
+                "profileOverrides", f"is not valid JSON: {e}", ViolationCode.PROFILE,
+            )]) from None
         return ProfileChoice(
             preset=self.key[0],
             profile=profile_dict_from_proto(profile) if has_profile else None,
@@ -126,10 +129,14 @@ def _check_known(req: pb.SettleRequest) -> None:
 
     problems: list[Violation] = []
     if len(UnknownFieldSet(req)):
-        problems.append(Violation("request", "has fields this service does not know"))
+        problems.append(Violation(
+            "request", "has fields this service does not know", ViolationCode.OTHER,
+        ))
     for i, p in enumerate(req.players):
         if len(UnknownFieldSet(p)) or len(UnknownFieldSet(p.arrangement)):
-            problems.append(Violation(f"players[{i}]", "has fields this service does not know"))
+            problems.append(Violation(
+                f"players[{i}]", "has fields this service does not know", ViolationCode.OTHER,
+            ))
     if problems:
         raise InvalidInput(problems)
 
@@ -176,7 +183,9 @@ def nets_from_proto(
     nets: dict[str, int] = {}
     for i, p in enumerate(items):
         if p.player_id in nets:
-            problems.append(Violation(f"{path}[{i}].playerId", f"{p.player_id!r} is given twice"))
+            problems.append(Violation(
+                f"{path}[{i}].playerId", f"{p.player_id!r} is given twice", ViolationCode.OTHER,
+            ))
         nets[p.player_id] = p.net_money
     return nets
 
@@ -190,7 +199,9 @@ def payouts_from_proto(
     for i, p in enumerate(req.proposed_pairs):
         key = (p.first, p.second)
         if key in pairs or (p.second, p.first) in pairs:
-            problems.append(Violation(f"proposedPairs[{i}]", "this pair is proposed twice"))
+            problems.append(Violation(
+                f"proposedPairs[{i}]", "this pair is proposed twice", ViolationCode.OTHER,
+            ))
         pairs[key] = p.money_for_first
     if problems:
         raise InvalidInput(problems)
