@@ -16,9 +16,10 @@ from .api import stream, wire
 from .api.interceptors import NotFound
 from .api.profiles import ProfileResolver
 from .api.servicer import SettlementServicer
-from .audit import Sealer, SigningKey
+from .audit import Sealer
 from .domain.errors import InvalidInput
 from .domain.profile import ProfileRegistry
+from .keys import SigningKey
 
 __all__ = ["InvalidInput", "LocalService", "NotFound"]
 
