@@ -6,7 +6,6 @@ from typing import Protocol, Sequence
 
 from .profile import CapBasis, CapOrder, Caps
 
-
 _LEFT_OF_BUTTON_FIRST = CapOrder.LEFT_OF_BUTTON_FIRST
 
 
@@ -73,4 +72,6 @@ def cap_payment(owed: int, payer: Ledger, payee: Ledger, caps: Caps) -> tuple[in
         return paid, ""
     payer_cut = payer_room == paid
     payee_cut = payee_room == paid
-    return paid, BOTH_STACKS if payer_cut and payee_cut else PAYER_STACK if payer_cut else PAYEE_STACK
+    if payer_cut and payee_cut:
+        return paid, BOTH_STACKS
+    return paid, PAYER_STACK if payer_cut else PAYEE_STACK

@@ -315,9 +315,9 @@ def _royalties(errors: Collector, r: Reader) -> Royalties:
         e = Reader(errors, path, item)
         row = e.enum("row", Row, Row.BACK)
         hand_class = e.enum("handClass", HandClass, HandClass.HIGH_CARD)
-        for key in ("row", "handClass", "units"):
-            if not e.has(key):
-                errors.add(e.at(key), "is required")
+        for name in ("row", "handClass", "units"):
+            if not e.has(name):
+                errors.add(e.at(name), "is required")
         rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
         units = e.integer("units", 0, minimum=0, maximum=1_000_000)
         e.finish()
@@ -413,7 +413,10 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
     ordered = tuple(
         sorted(
             progressive,
-            key=lambda p: (p.threshold.hand_class.order, p.threshold.rank.value_int if p.threshold.rank else 0),
+            key=lambda p: (
+                p.threshold.hand_class.order,
+                p.threshold.rank.value_int if p.threshold.rank else 0,
+            ),
             reverse=True,
         )
     )
@@ -570,7 +573,10 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
                 {**_threshold_dict(e.threshold), "cards": e.cards}
                 for e in sorted(
                     fl.progressive,
-                    key=lambda e: (e.threshold.hand_class.order, e.threshold.rank.value_int if e.threshold.rank else 0),
+                    key=lambda e: (
+                        e.threshold.hand_class.order,
+                        e.threshold.rank.value_int if e.threshold.rank else 0,
+                    ),
                 )
             ],
             "stay": stay,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 from itertools import combinations
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Sequence, cast
 
 from .caps import cap_payment, settlement_order
-from .cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX, Card
+from .cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX, Card, Suit
 from .errors import Collector, InvalidInput, Violation
 from .hands import HandClass, HandRank, evaluate_five, evaluate_three, highest_card
 from .naturals import Natural, holds, naturals_held
@@ -21,8 +21,8 @@ from .profile import (
     FoulPenalty,
     NaturalEntry,
     RakeMode,
-    RoyaltyMode,
     RowTie,
+    RoyaltyMode,
     RuleProfile,
     VsFoul,
 )
@@ -108,19 +108,20 @@ def row_text(row: Row, a: str, b: str, winner: str, first: EvaluatedRow | None,
         assert first is not None and second is not None
         return f"{label}: {a}'s {first.hand.clause} ties {b}'s {second.hand.phrase} — push"
     if winner == a:
-        wr, l, lr = first, b, second
+        wr, loser, lr = first, b, second
     else:
-        wr, l, lr = second, a, first
+        wr, loser, lr = second, a, first
     value = units if units > 0 else -units
     if fouled:
         hand = f"{winner}'s {wr.hand.phrase}" if wr else f"{winner}'s hand"
-        return f"{label}: {hand} wins against {l}'s fouled hand — {winner} +{value}"
+        return f"{label}: {hand} wins against {loser}'s fouled hand — {winner} +{value}"
     assert wr is not None and lr is not None
     if tie_break:
         cw, cl = tie_break.split() if winner == a else tie_break.split()[::-1]
-        return (f"{label}: {winner}'s {wr.hand.clause} beats {l}'s {lr.hand.phrase} (equal by "
-                f"rank; highest card {cw} against {cl}) — {winner} +{value}")
-    return f"{label}: {winner}'s {wr.hand.clause} beats {l}'s {lr.hand.phrase} — {winner} +{value}"
+        return (f"{label}: {winner}'s {wr.hand.clause} beats {loser}'s {lr.hand.phrase} "
+                f"(equal by rank; highest card {cw} against {cl}) — {winner} +{value}")
+    return (f"{label}: {winner}'s {wr.hand.clause} beats {loser}'s {lr.hand.phrase} — "
+            f"{winner} +{value}")
 
 
 _ROW_LABEL = {row: row.label for row in ROWS}
@@ -377,7 +378,9 @@ def _check_cards(
         if seen is not None:
             first = seen.get(idx)
             if first is not None:
-                errors.add(where, f"{CANONICAL[idx]} is already used at {first}: one deck per table")
+                errors.add(
+                    where, f"{CANONICAL[idx]} is already used at {first}: one deck per table"
+                )
             else:
                 seen[idx] = where
         out.append(CANONICAL[idx])
@@ -440,7 +443,7 @@ def _validate_player(
         if loose is not None:
             errors.add(f"players[{i}]", "send either an arrangement or 13 cards, not both")
         idxs = (
-            [_CI(c) for c in f + m + b]  # type: ignore[operator]  # None handled below
+            [_CI(c) for c in f + m + b]
             if f is not None and m is not None and b is not None
             and len(f) == 3 and len(m) == 5 and len(b) == 5
             else [None]
@@ -484,7 +487,7 @@ def _arranged_player(inp: PlayerInput, profile: RuleProfile, plan: _Plan) -> _Pl
     except (KeyError, TypeError):
         return None
     p = _Player(inp)
-    p.cards13 = front + middle + back  # type: ignore[assignment]
+    p.cards13 = front + middle + back
     try:
         _evaluate_rows(p, profile, plan, front, middle, back)
     except ValueError:  # a row of the wrong size, or a card twice in one row
@@ -512,7 +515,9 @@ def _validate(table: Table, profile: RuleProfile, plan: _Plan) -> list[_Player]:
             if not pid:
                 errors.add(f"players[{i}].playerId", "is required")
             elif pid in ids:
-                errors.add(f"players[{i}].playerId", f"{pid!r} is also the id of players[{ids[pid]}]")
+                errors.add(
+                    f"players[{i}].playerId", f"{pid!r} is also the id of players[{ids[pid]}]"
+                )
             else:
                 errors.add(f"players[{i}].playerId", "must be 1-64 printable characters")
         else:
@@ -537,10 +542,12 @@ def _validate(table: Table, profile: RuleProfile, plan: _Plan) -> list[_Player]:
         players.append(p)
         used += p.cards13
     if table.dead_cards:
-        dead = [_CI(c) for c in table.dead_cards]
-        if None in dead:
-            dead = []
+        found = [_CI(c) for c in table.dead_cards]
+        dead: list[str] = []
+        if None in found:
             _check_cards(errors, None, "deadCards", table.dead_cards, None, dead)
+        else:
+            dead = cast("list[str]", found)  # every one a card: no None in it
         used += dead
     if len(set(used)) != len(used):  # one deck per table: name every repeat and its first use
         first: dict[int, str] = {}
@@ -635,11 +642,11 @@ def _evaluate_rows(p: _Player, profile: RuleProfile, plan: _Plan,
             except KeyError:
                 r0, r1, r2 = _royalties(profile, plan, hf, hm, hb)
             if r0 or r1 or r2:
-                r = p.royalties = (r0, r1, r2)
+                key = p.royalties = (r0, r1, r2)
                 p.royalty_total = r0 + r1 + r2
-                values = plan.values_cache.get(r)
+                values = plan.values_cache.get(key)
                 if values is None:
-                    values = plan.values_cache[r] = _row_values(profile, r)
+                    values = plan.values_cache[key] = _row_values(profile, key)
                 p.values = values
             else:  # royalties (0, 0, 0) and their total 0 are _Player's defaults
                 p.values = plan.plain_values
@@ -669,13 +676,14 @@ _SUITED_CLASSES = frozenset(
 )
 
 
-def _suit_rank(card: Card, suit_order: Sequence[object]) -> int:
+def _suit_rank(card: Card, suit_order: Sequence[Suit | str]) -> int:
     """0 for the best suit."""
     return list(suit_order).index(card.suit)
 
 
 def _suit_beats(
-    a_cards: Sequence[str], a: HandRank, b_cards: Sequence[str], b: HandRank, order: Sequence[object]
+    a_cards: Sequence[str], a: HandRank, b_cards: Sequence[str], b: HandRank,
+    order: Sequence[Suit | str],
 ) -> bool:
     """Whether hand a's highest card has a better suit than hand b's (equal hands by rank)."""
     return _suit_rank(highest_card(a_cards, a, order), order) < _suit_rank(
@@ -821,7 +829,8 @@ def _break_ties_by_suit(pair: _Pair, profile: RuleProfile) -> tuple[int, ...]:
             ra, rb = a.rows[i], b.rows[i]
             ca = highest_card(ra.cards, ra.hand, suit_order)
             cb = highest_card(rb.cards, rb.hand, suit_order)
-            xs[i], ys[i] = (1, 0) if _suit_rank(ca, suit_order) < _suit_rank(cb, suit_order) else (0, 1)
+            a_better = _suit_rank(ca, suit_order) < _suit_rank(cb, suit_order)
+            xs[i], ys[i] = (1, 0) if a_better else (0, 1)
             ties[i] = f"{CANONICAL[ca.index]} {CANONICAL[cb.index]}"
     pair.tie_breaks = tuple(ties)
     return (*xs, *ys)
@@ -971,7 +980,9 @@ def _settle_pair(pair: _Pair, profile: RuleProfile) -> None:
     if sa is _STATUS_SURRENDERED or sb is _STATUS_SURRENDERED:
         pair.kind = _PAIRKIND_SURRENDER
         if sa is sb:
-            items.append(LineItem(_ITEMKIND_NO_SCORE, 0, f"Both {a.pid} and {b.pid} surrendered — 0"))
+            items.append(
+                LineItem(_ITEMKIND_NO_SCORE, 0, f"Both {a.pid} and {b.pid} surrendered — 0")
+            )
             return
         s, o = (a, b) if sa is _STATUS_SURRENDERED else (b, a)
         if o.status is _STATUS_FOULED and not profile.surrender.pays_fouled:
@@ -979,7 +990,8 @@ def _settle_pair(pair: _Pair, profile: RuleProfile) -> None:
                 LineItem(
                     _ITEMKIND_NO_SCORE,
                     0,
-                    f"Surrender: {s.pid} surrendered, but {o.pid}'s fouled hand collects nothing — 0",
+                    f"Surrender: {s.pid} surrendered, but {o.pid}'s fouled hand collects "
+                    "nothing — 0",
                 )
             )
             return
@@ -1003,7 +1015,10 @@ def _settle_pair(pair: _Pair, profile: RuleProfile) -> None:
             LineItem(_ITEMKIND_NO_SCORE, 0, f"Both {a.pid} and {b.pid} fouled — they settle 0")
         )
         return
-    if (sa is _STATUS_FOULED or sb is _STATUS_FOULED) and profile.foul.penalty is _FOULPENALTY_FIXED:
+    if (
+        (sa is _STATUS_FOULED or sb is _STATUS_FOULED)
+        and profile.foul.penalty is _FOULPENALTY_FIXED
+    ):
         pair.kind = _PAIRKIND_FOUL
         fouled, other = (a, b) if sa is _STATUS_FOULED else (b, a)
         units = _fixed_foul(pair, fouled, other, profile)
@@ -1040,16 +1055,16 @@ def _settle_natural(pair: _Pair, profile: RuleProfile) -> None:
                 )
             )
             return
-        w, l, e = (a, b, ea) if ea.rank > eb.rank else (b, a, eb)
-        pair.units = e.units if w is a else -e.units
-        le = l.natural_entry
+        w, loser, we = (a, b, ea) if ea.rank > eb.rank else (b, a, eb)
+        pair.units = we.units if w is a else -we.units
+        le = loser.natural_entry
         assert le is not None
         items.append(
             LineItem(
                 _ITEMKIND_NATURAL,
                 pair.units,
-                f"Natural: {w.pid}'s {_natural_label(e.natural)} outranks {l.pid}'s "
-                f"{_natural_label(le.natural)} — {w.pid} +{e.units}",
+                f"Natural: {w.pid}'s {_natural_label(we.natural)} outranks {loser.pid}'s "
+                f"{_natural_label(le.natural)} — {w.pid} +{we.units}",
             )
         )
         return
@@ -1434,7 +1449,9 @@ def check_payouts(
         pairs_by_key[(pr.second, pr.first)] = (pr, -1)
     for key in proposed_pairs or {}:
         if key not in pairs_by_key:
-            errors.add(f"proposedPairs[{key[0]},{key[1]}]", "is not a pair of players at this table")
+            errors.add(
+                f"proposedPairs[{key[0]},{key[1]}]", "is not a pair of players at this table"
+            )
     errors.raise_if_any()
     checks = []
     pair_lines = [(pr.first, pr.second, f"{pr.first} v {pr.second}: {pr.text}")
