@@ -229,8 +229,10 @@ def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
                                 f"request/profile/engine digests give {want_id}"))
     digest = sha256_hex(content_bytes(s))
     if s.settlement_digest != digest:
-        findings.append(Finding("settlement_digest",
-                                f"is {s.settlement_digest or '(empty)'}, the content gives {digest}"))
+        findings.append(Finding(
+            "settlement_digest",
+            f"is {s.settlement_digest or '(empty)'}, the content gives {digest}",
+        ))
     sig = s.signature
     if sig.algorithm == UNSIGNED or not sig.algorithm:
         findings.append(Finding("signature", "the settlement is unsigned", keys is not None))

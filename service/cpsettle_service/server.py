@@ -25,8 +25,8 @@ from .domain.errors import InvalidInput
 from .domain.profile import ProfileRegistry
 from .integrity import check_installation
 from .observability import metrics
-from .security import TokenChecker, server_credentials
 from .observability.logging import chain, configure, get_logger
+from .security import TokenChecker, server_credentials
 
 VERSION = "0.1.0"
 LIVENESS = "liveness"
@@ -82,7 +82,9 @@ async def build_server(
         ("grpc.max_send_message_length", 4 * settings.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
-    tokens = TokenChecker.from_file(settings.auth_tokens_file) if settings.auth_tokens_file else None
+    tokens = (
+        TokenChecker.from_file(settings.auth_tokens_file) if settings.auth_tokens_file else None
+    )
     interceptor = ServiceInterceptor(
         skip_services=(HEALTH_SERVICE, REFLECTION_SERVICE),
         tokens=tokens,

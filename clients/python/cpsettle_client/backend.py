@@ -11,8 +11,6 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from google.protobuf.message import Message
-
 from .client import FieldViolation, SettlementClient, SettlementError, TlsConfig
 
 if TYPE_CHECKING:  # the service is imported only when --local runs

@@ -12,7 +12,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence, TypeVar
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -20,7 +20,7 @@ from google.protobuf.message import Message
 from cpsettle.v1 import settlement_pb2 as pb
 
 from . import render
-from .backend import (
+from .backend import (  # the exit codes and CliError are part of this module's interface too
     EXIT_INVALID,
     EXIT_MISMATCH,
     EXIT_OK,
@@ -31,6 +31,9 @@ from .backend import (
 )
 from .backend import read_bytes as _read_bytes
 from .client import FieldViolation
+
+__all__ = ["EXIT_INVALID", "EXIT_MISMATCH", "EXIT_OK", "EXIT_UNAVAILABLE", "Backend", "CliError",
+           "build_parser", "entry", "main"]
 
 
 def to_json(message: Message) -> str:
@@ -49,7 +52,10 @@ def read_json(path: str) -> Any:
         raise CliError(f"{path} is not JSON: {e}") from None
 
 
-def parse_message(data: Any, message: Message, what: str) -> Message:
+_M = TypeVar("_M", bound=Message)
+
+
+def parse_message(data: Any, message: _M, what: str) -> _M:
     try:
         return json_format.ParseDict(data, message)
     except json_format.ParseError as e:
@@ -171,7 +177,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def _connection(p: argparse.ArgumentParser, local: bool = True) -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--server", default=os.environ.get("CPSETTLE_SERVER", "localhost:50051"),
-                       help="HOST:PORT of the service (default $CPSETTLE_SERVER or localhost:50051)")
+                       help="HOST:PORT of the service "
+                       "(default $CPSETTLE_SERVER or localhost:50051)")
     if local:
         where.add_argument("--local", action="store_true",
                            help="run the engine in this process, no server")

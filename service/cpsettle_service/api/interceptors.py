@@ -18,9 +18,9 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from ..domain.errors import InvalidInput
-from ..security import TokenChecker, Unauthenticated
 from ..observability import metrics
 from ..observability.logging import get_logger
+from ..security import TokenChecker, Unauthenticated
 
 
 class NotFound(LookupError):
@@ -115,7 +115,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         deadline_cap: float = 10.0,
         max_in_flight: int | None = None,
     ) -> None:
-        self._cache: dict[str, grpc.RpcMethodHandler] = {}
+        self._cache: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
         self._skip = skip_services
         self._tokens = tokens
         self._cap = deadline_cap
@@ -131,7 +131,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             )
         self._in_flight += 1
 
-    def _admit(self, context: grpc.aio.ServicerContext) -> None:
+    def _admit(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """Authenticate the caller (when tokens are configured) and bind its name to the logs."""
         if self._tokens is not None:
             caller = self._tokens.caller(context.invocation_metadata())
@@ -139,9 +139,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         method = handler_call_details.method
         cached = self._cache.get(method)
         if cached is not None:
@@ -173,7 +175,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         book = _Bookkeeping(self, "unary", service, name)
         cap = self._cap
 
-        async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             start = book.begin(_request_context(request))
             code = "OK"
             entered = False
@@ -202,7 +204,9 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
     def _wrap_stream(self, behavior: Any, service: str, name: str) -> Any:
         book = _Bookkeeping(self, "bidi_stream", service, name)
 
-        async def wrapper(request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        async def wrapper(
+            request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> Any:
             start = book.begin({})
             code = "OK"
             entered = False
@@ -276,7 +280,7 @@ def _request_context(request: Any) -> dict[str, str]:
 
 
 def _classify(
-    error: BaseException, context: grpc.aio.ServicerContext
+    error: BaseException, context: grpc.aio.ServicerContext[Any, Any]
 ) -> tuple[str, tuple[Any, ...] | None]:
     """The status code name for a failure, and the abort arguments (None: already final)."""
     if isinstance(error, grpc.aio.AbortError):

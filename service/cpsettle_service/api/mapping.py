@@ -11,7 +11,8 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from cpsettle.v1 import profile_pb2, settlement_pb2 as pb
+from cpsettle.v1 import profile_pb2
+from cpsettle.v1 import settlement_pb2 as pb
 
 from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.profile import RuleProfile, profile_to_dict
@@ -50,7 +51,9 @@ def profile_dict_from_proto(msg: profile_pb2.RuleProfile, path: str = "profile")
     return json_format.MessageToDict(msg)
 
 
-def profile_to_proto(profile: RuleProfile, out: profile_pb2.RuleProfile | None = None) -> profile_pb2.RuleProfile:
+def profile_to_proto(
+    profile: RuleProfile, out: profile_pb2.RuleProfile | None = None
+) -> profile_pb2.RuleProfile:
     out = out if out is not None else profile_pb2.RuleProfile()
     json_format.ParseDict(profile_to_dict(profile), out)
     return out
@@ -218,15 +221,15 @@ def payout_report_to_proto(report: PayoutReport, out: pb.ValidatePayoutsResponse
         pc.difference = c.difference
         pc.matches = c.matches
         pc.explanation.extend(c.explanation)
-    for c in report.pairs:
+    for pair in report.pairs:
         q = out.pairs.add()
-        q.first = c.first
-        q.second = c.second
-        q.expected = c.expected
-        q.proposed = c.proposed
-        q.difference = c.difference
-        q.matches = c.matches
-        q.explanation.extend(c.explanation)
+        q.first = pair.first
+        q.second = pair.second
+        q.expected = pair.expected
+        q.proposed = pair.proposed
+        q.difference = pair.difference
+        q.matches = pair.matches
+        q.explanation.extend(pair.explanation)
 
 
 def evaluate_input(req: pb.EvaluateArrangementRequest) -> PlayerInput:

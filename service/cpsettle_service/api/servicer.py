@@ -9,9 +9,9 @@ from google.protobuf.message import Message
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from ..audit import Sealer
 from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.profile import RuleProfile
-from ..audit import Sealer
 from ..domain.settlement import Settlement, check_payouts, evaluate_hand, settle
 from ..observability import metrics
 from . import mapping, stream, wire
@@ -156,30 +156,30 @@ class SettlementServicer:
         return self.keys_response()
 
     async def VerifyIntegrity(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.VerifyIntegrityResponse:
         return self.integrity_response(request)
 
-    async def Settle(self, request: Any, context: grpc.aio.ServicerContext) -> bytes:
+    async def Settle(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
         return self.settle_wire(request)
 
     async def ValidatePayouts(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ValidatePayoutsResponse:
         return self.validate_response(request)
 
     async def EvaluateArrangement(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.EvaluateArrangementResponse:
         return self.evaluate_response(request)
 
     async def ListProfiles(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ListProfilesResponse:
         return self.list_response()
 
     async def GetProfile(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetProfileResponse:
         reject_malformed(request)
         return self.profile_response(request.name)
@@ -204,13 +204,17 @@ def generic_handler(
     """
     result_limit = stream.DEFAULT_MAX_RESULT_BYTES if max_result_bytes is None else max_result_bytes
 
-    async def settle_stream(request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def settle_stream(
+        request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> Any:
         async for result in stream.settle_stream(
             servicer, request_iterator, context, max_result_bytes=result_limit
         ):
             yield result
 
-    def unary(method: Any, req: type[Message], resp: type[Message]) -> grpc.RpcMethodHandler:
+    def unary(
+        method: Any, req: type[Message], resp: type[Message]
+    ) -> grpc.RpcMethodHandler[Any, Any]:
         return grpc.unary_unary_rpc_method_handler(
             method, request_deserializer=tolerant(req),
             response_serializer=wire.passthrough(resp.SerializeToString),
@@ -226,7 +230,9 @@ def generic_handler(
             pb.EvaluateArrangementRequest,
             pb.EvaluateArrangementResponse,
         ),
-        "ListProfiles": unary(servicer.ListProfiles, pb.ListProfilesRequest, pb.ListProfilesResponse),
+        "ListProfiles": unary(
+            servicer.ListProfiles, pb.ListProfilesRequest, pb.ListProfilesResponse
+        ),
         "GetProfile": unary(servicer.GetProfile, pb.GetProfileRequest, pb.GetProfileResponse),
         "VerifyIntegrity": unary(
             servicer.VerifyIntegrity, pb.VerifyIntegrityRequest, pb.VerifyIntegrityResponse

@@ -26,6 +26,7 @@ import asyncio
 from typing import Any, AsyncIterator
 
 import grpc
+
 from cpsettle.v1 import settlement_pb2 as pb
 
 from ..domain.errors import InvalidInput, Violation, ViolationCode
@@ -156,13 +157,13 @@ def settle_batch(servicer: Any, batch: Any, *, max_items: int = MAX_ITEMS_PER_BA
     if problem is not None:
         return batch_error(*problem)
     answer = _result([audit_item(servicer, item) for item in batch.items], max_result_bytes)
-    return pb.SettleBatchResult.FromString(answer) if type(answer) is bytes else answer
+    return pb.SettleBatchResult.FromString(answer) if isinstance(answer, bytes) else answer
 
 
 async def settle_stream(
     servicer: Any,
     request_iterator: AsyncIterator[Any],
-    context: grpc.aio.ServicerContext,
+    context: grpc.aio.ServicerContext[Any, Any],
     *,
     max_items: int = MAX_ITEMS_PER_BATCH,
     max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
