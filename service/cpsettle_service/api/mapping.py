@@ -6,7 +6,7 @@ response messages built in place (no JSON on the hot path).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -20,6 +20,7 @@ from ..domain.settlement import (
     EvaluatedRow,
     Fantasyland,
     HandEvaluation,
+    PayoutCheck,
     PayoutReport,
 )
 from ..domain.table import AuditContext, PlayerInput, ProfileChoice, Table
@@ -211,25 +212,19 @@ def payouts_from_proto(
     return proposed, pairs
 
 
+def player_checks_to_proto(checks: Iterable[PayoutCheck], out: Any) -> None:
+    """Each player's payout check appended to ``out`` (a repeated ``PayoutCheck`` field)."""
+    for c in checks:
+        out.add(player_id=c.player_id, expected=c.expected, proposed=c.proposed,
+                difference=c.difference, matches=c.matches, explanation=c.explanation)
+
+
 def payout_report_to_proto(report: PayoutReport, out: pb.ValidatePayoutsResponse) -> None:
     out.all_match = report.all_match
-    for c in report.players:
-        pc = out.players.add()
-        pc.player_id = c.player_id
-        pc.expected = c.expected
-        pc.proposed = c.proposed
-        pc.difference = c.difference
-        pc.matches = c.matches
-        pc.explanation.extend(c.explanation)
-    for pair in report.pairs:
-        q = out.pairs.add()
-        q.first = pair.first
-        q.second = pair.second
-        q.expected = pair.expected
-        q.proposed = pair.proposed
-        q.difference = pair.difference
-        q.matches = pair.matches
-        q.explanation.extend(pair.explanation)
+    player_checks_to_proto(report.players, out.players)
+    for c in report.pairs:
+        out.pairs.add(first=c.first, second=c.second, expected=c.expected, proposed=c.proposed,
+                      difference=c.difference, matches=c.matches, explanation=c.explanation)
 
 
 def evaluate_input(req: pb.EvaluateArrangementRequest) -> PlayerInput:

@@ -36,7 +36,7 @@ from ..observability.logging import get_logger
 from . import wire
 from .codec import Malformed
 from .interceptors import count_invalid, invalid_message
-from .mapping import nets_from_proto
+from .mapping import nets_from_proto, player_checks_to_proto
 
 MAX_ITEMS_PER_BATCH = 1000
 # The default server sends messages of up to 4 x CPSETTLE_MAX_MESSAGE_BYTES (1 MiB) = 4 MiB.
@@ -84,11 +84,7 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
         rest = pb.AuditResult()
         if paid is not None:
             report = check_payouts(settlement, paid)
-            for c in report.players:
-                rest.checks.add(
-                    player_id=c.player_id, expected=c.expected, proposed=c.proposed,
-                    difference=c.difference, matches=c.matches, explanation=c.explanation,
-                )
+            player_checks_to_proto(report.players, rest.checks)
             rest.all_match = report.all_match
             if not report.all_match:
                 metrics.PAYOUT_MISMATCHES.inc()
