@@ -49,6 +49,9 @@ class LocalService:
     def get_profile(self, name: str) -> pb.GetProfileResponse:
         return self._servicer.profile_response(name)
 
+    def verification_keys(self) -> pb.GetVerificationKeysResponse:
+        return self._servicer.keys_response()
+
     def settle_batch(self, batch: pb.SettleBatch, *,
                      max_items: int = stream.MAX_ITEMS_PER_BATCH) -> pb.SettleBatchResult:
         """What ``SettleStream`` answers for ``batch`` (one result per item, in order)."""

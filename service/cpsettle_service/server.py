@@ -19,11 +19,11 @@ from .api.interceptors import ServiceInterceptor
 from .api.profiles import ProfileResolver, profile_digest
 from .api.servicer import SERVICE_NAME, SettlementServicer, generic_handler
 from .audit import Sealer
-from .keys import KeyProblem, load_signing_key, published_keys
 from .config import ConfigError, Settings
 from .domain.errors import InvalidInput
 from .domain.profile import ProfileRegistry
 from .integrity import check_installation
+from .keys import KeyProblem, load_signing_key, published_keys
 from .observability import metrics
 from .observability.logging import chain, configure, get_logger
 from .security import TokenChecker, server_credentials

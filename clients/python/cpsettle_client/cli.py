@@ -27,7 +27,6 @@ from .backend import (  # the exit codes and CliError are part of this module's 
     EXIT_UNAVAILABLE,
     Backend,
     CliError,
-    load_signing_key,
 )
 from .backend import read_bytes as _read_bytes
 from .client import FieldViolation

@@ -155,7 +155,7 @@ def cmd_keys_show(args: Any) -> int:
             raise CliError(str(e)) from None
         return EXIT_VERIFIED
     with Backend(args) as backend:
-        response = backend.call(lambda s: s.keys_response(), lambda c: c.verification_keys())
+        response = backend.call(lambda s: s.verification_keys(), lambda c: c.verification_keys())
     print(json.dumps(json_format.MessageToDict(response), indent=2))
     return EXIT_VERIFIED
 

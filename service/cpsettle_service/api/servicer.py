@@ -151,7 +151,7 @@ class SettlementServicer:
         return self.sealer.keys.to_proto()
 
     async def GetVerificationKeys(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetVerificationKeysResponse:
         return self.keys_response()
 
