@@ -14,23 +14,19 @@ from dataclasses import dataclass
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from .api import wire
 from .api.interceptors import ServiceInterceptor
-from .api.servicer import (
-    SERVICE_NAME,
-    ProfileResolver,
-    SettlementServicer,
-    generic_handler,
-    profile_digest,
-)
+from .api.profiles import ProfileResolver, profile_digest
+from .api.servicer import SERVICE_NAME, SettlementServicer, generic_handler
 from .audit import Sealer
-from .keys import KeyProblem, load_signing_key, published_keys
 from .config import ConfigError, Settings
 from .domain.errors import InvalidInput
 from .domain.profile import ProfileRegistry
 from .integrity import check_installation
+from .keys import KeyProblem, load_signing_key, published_keys
 from .observability import metrics
-from .security import TokenChecker, server_credentials
 from .observability.logging import chain, configure, get_logger
+from .security import TokenChecker, server_credentials
 
 VERSION = "0.1.0"
 LIVENESS = "liveness"
@@ -70,7 +66,7 @@ def load_registry(settings: Settings) -> ProfileRegistry:
 def make_sealer(settings: Settings) -> Sealer:
     """Digests and signatures for every settlement, with the audit log events."""
     key = load_signing_key(settings)
-    return Sealer(key, log=get_logger("cpsettle.audit"),
+    return Sealer(key, wire, log=get_logger("cpsettle.audit"),
                   include_request=settings.audit_include_request,
                   keys=published_keys(settings, key))
 
@@ -86,7 +82,9 @@ async def build_server(
         ("grpc.max_send_message_length", 4 * settings.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
-    tokens = TokenChecker.from_file(settings.auth_tokens_file) if settings.auth_tokens_file else None
+    tokens = (
+        TokenChecker.from_file(settings.auth_tokens_file) if settings.auth_tokens_file else None
+    )
     interceptor = ServiceInterceptor(
         skip_services=(HEALTH_SERVICE, REFLECTION_SERVICE),
         tokens=tokens,

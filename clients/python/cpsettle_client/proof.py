@@ -106,7 +106,7 @@ def load_keys(path: str | None) -> Any:
         return None
     from cpsettle_service.keys import KeyProblem, KeySet
 
-    from .cli import CliError
+    from .backend import CliError
 
     try:
         return KeySet.from_file(path)
@@ -118,7 +118,7 @@ def cmd_verify(args: Any) -> int:
     """``cpsettle verify SETTLEMENT --keys KEYS.json``; exit codes above (docs/AUDIT.md)."""
     from cpsettle_service.audit import verify
 
-    from .cli import _read_bytes
+    from .backend import read_bytes as _read_bytes
 
     keys = load_keys(args.keys)
     try:
@@ -146,7 +146,7 @@ def cmd_verify(args: Any) -> int:
 
 def cmd_keys_show(args: Any) -> int:
     """The key set as JSON: from a server (GetVerificationKeys) or from local key files."""
-    from .cli import Backend, CliError
+    from .backend import Backend, CliError
 
     if args.local:
         from cpsettle_service.config import Settings
@@ -161,7 +161,7 @@ def cmd_keys_show(args: Any) -> int:
             raise CliError(str(e)) from None
         return EXIT_VERIFIED
     with Backend(args) as backend:
-        response = backend.call(lambda s: s.keys_response(), lambda c: c.verification_keys())
+        response = backend.call(lambda s: s.verification_keys(), lambda c: c.verification_keys())
     print(json.dumps(json_format.MessageToDict(response), indent=2))
     return EXIT_VERIFIED
 
@@ -170,7 +170,7 @@ def cmd_keys_generate(args: Any) -> int:
     """A new Ed25519 private key (PEM, mode 0600, never overwritten); its public entry out."""
     from cpsettle_service.keys import KeySet, generate_pem, signing_key_from_pem
 
-    from .cli import CliError
+    from .backend import CliError
 
     pem = generate_pem()
     try:
@@ -188,7 +188,7 @@ def cmd_audit_log_verify(args: Any) -> int:
     """``cpsettle audit-log verify LOGFILE...``: 0 intact, 1 problems, 2 unreadable input."""
     from cpsettle_service.audit_chain import check_logs, describe
 
-    from .cli import CliError
+    from .backend import CliError
 
     keys = load_keys(args.keys)
     try:

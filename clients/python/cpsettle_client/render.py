@@ -73,9 +73,9 @@ def payouts(r: pb.ValidatePayoutsResponse) -> str:
     rows = [[c.player_id, str(c.expected), str(c.proposed), _signed(c.difference),
              "ok" if c.matches else "MISMATCH"] for c in r.players]
     out = [_table(["Player", "Expected", "Proposed", "Difference", "Check"], rows)]
-    for c in r.pairs:
-        out.append(f"{c.first} v {c.second}: expected {c.expected}, proposed {c.proposed} — "
-                   + ("ok" if c.matches else f"MISMATCH ({_signed(c.difference)})"))
+    for q in r.pairs:
+        out.append(f"{q.first} v {q.second}: expected {q.expected}, proposed {q.proposed} — "
+                   + ("ok" if q.matches else f"MISMATCH ({_signed(q.difference)})"))
     for c in r.players:
         if not c.matches:
             out += ["", f"Why {c.player_id} should get {c.expected}:"]

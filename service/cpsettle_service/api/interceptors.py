@@ -18,9 +18,9 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from ..domain.errors import InvalidInput
-from ..security import TokenChecker, Unauthenticated
 from ..observability import metrics
 from ..observability.logging import get_logger
+from ..security import TokenChecker, Unauthenticated
 
 
 class NotFound(LookupError):
@@ -46,30 +46,12 @@ ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
 
 _log = get_logger("cpsettle.rpc")
 
-_REASON_CLASSES = (
-    ("is already used", "duplicate_card"),
-    ("is not a card", "malformed_card"),
-    ("must hold", "row_size"),
-    ("a table settles", "player_count"),
-    ("is also", "duplicate_seat_or_id"),
-    ("surrender", "surrender"),
-    ("natural", "natural"),
-    ("unknown preset", "unknown_preset"),
-    ("stack", "stack"),
-    ("buttonSeat", "button_seat"),
-    ("not a valid", "malformed_request"),
-)
-
-
-def reason_class(field: str, reason: str) -> str:
-    """A low-cardinality label for a violation (metrics must never carry ids or values)."""
-    text = f"{field} {reason}"
-    for needle, label in _REASON_CLASSES:
-        if needle in text:
-            return label
-    if field.startswith(("profile", "profileOverrides")):
-        return "profile"
-    return "other"
+def count_invalid(error: InvalidInput) -> None:
+    """Count each violation of rejected input under its code: a low-cardinality label (metrics
+    never carry ids or values), and never derived from the reason, which is English for people
+    and may quote the request."""
+    for v in error.violations:
+        metrics.VALIDATION_ERRORS.labels(v.code.value).inc()
 
 
 # The status travels in trailers, which clients refuse past 8 KiB (grpc.max_metadata_size):
@@ -133,7 +115,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         deadline_cap: float = 10.0,
         max_in_flight: int | None = None,
     ) -> None:
-        self._cache: dict[str, grpc.RpcMethodHandler] = {}
+        self._cache: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
         self._skip = skip_services
         self._tokens = tokens
         self._cap = deadline_cap
@@ -149,7 +131,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             )
         self._in_flight += 1
 
-    def _admit(self, context: grpc.aio.ServicerContext) -> None:
+    def _admit(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """Authenticate the caller (when tokens are configured) and bind its name to the logs."""
         if self._tokens is not None:
             caller = self._tokens.caller(context.invocation_metadata())
@@ -157,9 +139,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         method = handler_call_details.method
         cached = self._cache.get(method)
         if cached is not None:
@@ -191,7 +175,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         book = _Bookkeeping(self, "unary", service, name)
         cap = self._cap
 
-        async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             start = book.begin(_request_context(request))
             code = "OK"
             entered = False
@@ -220,7 +204,9 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
     def _wrap_stream(self, behavior: Any, service: str, name: str) -> Any:
         book = _Bookkeeping(self, "bidi_stream", service, name)
 
-        async def wrapper(request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        async def wrapper(
+            request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> Any:
             start = book.begin({})
             code = "OK"
             entered = False
@@ -294,7 +280,7 @@ def _request_context(request: Any) -> dict[str, str]:
 
 
 def _classify(
-    error: BaseException, context: grpc.aio.ServicerContext
+    error: BaseException, context: grpc.aio.ServicerContext[Any, Any]
 ) -> tuple[str, tuple[Any, ...] | None]:
     """The status code name for a failure, and the abort arguments (None: already final)."""
     if isinstance(error, grpc.aio.AbortError):
@@ -303,8 +289,7 @@ def _classify(
     if isinstance(error, asyncio.CancelledError):
         return "CANCELLED", None
     if isinstance(error, InvalidInput):
-        for v in error.violations:
-            metrics.VALIDATION_ERRORS.labels(reason_class(v.field, v.reason)).inc()
+        count_invalid(error)
         status = invalid_argument_status(error)
         _log.info("request.invalid", violations=len(error.violations))
         return "INVALID_ARGUMENT", (status.code, status.details, status.trailing_metadata)

@@ -6,12 +6,13 @@ response messages built in place (no JSON on the hot path).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from cpsettle.v1 import profile_pb2, settlement_pb2 as pb
+from cpsettle.v1 import profile_pb2
+from cpsettle.v1 import settlement_pb2 as pb
 
 from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.profile import RuleProfile, profile_to_dict
@@ -19,6 +20,7 @@ from ..domain.settlement import (
     EvaluatedRow,
     Fantasyland,
     HandEvaluation,
+    PayoutCheck,
     PayoutReport,
 )
 from ..domain.table import AuditContext, PlayerInput, ProfileChoice, Table
@@ -29,6 +31,7 @@ def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
     from google.protobuf.unknown_fields import UnknownFieldSet
 
     if len(UnknownFieldSet(msg)):
+        # only profiles are read this way: the unknown fields are the profile's problem
         out.append(Violation(path, "has fields this service does not know", ViolationCode.PROFILE))
     for desc, value in msg.ListFields():
         if desc.message_type is None or desc.message_type.GetOptions().map_entry:
@@ -49,7 +52,9 @@ def profile_dict_from_proto(msg: profile_pb2.RuleProfile, path: str = "profile")
     return json_format.MessageToDict(msg)
 
 
-def profile_to_proto(profile: RuleProfile, out: profile_pb2.RuleProfile | None = None) -> profile_pb2.RuleProfile:
+def profile_to_proto(
+    profile: RuleProfile, out: profile_pb2.RuleProfile | None = None
+) -> profile_pb2.RuleProfile:
     out = out if out is not None else profile_pb2.RuleProfile()
     json_format.ParseDict(profile_to_dict(profile), out)
     return out
@@ -80,7 +85,9 @@ class LazyChoice:
         try:
             over = json_format.MessageToDict(overrides) if has_overrides else None
         except ValueError as e:  # NaN / Infinity in a Struct number
-            raise InvalidInput([Violation("profileOverrides", f"is not valid JSON: {e}", ViolationCode.PROFILE)]) from None
+            raise InvalidInput([Violation(
+                "profileOverrides", f"is not valid JSON: {e}", ViolationCode.PROFILE,
+            )]) from None
         return ProfileChoice(
             preset=self.key[0],
             profile=profile_dict_from_proto(profile) if has_profile else None,
@@ -124,10 +131,14 @@ def _check_known(req: pb.SettleRequest) -> None:
 
     problems: list[Violation] = []
     if len(UnknownFieldSet(req)):
-        problems.append(Violation("request", "has fields this service does not know", ViolationCode.OTHER))
+        problems.append(Violation(
+            "request", "has fields this service does not know", ViolationCode.OTHER,
+        ))
     for i, p in enumerate(req.players):
         if len(UnknownFieldSet(p)) or len(UnknownFieldSet(p.arrangement)):
-            problems.append(Violation(f"players[{i}]", "has fields this service does not know", ViolationCode.OTHER))
+            problems.append(Violation(
+                f"players[{i}]", "has fields this service does not know", ViolationCode.OTHER,
+            ))
     if problems:
         raise InvalidInput(problems)
 
@@ -174,7 +185,9 @@ def nets_from_proto(
     nets: dict[str, int] = {}
     for i, p in enumerate(items):
         if p.player_id in nets:
-            problems.append(Violation(f"{path}[{i}].playerId", f"{p.player_id!r} is given twice", ViolationCode.OTHER))
+            problems.append(Violation(
+                f"{path}[{i}].playerId", f"{p.player_id!r} is given twice", ViolationCode.OTHER,
+            ))
         nets[p.player_id] = p.net_money
     return nets
 
@@ -188,32 +201,28 @@ def payouts_from_proto(
     for i, p in enumerate(req.proposed_pairs):
         key = (p.first, p.second)
         if key in pairs or (p.second, p.first) in pairs:
-            problems.append(Violation(f"proposedPairs[{i}]", "this pair is proposed twice", ViolationCode.OTHER))
+            problems.append(Violation(
+                f"proposedPairs[{i}]", "this pair is proposed twice", ViolationCode.OTHER,
+            ))
         pairs[key] = p.money_for_first
     if problems:
         raise InvalidInput(problems)
     return proposed, pairs
 
 
+def player_checks_to_proto(checks: Iterable[PayoutCheck], out: Any) -> None:
+    """Each player's payout check appended to ``out`` (a repeated ``PayoutCheck`` field)."""
+    for c in checks:
+        out.add(player_id=c.player_id, expected=c.expected, proposed=c.proposed,
+                difference=c.difference, matches=c.matches, explanation=c.explanation)
+
+
 def payout_report_to_proto(report: PayoutReport, out: pb.ValidatePayoutsResponse) -> None:
     out.all_match = report.all_match
-    for c in report.players:
-        pc = out.players.add()
-        pc.player_id = c.player_id
-        pc.expected = c.expected
-        pc.proposed = c.proposed
-        pc.difference = c.difference
-        pc.matches = c.matches
-        pc.explanation.extend(c.explanation)
+    player_checks_to_proto(report.players, out.players)
     for c in report.pairs:
-        q = out.pairs.add()
-        q.first = c.first
-        q.second = c.second
-        q.expected = c.expected
-        q.proposed = c.proposed
-        q.difference = c.difference
-        q.matches = c.matches
-        q.explanation.extend(c.explanation)
+        out.pairs.add(first=c.first, second=c.second, expected=c.expected, proposed=c.proposed,
+                      difference=c.difference, matches=c.matches, explanation=c.explanation)
 
 
 def evaluate_input(req: pb.EvaluateArrangementRequest) -> PlayerInput:

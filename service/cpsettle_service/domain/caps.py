@@ -79,7 +79,9 @@ def cap_payment(owed: int, payer: Ledger, payee: Ledger, caps: Caps) -> tuple[in
         return paid, ""
     payer_cut = payer_room == paid
     payee_cut = payee_room == paid
-    return paid, BOTH_STACKS if payer_cut and payee_cut else PAYER_STACK if payer_cut else PAYEE_STACK
+    if payer_cut and payee_cut:
+        return paid, BOTH_STACKS
+    return paid, PAYER_STACK if payer_cut else PAYEE_STACK
 
 
 def charge_fees(players: Sequence[PlayerState], profile: RuleProfile) -> None:

@@ -226,7 +226,8 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
         hit = cache[front.strength] = (cards, front.phrase)
     cards, phrase = hit
     if not cards:
-        return fantasyland_result(qualifies=False, cards=0, fmt=_FL_NOT_QUALIFIED, args=(p.pid, phrase))
+        return fantasyland_result(qualifies=False, cards=0, fmt=_FL_NOT_QUALIFIED,
+                                  args=(p.pid, phrase))
     return fantasyland_result(qualifies=True, cards=cards, fmt=_FL_QUALIFIED,
                        args=(p.pid, phrase, cards))
 

@@ -46,7 +46,8 @@ def _break_ties_by_suit(pair: PairState, plan: Plan) -> tuple[int, ...]:
             ra, rb = a.rows[i], b.rows[i]
             ca = highest_card(ra.cards, ra.hand, suit_order)
             cb = highest_card(rb.cards, rb.hand, suit_order)
-            xs[i], ys[i] = (1, 0) if suit_rank(ca, suit_order) < suit_rank(cb, suit_order) else (0, 1)
+            first_wins = suit_rank(ca, suit_order) < suit_rank(cb, suit_order)
+            xs[i], ys[i] = (1, 0) if first_wins else (0, 1)
             ties[i] = f"{CANONICAL[ca.index]} {CANONICAL[cb.index]}"
     pair.tie_breaks = tuple(ties)
     return (*xs, *ys)
@@ -56,7 +57,8 @@ _LOSES_EVERY_ROW = (-1, -1, -1)  # as row strengths: below every hand
 _WINS_EVERY_ROW = (0, 0, 0)
 
 
-def _compare_regular(pair: PairState, a: PlayerState, b: PlayerState, profile: RuleProfile, plan: Plan,
+def _compare_regular(pair: PairState, a: PlayerState, b: PlayerState, profile: RuleProfile,
+                     plan: Plan,
                      xs: tuple[int, ...] | None = None, ys: tuple[int, ...] = ()) -> None:
     """Each row compared, then majority and scoop bonuses and royalties (ALWAYS).
 
@@ -128,7 +130,8 @@ def _compare_regular(pair: PairState, a: PlayerState, b: PlayerState, profile: R
             score += diff
             items.append(line_item(
                 kind=ItemKind.ROYALTIES, units=diff,
-                fmt=_ROYALTIES_FIRST if diff > 0 else _ROYALTIES_SECOND if diff else _ROYALTIES_EVEN,
+                fmt=(_ROYALTIES_FIRST if diff > 0
+                     else _ROYALTIES_SECOND if diff else _ROYALTIES_EVEN),
                 args=(a.pid, ra, b.pid, rb, diff if diff > 0 else -diff)))
     pair.units = score
 
@@ -146,7 +149,8 @@ def _compare_rows(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
         _compare_regular(pair, a, b, profile, plan)
 
 
-def _fixed_foul(pair: PairState, fouled: PlayerState, other: PlayerState, profile: RuleProfile) -> int:
+def _fixed_foul(pair: PairState, fouled: PlayerState, other: PlayerState,
+               profile: RuleProfile) -> int:
     """Units the fouled player pays under FIXED, with line items (from ``other``'s side)."""
     foul = profile.foul
     sign = 1 if other is pair.a else -1
@@ -155,7 +159,8 @@ def _fixed_foul(pair: PairState, fouled: PlayerState, other: PlayerState, profil
         line_item(
             kind=ItemKind.FOUL_PENALTY,
             units=sign * foul.fixed_units,
-            fmt=f"Foul: {fouled.pid}'s hand is fouled ({foul_text(fouled.foul_reasons)}); he pays {other.pid} the "
+            fmt=f"Foul: {fouled.pid}'s hand is fouled ({foul_text(fouled.foul_reasons)}); "
+                f"he pays {other.pid} the "
                 f"fixed penalty — {other.pid} +{foul.fixed_units}",
             args=(),
         )
@@ -199,7 +204,8 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
     if sa is Status.SURRENDERED or sb is Status.SURRENDERED:
         pair.kind = PairKind.SURRENDER
         if sa is sb:
-            items.append(line_item(kind=ItemKind.NO_SCORE, units=0, fmt=f"Both {a.pid} and {b.pid} surrendered — 0", args=()))
+            items.append(line_item(kind=ItemKind.NO_SCORE, units=0,
+                                   fmt=f"Both {a.pid} and {b.pid} surrendered — 0", args=()))
             return
         s, o = (a, b) if sa is Status.SURRENDERED else (b, a)
         if o.status is Status.FOULED and not profile.surrender.pays_fouled:
@@ -207,7 +213,8 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
                 line_item(
                     kind=ItemKind.NO_SCORE,
                     units=0,
-                    fmt=f"Surrender: {s.pid} surrendered, but {o.pid}'s fouled hand collects nothing — 0",
+                    fmt=f"Surrender: {s.pid} surrendered, but {o.pid}'s fouled hand collects "
+                        "nothing — 0",
                     args=(),
                 )
             )
@@ -230,7 +237,8 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
     if sa is Status.FOULED and sb is Status.FOULED:
         pair.kind = PairKind.FOUL
         items.append(
-            line_item(kind=ItemKind.NO_SCORE, units=0, fmt=f"Both {a.pid} and {b.pid} fouled — they settle 0", args=())
+            line_item(kind=ItemKind.NO_SCORE, units=0,
+                      fmt=f"Both {a.pid} and {b.pid} fouled — they settle 0", args=())
         )
         return
     if (sa is Status.FOULED or sb is Status.FOULED) and profile.foul.penalty is FoulPenalty.FIXED:
@@ -248,7 +256,8 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
             line_item(
                 kind=ItemKind.FOUL_PENALTY,
                 units=0,
-                fmt=f"Foul: {fouled.pid}'s hand is fouled ({foul_text(fouled.foul_reasons)}), so it loses every "
+                fmt=f"Foul: {fouled.pid}'s hand is fouled ({foul_text(fouled.foul_reasons)}), "
+                    "so it loses every "
                     "row",
                 args=(),
             ),
@@ -272,16 +281,16 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
                 )
             )
             return
-        w, l, e = (a, b, ea) if ea.rank > eb.rank else (b, a, eb)
-        pair.units = e.units if w is a else -e.units
-        le = l.natural_entry
+        winner, loser, e = (a, b, ea) if ea.rank > eb.rank else (b, a, eb)
+        pair.units = e.units if winner is a else -e.units
+        le = loser.natural_entry
         assert le is not None
         items.append(
             line_item(
                 kind=ItemKind.NATURAL,
                 units=pair.units,
-                fmt=f"Natural: {w.pid}'s {natural_label(e.natural)} outranks {l.pid}'s "
-                    f"{natural_label(le.natural)} — {w.pid} +{e.units}",
+                fmt=f"Natural: {winner.pid}'s {natural_label(e.natural)} outranks {loser.pid}'s "
+                    f"{natural_label(le.natural)} — {winner.pid} +{e.units}",
                 args=(),
             )
         )

@@ -94,7 +94,8 @@ class Reader:
         if value is _MISSING:
             return default
         if not isinstance(value, bool):
-            self.errors.add(self.at(key), f"must be true or false, got {describe(value)}", self.code)
+            self.errors.add(self.at(key), f"must be true or false, got {describe(value)}",
+                            self.code)
             return default
         return value
 

@@ -106,19 +106,20 @@ def row_text(row: Row, a: str, b: str, winner: str, first: EvaluatedRow | None,
         assert first is not None and second is not None
         return f"{label}: {a}'s {first.hand.clause} ties {b}'s {second.hand.phrase} — push"
     if winner == a:
-        wr, l, lr = first, b, second
+        wr, loser, lr = first, b, second
     else:
-        wr, l, lr = second, a, first
+        wr, loser, lr = second, a, first
     value = units if units > 0 else -units
     if fouled:
         hand = f"{winner}'s {wr.hand.phrase}" if wr else f"{winner}'s hand"
-        return f"{label}: {hand} wins against {l}'s fouled hand — {winner} +{value}"
+        return f"{label}: {hand} wins against {loser}'s fouled hand — {winner} +{value}"
     assert wr is not None and lr is not None
     if tie_break:
         cw, cl = tie_break.split() if winner == a else tie_break.split()[::-1]
-        return (f"{label}: {winner}'s {wr.hand.clause} beats {l}'s {lr.hand.phrase} (equal by "
+        return (f"{label}: {winner}'s {wr.hand.clause} beats {loser}'s {lr.hand.phrase} (equal by "
                 f"rank; highest card {cw} against {cl}) — {winner} +{value}")
-    return f"{label}: {winner}'s {wr.hand.clause} beats {l}'s {lr.hand.phrase} — {winner} +{value}"
+    return (f"{label}: {winner}'s {wr.hand.clause} beats {loser}'s {lr.hand.phrase} "
+            f"— {winner} +{value}")
 
 
 _ROW_LABEL = {row: row.label for row in ROWS}

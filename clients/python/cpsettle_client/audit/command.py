@@ -75,7 +75,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
-    from ..cli import Backend, CliError
+    from ..backend import Backend, CliError
 
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr

@@ -13,8 +13,9 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from cpsettle.v1 import settlement_pb2 as pb
 from google.protobuf import json_format
+
+from cpsettle.v1 import settlement_pb2 as pb
 
 from .. import strict_json
 

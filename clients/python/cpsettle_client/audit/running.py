@@ -12,7 +12,6 @@ what is already done and then raise ``KeyboardInterrupt``. ``close()`` stops wha
 
 from __future__ import annotations
 
-import argparse
 import collections
 import concurrent.futures
 import multiprocessing
@@ -23,12 +22,15 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 
 from .outcome import AuditFailure, Outcome
 from .reading import Chunk, Hand, prepare
+
+if TYPE_CHECKING:  # the engine is imported only when the audit runs locally
+    from cpsettle_service.local import LocalService
 
 # A batch on its way to a stream: its number, the outcome it fills, its hands, the message.
 _Entry = tuple[int, Outcome, list[Hand], pb.SettleBatch]
@@ -43,15 +45,15 @@ def is_batch_error(result: pb.SettleBatchResult) -> bool:
 # --------------------------------------------------------------------------- local
 
 
-_servicer: Any = None
+_servicer: LocalService | None = None
 
 
 def _init_local(options: dict[str, Any]) -> None:
-    """The servicer ``cpsettle settle --local`` uses (house profiles, sealer, signing key)."""
+    """The engine ``cpsettle settle --local`` uses (house profiles, sealer, signing key)."""
     global _servicer
-    from ..cli import Backend
+    from ..backend import local_service
 
-    _servicer = Backend(argparse.Namespace(local=True, **options))._local()
+    _servicer = local_service(**options)
 
 
 def _init_worker(options: dict[str, Any], audit_pid: int) -> None:
@@ -103,12 +105,11 @@ def _alive(pid: int) -> bool:
 
 def audit_chunk(prefix: str, first: int, last: int, lines: list[tuple[int, bytes]]) -> Outcome:
     """Audit a run of lines in this process, with the servicer's own stream code."""
-    from cpsettle_service.api.stream import settle_batch
-
+    assert _servicer is not None, "_init_local first"
     batch = pb.SettleBatch()
     hands = [prepare(prefix, number, raw, batch) for number, raw in lines]
     outcome = Outcome(first, last)
-    outcome.add_batch(prefix, hands, settle_batch(_servicer, batch, max_items=len(batch.items)))
+    outcome.add_batch(prefix, hands, _servicer.settle_batch(batch, max_items=len(batch.items)))
     return outcome
 
 
@@ -130,8 +131,7 @@ class LocalRunner:
         context = multiprocessing.get_context("forkserver")
         # Import the engine once in the fork server: every worker forks from it ready to go.
         context.set_forkserver_preload(["cpsettle_client.audit.running",
-                                        "cpsettle_service.api.stream",
-                                        "cpsettle_service.api.servicer"])
+                                        "cpsettle_service.local"])
         self.pool = concurrent.futures.ProcessPoolExecutor(
             self.workers, mp_context=context, initializer=_init_worker,
             initargs=(self.options, os.getpid()),
