@@ -47,12 +47,14 @@ ENV PATH="/opt/cpsettle/bin:${PATH}" \
     PYTHONDONTWRITEBYTECODE=1 \
     CPSETTLE_HOST=0.0.0.0 \
     CPSETTLE_PORT=50051 \
-    CPSETTLE_METRICS_PORT=9464
+    CPSETTLE_METRICS_PORT=9464 \
+    CPSETTLE_HEALTH_PORT=50052
 
 USER 10001
 
-# gRPC, Prometheus metrics (/metrics).
-EXPOSE 50051 9464
+# gRPC (TLS when CPSETTLE_TLS_* are set), Prometheus metrics (/metrics), and the
+# plaintext port that serves only grpc.health.v1 (for the kubelet's probes).
+EXPOSE 50051 9464 50052
 
 # No Docker HEALTHCHECK: Kubernetes ignores it and probes the standard
 # grpc.health.v1 service itself (native gRPC probes in deploy/base), and the
