@@ -585,6 +585,10 @@ def check_workload(docs: list[dict[str, Any]]) -> None:
     for section in ("requests", "limits"):
         for res in ("cpu", "memory"):
             assert res in c["resources"][section], f"resources.{section}.{res}"
+    # One Python process settles on one core: the pod requests that core and is limited to it
+    # (README.md and deploy/README.md say so; test_docs_state_the_cpu_request).
+    assert cpu_cores(c["resources"]["requests"]["cpu"]) == 1.0
+    assert cpu_cores(c["resources"]["limits"]["cpu"]) == 1.0
     hosts = [
         t for t in spec["topologySpreadConstraints"] if t["topologyKey"] == "kubernetes.io/hostname"
     ]
@@ -592,6 +596,11 @@ def check_workload(docs: list[dict[str, Any]]) -> None:
     strategy = dep["spec"]["strategy"]
     assert strategy["type"] == "RollingUpdate"
     assert strategy["rollingUpdate"]["maxUnavailable"] == 0
+
+
+def cpu_cores(quantity: Any) -> float:
+    text = str(quantity)
+    return int(text[:-1]) / 1000 if text.endswith("m") else float(text)
 
 
 def check_all(docs: list[dict[str, Any]], hpa_required: bool) -> None:
@@ -942,3 +951,14 @@ def test_the_lock_pins_every_dependency_with_hashes() -> None:
         assert req.specifier.contains(pins[name], prereleases=True), (
             f"requirements.lock pins {req.name}=={pins[name]}, pyproject wants {req.specifier}"
         )
+
+
+def test_docs_state_the_cpu_request() -> None:
+    """The READMEs give the pod's CPU request and limit as the manifests set them."""
+    c = container(build_variant("prod"))
+    assert cpu_cores(c["resources"]["requests"]["cpu"]) == 1.0
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    deploy_readme = " ".join((DEPLOY / "README.md").read_text(encoding="utf-8").split())
+    assert "requests one CPU (limit one CPU)" in readme
+    assert "the container requests one CPU and is limited to one" in deploy_readme
+    assert "500m" not in readme and "0.5 CPU" not in deploy_readme
