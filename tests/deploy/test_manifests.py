@@ -938,8 +938,10 @@ def test_the_lock_pins_every_dependency_with_hashes() -> None:
     from packaging.utils import canonicalize_name
 
     text = (REPO / "requirements.lock").read_text(encoding="utf-8")
-    entries = re.findall(r"^([A-Za-z0-9_.-]+)==(\S+) \\\n((?:    --hash=sha256:[0-9a-f]{64}.*\n)+)",
-                         text, flags=re.M)
+    entries = re.findall(
+        r"^([A-Za-z0-9_.-]+)==([^\s;]+)(?: ; [^\\\n]+)? \\\n((?:    --hash=sha256:[0-9a-f]{64}.*\n)+)",
+        text, flags=re.M,
+    )
     pins = {canonicalize_name(name): version for name, version, _ in entries}
     requirement_lines = [line for line in text.splitlines() if re.match(r"^[A-Za-z0-9]", line)]
     assert len(requirement_lines) == len(entries) > 5, "a pin without hashes"
