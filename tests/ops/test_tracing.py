@@ -28,15 +28,9 @@ def example(name: str, hand_id: str) -> dict[str, Any]:
 
 
 def lines_of(log: Path, hand_id: str) -> list[dict[str, Any]]:
-    events = []
-    for line in log.read_text().splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if event.get("hand_id") == hand_id:
-            events.append(event)
-    return events
+    """Every log line of the server (all JSON) that names the hand."""
+    events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return [e for e in events if e.get("hand_id") == hand_id]
 
 
 def test_traceparent_in_every_log_line_of_the_call(tmp_path: Path) -> None:
