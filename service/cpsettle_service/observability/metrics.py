@@ -98,6 +98,9 @@ AUDIT_LAST_WRITE = Gauge(
 )
 
 
+_ROOT = logging.getLogger()
+
+
 class CountedAuditLog:
     """The audit logger, counting each event once its line is written (the write is
     synchronous: when ``info`` returns, the line is out). Events the log level filters out are
@@ -118,7 +121,9 @@ class CountedAuditLog:
         self._written(event, logging.WARNING)
 
     def _written(self, event: str, level: int) -> None:
-        if not self._log.is_enabled_for(level):
+        # observability.logging.configure gives structlog and the root logger the same level;
+        # the root logger's check is cached (asking structlog's lazy proxy binds a logger).
+        if not _ROOT.isEnabledFor(level):
             return
         counter = self._counters.get(event)
         if counter is None:
