@@ -17,6 +17,7 @@ from cpsettle_service.config import ConfigError, Settings
 from cpsettle_service.server import SERVICE_NAME, build_server
 from tests.conftest import LogStream, ServerHandle
 from tests.deploy.test_manifests import REPO, build_variant, container, env
+from tests.support.fixed_keys import fixed_test_key
 from tests.hardening.certs import Authority, Issued
 from tests.hardening.support import good_request, start_tcp_server
 from tests.ops.test_observability import free_port
@@ -124,7 +125,7 @@ def test_a_health_port_that_cannot_work_is_refused(env: dict[str, str], problem:
 
 
 def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
-    pki: tuple[Authority, Issued],
+    pki: tuple[Authority, Issued], tmp_path: Path
 ) -> None:
     """The prod overlay's own container environment and probes (from the manifests), run by the
     real server with throwaway certificates in place of the Secret and free ports: the gRPC
@@ -133,15 +134,16 @@ def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
     docs = build_variant("prod")
     environment = env(docs)
     assert environment["CPSETTLE_TLS_CERT_FILE"] and environment["CPSETTLE_TLS_KEY_FILE"]
-    environment.update(CPSETTLE_SIGNING_KEY="s" * 32)  # the Secret's file is not here
     settings = Settings.from_env(environment)
     probes = {kind: container(docs)[kind]["grpc"]
               for kind in ("startupProbe", "readinessProbe", "livenessProbe")}
     assert {p["port"] for p in probes.values()} == {settings.health_port}
+    key_file = tmp_path / "signing.pem"  # in place of the mounted Secrets
+    key_file.write_bytes(fixed_test_key(1))
     settings = dataclasses.replace(
         settings, host="127.0.0.1", port=0, health_port=free_port(), metrics_port=0,
         tls_cert_file=server_cert.cert_file, tls_key_file=server_cert.key_file,
-        signing_key_file="", profile_dir=str(REPO / "deploy" / "base" / "profiles"),
+        signing_key_file=str(key_file), profile_dir=str(REPO / "deploy" / "base" / "profiles"),
     )
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True, name="prod-env-loop").start()
@@ -160,7 +162,7 @@ def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
             request = good_request("prod-env-hand")
             request.preset = "house-western-500"
             settlement = c.settle(request).settlement
-            assert settlement.unit_value == 500 and settlement.signature.algorithm != "NONE"
+            assert settlement.unit_value == 500 and settlement.signature.algorithm == "Ed25519"
     finally:
         handle.run(handle.running.drain())
         handle.loop.call_soon_threadsafe(handle.loop.stop)

@@ -25,6 +25,7 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
 from tests.conftest import EXAMPLES, ROOT
 from tests.ops.test_observability import free_port
+from tests.support.fixed_keys import fixed_test_key
 from tests.support.server_process import start, wait_serving
 
 COMPONENTS = ROOT / "deploy" / "components"
@@ -100,8 +101,10 @@ def exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("scrape")
     port = free_port()
     sock = tmp / "s.sock"
+    key_file = tmp / "signing.pem"
+    key_file.write_bytes(fixed_test_key(1))
     proc = start(sock, tmp / "server.log", CPSETTLE_METRICS_PORT=str(port),
-                 CPSETTLE_HOST="127.0.0.1", CPSETTLE_SIGNING_KEY="k" * 32)
+                 CPSETTLE_HOST="127.0.0.1", CPSETTLE_SIGNING_KEY_FILE=str(key_file))
     try:
         wait_serving(f"unix://{sock}", proc)
         with SettlementClient(f"unix://{sock}", timeout=10) as c:
