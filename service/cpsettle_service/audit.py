@@ -24,11 +24,11 @@ import base64
 import hashlib
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from .api import wire
+from .domain.settlement import PayoutReport, Settlement
 from .integrity import ENGINE_VERSION, engine_digest
 from .keys import ALGORITHM, KeySet, SigningKey
 
@@ -76,12 +76,26 @@ def utc_now_ms() -> str:
     return f"{_second[1]}.{millis:03d}Z"
 
 
+class ProofEncoder(Protocol):
+    """How the proof's fields are written onto a ``Settlement`` message's bytes (the service
+    hands over ``api.wire``; the sealer knows what to write, the encoder how)."""
+
+    def audit_fields(self, settlement_id: str, request_digest: str, engine_version: str,
+                     engine_digest: str) -> bytes: ...
+
+    def seal_fields(self, digest: str, issued_at: str, algorithm: str, key_id: str,
+                    value: str) -> bytes: ...
+
+
 class Sealer:
     """Adds the proof to each settlement and writes the audit events."""
 
-    def __init__(self, key: SigningKey | None, log: Any = None, include_request: bool = True,
-                 clock: Any = utc_now_ms, keys: KeySet | None = None) -> None:
+    def __init__(self, key: SigningKey | None, encoder: ProofEncoder, log: Any = None,
+                 include_request: bool = True, clock: Any = utc_now_ms,
+                 keys: KeySet | None = None) -> None:
         self.key = key
+        self._audit_fields = encoder.audit_fields
+        self._seal_fields = encoder.seal_fields
         # what GetVerificationKeys publishes: at least the signing key's public half
         if keys is None:
             keys = KeySet().with_current(key) if key is not None else KeySet()
@@ -92,32 +106,32 @@ class Sealer:
         self.engine_digest = engine_digest()
         self._clock = clock
 
-    def seal(self, body: bytes, request: pb.SettleRequest, profile_digest: str,
-             settlement: Any) -> bytes:
-        """The whole ``Settlement`` bytes: ``body`` (its fields 1-9, written by
-        ``api.wire.settlement_body`` from ``settlement``, answering ``request``) followed by the
-        ids and digests, the time of issue and the signature; logs ``settlement.issued``."""
-        request_bytes = request.SerializeToString(deterministic=True)
+    def seal(self, body: bytes, request_bytes: bytes, profile_digest: str,
+             settlement: Settlement) -> bytes:
+        """The whole ``Settlement`` bytes: ``body`` (its fields 1-9, written by the encoder's
+        module from ``settlement``, answering the request whose deterministic serialization is
+        ``request_bytes``) followed by the ids and digests, the time of issue and the
+        signature; logs ``settlement.issued``."""
         request_digest = sha256_hex(request_bytes)
         sid = settlement_id(request_digest, profile_digest, self.engine_version)
-        content = body + wire.audit_fields(sid, request_digest, self.engine_version,
-                                           self.engine_digest)
+        content = body + self._audit_fields(sid, request_digest, self.engine_version,
+                                            self.engine_digest)
         # Fields in number order and settlement_digest, issued_at, signature not yet written:
         # these are the bytes content_bytes() gives back from the finished message.
         digest = sha256_hex(content)
         issued_at = self._clock()
         key = self.key
         if key is None:
-            tail = wire.seal_fields(digest, issued_at, UNSIGNED, "", "")
+            tail = self._seal_fields(digest, issued_at, UNSIGNED, "", "")
         else:
             value = key.sign(signed_bytes(digest, issued_at, key.key_id))
-            tail = wire.seal_fields(digest, issued_at, ALGORITHM, key.key_id, value)
+            tail = self._seal_fields(digest, issued_at, ALGORITHM, key.key_id, value)
         if self.log is not None:
             self._issued(settlement, sid, digest, request_digest, profile_digest, issued_at,
                          request_bytes)
         return content + tail
 
-    def _issued(self, settlement: Any, sid: str, digest: str, request_digest: str,
+    def _issued(self, settlement: Settlement, sid: str, digest: str, request_digest: str,
                 profile_digest: str, issued_at: str, request_bytes: bytes) -> None:
         c = settlement.context
         profile = settlement.profile
@@ -156,19 +170,22 @@ class Sealer:
             event["request"] = base64.b64encode(request_bytes).decode("ascii")
         self.log.info("settlement.issued", **event)
 
-    def payouts_checked(self, response: pb.ValidatePayoutsResponse, report: Any) -> None:
+    def payouts_checked(self, settlement: Settlement, settlement_id: str,
+                        report: PayoutReport) -> None:
+        """Log the check of a dealer's payouts against ``settlement`` (sealed as
+        ``settlement_id``): ``payout.validated``, or ``payout.mismatch`` with the differences."""
         if self.log is None:
             return
-        s = response.settlement
+        ids = settlement.context
         base = {
-            "hand_id": s.context.hand_id,
-            "table_id": s.context.table_id,
-            "round_id": s.context.round_id,
-            "dealer_id": s.context.dealer_id,
-            "settlement_id": s.settlement_id,
+            "hand_id": ids.hand_id,
+            "table_id": ids.table_id,
+            "round_id": ids.round_id,
+            "dealer_id": ids.dealer_id,
+            "settlement_id": settlement_id,
         }
-        if response.all_match:
-            self.log.info("payout.validated", **base, players=len(response.players))
+        if report.all_match:
+            self.log.info("payout.validated", **base, players=len(report.players))
             return
         self.log.warning(
             "payout.mismatch",
@@ -176,12 +193,12 @@ class Sealer:
             players=[
                 {"player_id": c.player_id, "expected": c.expected, "proposed": c.proposed,
                  "difference": c.difference}
-                for c in response.players if not c.matches
+                for c in report.players if not c.matches
             ],
             pairs=[
                 {"first": c.first, "second": c.second, "expected": c.expected,
                  "proposed": c.proposed, "difference": c.difference}
-                for c in response.pairs if not c.matches
+                for c in report.pairs if not c.matches
             ],
         )
 
@@ -212,8 +229,10 @@ def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
                                 f"request/profile/engine digests give {want_id}"))
     digest = sha256_hex(content_bytes(s))
     if s.settlement_digest != digest:
-        findings.append(Finding("settlement_digest",
-                                f"is {s.settlement_digest or '(empty)'}, the content gives {digest}"))
+        findings.append(Finding(
+            "settlement_digest",
+            f"is {s.settlement_digest or '(empty)'}, the content gives {digest}",
+        ))
     sig = s.signature
     if sig.algorithm == UNSIGNED or not sig.algorithm:
         findings.append(Finding("signature", "the settlement is unsigned", keys is not None))

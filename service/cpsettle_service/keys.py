@@ -20,10 +20,11 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from cpsettle.v1 import settlement_pb2 as pb
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from cpsettle.v1 import settlement_pb2 as pb
 
 from .config import Settings
 

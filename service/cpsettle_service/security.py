@@ -27,7 +27,9 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
         return None
     cert = Path(settings.tls_cert_file).read_bytes()
     key = Path(settings.tls_key_file).read_bytes()
-    client_ca = Path(settings.tls_client_ca_file).read_bytes() if settings.tls_client_ca_file else None
+    client_ca = (
+        Path(settings.tls_client_ca_file).read_bytes() if settings.tls_client_ca_file else None
+    )
     return grpc.ssl_server_credentials(
         [(key, cert)],
         root_certificates=client_ca,

@@ -14,23 +14,19 @@ from dataclasses import dataclass
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from .api import wire
 from .api.interceptors import ServiceInterceptor
-from .api.servicer import (
-    SERVICE_NAME,
-    ProfileResolver,
-    SettlementServicer,
-    generic_handler,
-    profile_digest,
-)
+from .api.profiles import ProfileResolver, profile_digest
+from .api.servicer import SERVICE_NAME, SettlementServicer, generic_handler
 from .audit import Sealer
-from .keys import KeyProblem, load_signing_key, published_keys
 from .config import ConfigError, Settings
 from .domain.errors import InvalidInput
 from .domain.profile import ProfileRegistry
 from .integrity import check_installation
-from .observability import metrics
-from .security import TokenChecker, server_credentials
+from .keys import KeyProblem, load_signing_key, published_keys
+from .observability import metrics, tracing
 from .observability.logging import chain, configure, get_logger
+from .security import TokenChecker, server_credentials
 
 VERSION = "0.1.0"
 LIVENESS = "liveness"
@@ -44,6 +40,9 @@ class Running:
     health: health.aio.HealthServicer
     port: int
     settings: Settings
+    # The plaintext health-only listener (CPSETTLE_HEALTH_PORT), when configured.
+    health_server: grpc.aio.Server | None = None
+    health_port: int = 0
 
     async def set_serving(self, serving: bool) -> None:
         status = (
@@ -58,6 +57,9 @@ class Running:
         """Stop taking calls, let accepted ones finish within the grace period."""
         await self.set_serving(False)
         await self.server.stop(self.settings.grace_seconds)
+        # The health port outlives the drain: liveness keeps answering while calls finish.
+        if self.health_server is not None:
+            await self.health_server.stop(0)
 
 
 def load_registry(settings: Settings) -> ProfileRegistry:
@@ -70,8 +72,8 @@ def load_registry(settings: Settings) -> ProfileRegistry:
 def make_sealer(settings: Settings) -> Sealer:
     """Digests and signatures for every settlement, with the audit log events."""
     key = load_signing_key(settings)
-    return Sealer(key, log=get_logger("cpsettle.audit"),
-                  include_request=settings.audit_include_request,
+    log = metrics.CountedAuditLog(get_logger("cpsettle.audit"))
+    return Sealer(key, wire, log=log, include_request=settings.audit_include_request,
                   keys=published_keys(settings, key))
 
 
@@ -86,7 +88,9 @@ async def build_server(
         ("grpc.max_send_message_length", 4 * settings.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
-    tokens = TokenChecker.from_file(settings.auth_tokens_file) if settings.auth_tokens_file else None
+    tokens = (
+        TokenChecker.from_file(settings.auth_tokens_file) if settings.auth_tokens_file else None
+    )
     interceptor = ServiceInterceptor(
         skip_services=(HEALTH_SERVICE, REFLECTION_SERVICE),
         tokens=tokens,
@@ -126,9 +130,29 @@ async def build_server(
         raise RuntimeError(f"could not bind {settings.address}")
     await server.start()
     running = Running(server, health_servicer, port, settings)
+    if settings.health_port:
+        running.health_server, running.health_port = await start_health_server(
+            settings, health_servicer
+        )
     await running.set_serving(True)
     await health_servicer.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
     return running
+
+
+async def start_health_server(
+    settings: Settings, health_servicer: health.aio.HealthServicer
+) -> tuple[grpc.aio.Server, int]:
+    """A plaintext listener that serves only ``grpc.health.v1`` (the same servicer, so the same
+    statuses): the kubelet's native gRPC probes cannot speak TLS, the main port may. Any other
+    method on it is UNIMPLEMENTED; settlements never travel in plaintext."""
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)], maximum_concurrent_rpcs=64)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    port = server.add_insecure_port(f"{host}:{settings.health_port}")
+    if port == 0:
+        raise RuntimeError(f"could not bind the health port {host}:{settings.health_port}")
+    await server.start()
+    return server, port
 
 
 async def serve(settings: Settings) -> int:
@@ -158,12 +182,20 @@ async def serve(settings: Settings) -> int:
     audit_chain = chain()
     if audit_chain is not None:
         audit_chain.signer = sealer.key
+    if settings.otel_endpoint:
+        try:
+            tracing.configure(settings.otel_endpoint, service_version=VERSION)
+        except ImportError as e:
+            log.error("tracing.unavailable", reason=f"{e}: install cpsettle[otel]")
+            return 2
     if settings.metrics_port:
         from prometheus_client import start_http_server
 
         start_http_server(settings.metrics_port, addr=settings.host, registry=metrics.REGISTRY)
     metrics.BUILD_INFO.info({"version": VERSION, "engine_version": sealer.engine_version,
                              "engine_digest": sealer.engine_digest})
+    metrics.SIGNING_ENABLED.set(1 if sealer.key is not None else 0)
+    metrics.MAX_CONCURRENT_RPCS.set(settings.max_concurrent_rpcs)
     running = await build_server(settings, registry, sealer)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -178,10 +210,12 @@ async def serve(settings: Settings) -> int:
         files_checked=report.files_checked,
         address=settings.address,
         port=running.port,
+        health_port=running.health_port or None,
         metrics_port=settings.metrics_port,
         signing_key_id=sealer.key.key_id if sealer.key else None,
         audit_chain=audit_chain.chain_id if audit_chain is not None else None,
         tls=bool(settings.tls_cert_file),
+        otel_endpoint=settings.otel_endpoint or None,
         mutual_tls=bool(settings.tls_client_ca_file),
         profiles=[
             {"name": e.profile.name, "version": e.profile.version, "source": e.source,

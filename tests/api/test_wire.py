@@ -90,7 +90,7 @@ def test_long_strings_get_multi_byte_lengths() -> None:
 
 @pytest.mark.parametrize("key", [KEY, None], ids=["signed", "unsigned"])
 def test_sealed_settlement_is_canonical_and_verifies(key: SigningKey | None) -> None:
-    servicer = SettlementServicer(RESOLVER, Sealer(key, clock=lambda: "2026-11-30T09:31:02.123Z"))
+    servicer = SettlementServicer(RESOLVER, Sealer(key, wire, clock=lambda: "2026-11-30T09:31:02.123Z"))
     for request in random_requests(40, seed=11):
         req = json_format.ParseDict(request, pb.SettleRequest())
         try:
@@ -138,7 +138,7 @@ def _set_fields(msg, out: set[str]) -> None:
 def test_every_settlement_field_is_written_by_some_golden_table() -> None:
     """A field added to settlement.proto but not to wire.py fails here (and the reference
     mapping's comparison fails if only one of the two writes it)."""
-    servicer = SettlementServicer(RESOLVER, Sealer(KEY))
+    servicer = SettlementServicer(RESOLVER, Sealer(KEY, wire))
     written: set[str] = set()
     for path in GOLDEN:
         request = json_format.ParseDict(json.loads(path.read_text("utf-8"))["request"],

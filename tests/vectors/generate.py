@@ -32,6 +32,7 @@ for sub in ("service", "proto", "clients/python", "."):
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import request_from_json
+from cpsettle_service.api import wire
 from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
 from cpsettle_service.audit import (
     Sealer,
@@ -59,7 +60,7 @@ KEYS = KeySet((PublicKey(OLD.key_id, OLD.public.raw, "2025-01-01T00:00:00.000Z",
 
 def _servicer(key: Any) -> SettlementServicer:
     return SettlementServicer(ProfileResolver(ProfileRegistry.builtin()),
-                              Sealer(key, clock=lambda: ISSUED_AT))
+                              Sealer(key, wire, clock=lambda: ISSUED_AT))
 
 
 def settle(request: dict[str, Any], key: Any = KEY) -> pb.Settlement:

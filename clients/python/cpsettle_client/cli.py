@@ -9,135 +9,59 @@ non-zero, without a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence, TypeVar
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from . import render
-from .client import FieldViolation, SettlementClient, SettlementError, TlsConfig
+from . import render, strict_json
+from .backend import (  # the exit codes and CliError are part of this module's interface too
+    EXIT_INVALID,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    EXIT_UNAVAILABLE,
+    Backend,
+    CliError,
+)
+from .backend import read_bytes as _read_bytes
+from .client import FieldViolation
+from .escape import json_text, shown
 
-EXIT_OK = 0
-EXIT_MISMATCH = 1  # a check ran and found a difference
-EXIT_INVALID = 2  # the input was rejected
-EXIT_UNAVAILABLE = 3  # the server could not be reached or failed
-
-
-class CliError(Exception):
-    def __init__(self, message: str, violations: Sequence[FieldViolation] = (),
-                 code: int = EXIT_INVALID) -> None:
-        super().__init__(message)
-        self.violations = tuple(violations)
-        self.code = code
+__all__ = ["EXIT_INVALID", "EXIT_MISMATCH", "EXIT_OK", "EXIT_UNAVAILABLE", "Backend", "CliError",
+           "build_parser", "entry", "main"]
 
 
 def to_json(message: Message) -> str:
-    return json.dumps(json_format.MessageToDict(message), indent=2, ensure_ascii=False)
+    return json_text(json_format.MessageToDict(message))
 
 
 def read_json(path: str) -> Any:
     try:
         if path == "-":
-            return json.load(sys.stdin)
+            return strict_json.loads(sys.stdin.read())
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            return strict_json.loads(f.read())
     except OSError as e:
         raise CliError(f"cannot read {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
+    except strict_json.DuplicateKey as e:
+        raise CliError(f"{path}: {e}") from None
+    except ValueError as e:  # not JSON, or not UTF-8
         raise CliError(f"{path} is not JSON: {e}") from None
 
 
-def parse_message(data: Any, message: Message, what: str) -> Message:
+_M = TypeVar("_M", bound=Message)
+
+
+def parse_message(data: Any, message: _M, what: str) -> _M:
     try:
         return json_format.ParseDict(data, message)
     except json_format.ParseError as e:
         raise CliError(f"{what} is not a valid {message.DESCRIPTOR.name}",
                        [FieldViolation("request", str(e))]) from None
-
-
-class Backend:
-    """Either a server (through SettlementClient) or the engine in process (--local)."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.local = bool(getattr(args, "local", False))
-        self._client: SettlementClient | None = None
-        self._servicer: Any = None
-        self.args = args
-
-    def __enter__(self) -> Backend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._client is not None:
-            self._client.close()
-
-    def _local(self) -> Any:
-        if self._servicer is None:
-            from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
-            from cpsettle_service.domain.profile import ProfileRegistry
-
-            from cpsettle_service.audit import Sealer
-
-            registry = ProfileRegistry.builtin()
-            profile_dir = getattr(self.args, "profile_dir", None)
-            if profile_dir:
-                registry = registry.with_directory(profile_dir)
-            key = load_signing_key(getattr(self.args, "signing_key_file", None))
-            self._servicer = SettlementServicer(ProfileResolver(registry), Sealer(key))
-        return self._servicer
-
-    def client(self) -> SettlementClient:
-        if self._client is None:
-            a = self.args
-            tls = None
-            if a.tls or a.ca_file or a.cert_file:
-                tls = TlsConfig(a.ca_file, a.cert_file, a.key_file, a.server_name)
-            token = a.token or os.environ.get("CPSETTLE_TOKEN") or None
-            self._client = SettlementClient(a.server, timeout=a.timeout, tls=tls, token=token)
-        return self._client
-
-    def call(self, local: Callable[[Any], Message], remote: Callable[[SettlementClient], Message]
-             ) -> Message:
-        if self.local:
-            from cpsettle_service.api.interceptors import NotFound
-            from cpsettle_service.domain.errors import InvalidInput
-
-            try:
-                return local(self._local())
-            except InvalidInput as e:
-                raise CliError(
-                    "the request was rejected",
-                    [FieldViolation(v.field, v.reason) for v in e.violations],
-                ) from None
-            except NotFound as e:
-                raise CliError(str(e)) from None
-        try:
-            return remote(self.client())
-        except SettlementError as e:
-            code = EXIT_INVALID if e.violations or e.code.name in (
-                "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED") else EXIT_UNAVAILABLE
-            message = (f"{e.code.name}: the request was rejected ({len(e.violations)} problems)"
-                       if e.violations else f"{e.code.name}: {e.message}")
-            raise CliError(message, e.violations, code) from None
-
-
-def load_signing_key(path: str | None) -> Any:
-    """The Ed25519 key of ``--signing-key-file`` (PEM), ``$CPSETTLE_SIGNING_KEY_ID`` its id
-    (default: its fingerprint)."""
-    if not path:
-        return None
-    from cpsettle_service.keys import KeyProblem, signing_key_from_pem
-
-    try:
-        return signing_key_from_pem(_read_bytes(path),
-                                    os.environ.get("CPSETTLE_SIGNING_KEY_ID", ""), path)
-    except KeyProblem as e:
-        raise CliError(str(e)) from None
 
 
 # --------------------------------------------------------------------------- commands
@@ -146,7 +70,7 @@ def load_signing_key(path: str | None) -> Any:
 def cmd_settle(args: argparse.Namespace) -> int:
     request = parse_message(read_json(args.file), pb.SettleRequest(), args.file)
     with Backend(args) as backend:
-        response = backend.call(lambda s: s.settle_response(request),
+        response = backend.call(lambda s: s.settle(request),
                                 lambda c: c.settle(request))
     print(to_json(response) if args.output == "json" else render.settlement(response.settlement))
     return EXIT_OK
@@ -180,7 +104,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         message.proposed.add(player_id=pid, net_money=amount)
     with Backend(args) as backend:
         response = backend.call(
-            lambda s: s.validate_response(message),
+            lambda s: s.validate_payouts(message),
             lambda c: c._call(c._stub.ValidatePayouts, message, None),
         )
     print(to_json(response) if args.output == "json" else render.payouts(response))
@@ -202,7 +126,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             message.arrangement.back.extend(args.back.split())
         message.in_fantasyland = bool(args.in_fantasyland)
     with Backend(args) as backend:
-        response = backend.call(lambda s: s.evaluate_response(message),
+        response = backend.call(lambda s: s.evaluate(message),
                                 lambda c: c.evaluate(message))
     print(to_json(response) if args.output == "json" else render.evaluation(response))
     return EXIT_OK
@@ -211,24 +135,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_profiles(args: argparse.Namespace) -> int:
     with Backend(args) as backend:
         if args.name:
-            response = backend.call(lambda s: s.profile_response(args.name),
+            response = backend.call(lambda s: s.get_profile(args.name),
                                     lambda c: c.get_profile(args.name))
             if args.output == "json":
                 print(render.profile_json(response.profile))
             else:
                 print(render.profile(response))
         else:
-            listing = backend.call(lambda s: s.list_response(), lambda c: c.list_profiles())
+            listing = backend.call(lambda s: s.list_profiles(), lambda c: c.list_profiles())
             print(to_json(listing) if args.output == "json" else render.profiles(listing))
     return EXIT_OK
-
-
-def _read_bytes(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise CliError(f"cannot read {path}: {e.strerror}") from None
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -240,12 +156,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except ProofError as e:
         raise CliError(f"{args.settlement}: {e}") from None
     with Backend(args) as backend:
-        response = backend.call(lambda s: s.settle_response(request),
+        response = backend.call(lambda s: s.settle(request),
                                 lambda c: c.settle(request))
     diffs = differences(settlement_dict(stored), settlement_dict(response.settlement))
     if args.output == "json":
-        print(json.dumps({"identical": not diffs, "differences": diffs}, indent=2,
-                         ensure_ascii=False))
+        print(json_text({"identical": not diffs, "differences": diffs}))
     elif diffs:
         print(f"Replay differs from {args.settlement} in {len(diffs)} place(s):")
         for d in diffs:
@@ -262,7 +177,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def _connection(p: argparse.ArgumentParser, local: bool = True) -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--server", default=os.environ.get("CPSETTLE_SERVER", "localhost:50051"),
-                       help="HOST:PORT of the service (default $CPSETTLE_SERVER or localhost:50051)")
+                       help="HOST:PORT of the service "
+                       "(default $CPSETTLE_SERVER or localhost:50051)")
     if local:
         where.add_argument("--local", action="store_true",
                            help="run the engine in this process, no server")
@@ -336,9 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def print_error(error: CliError) -> None:
-    print(f"cpsettle: {error}", file=sys.stderr)
+    print(f"cpsettle: {shown(str(error))}", file=sys.stderr)
     for v in error.violations:
-        print(f"  - {v}", file=sys.stderr)
+        print(f"  - {shown(str(v))}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import grpc
 from google.protobuf import json_format
@@ -19,6 +19,8 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
 
 DEFAULT_TIMEOUT = 10.0
+
+_Response = TypeVar("_Response")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +48,7 @@ class SettlementError(Exception):
         details = error.details() if hasattr(error, "details") else str(error)
         violations: list[FieldViolation] = []
         try:
-            status = rpc_status.from_call(error)  # type: ignore[arg-type]
+            status = rpc_status.from_call(error)  # type: ignore[arg-type]  # a Call at runtime
         except (ValueError, AttributeError):
             status = None
         if status is not None:
@@ -88,7 +90,7 @@ def request_from_json(data: Mapping[str, Any] | str, message: Any = None) -> Any
     message = message if message is not None else pb.SettleRequest()
     if isinstance(data, str):
         return json_format.Parse(data, message)
-    return json_format.ParseDict(data, message)
+    return json_format.ParseDict(dict(data), message)
 
 
 class BatchResultStream(Iterator[pb.SettleBatchResult]):
@@ -103,7 +105,8 @@ class BatchResultStream(Iterator[pb.SettleBatchResult]):
 
     def __next__(self) -> pb.SettleBatchResult:
         try:
-            return next(self._call)
+            result: pb.SettleBatchResult = next(self._call)
+            return result
         except grpc.RpcError as e:
             if self._cancelled and e.code() == grpc.StatusCode.CANCELLED:
                 raise StopIteration from None
@@ -125,7 +128,9 @@ class SettlementClient:
         tls: TlsConfig | None = None,
         token: str | None = None,
         options: Iterable[tuple[str, Any]] = (),
+        metadata: Iterable[tuple[str, str]] = (),
     ) -> None:
+        """``metadata`` goes with every call (e.g. a W3C ``traceparent``)."""
         opts = list(options)
         if tls is not None:
             if tls.server_name:
@@ -136,7 +141,9 @@ class SettlementClient:
         self._stub = pb_grpc.SettlementServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.timeout = timeout
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self._metadata = tuple(metadata) + (
+            (("authorization", f"Bearer {token}"),) if token else ()
+        )
 
     def __enter__(self) -> SettlementClient:
         return self
@@ -147,7 +154,8 @@ class SettlementClient:
     def close(self) -> None:
         self._channel.close()
 
-    def _call(self, method: Any, request: Any, timeout: float | None) -> Any:
+    def _call(self, method: grpc.UnaryUnaryMultiCallable[Any, _Response], request: Any,
+              timeout: float | None) -> _Response:
         try:
             return method(
                 request,
@@ -171,9 +179,8 @@ class SettlementClient:
         *,
         timeout: float | None = None,
     ) -> pb.ValidatePayoutsResponse:
-        if not isinstance(request, pb.SettleRequest):
-            request = request_from_json(request)
-        msg = pb.ValidatePayoutsRequest(request=request)
+        msg = pb.ValidatePayoutsRequest(request=request if isinstance(request, pb.SettleRequest)
+                                        else request_from_json(request))
         for pid, amount in proposed.items():
             msg.proposed.add(player_id=pid, net_money=amount)
         for (first, second), amount in (proposed_pairs or {}).items():
@@ -215,7 +222,8 @@ class SettlementClient:
 
     def health(self, service: str = "", *, timeout: float | None = None) -> str:
         """'SERVING', 'NOT_SERVING', … for a health service name ('' = the whole server)."""
-        response = self._call(
-            self._health.Check, health_pb2.HealthCheckRequest(service=service), timeout
-        )
+        check: grpc.UnaryUnaryMultiCallable[
+            health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse
+        ] = self._health.Check  # type: ignore[attr-defined]  # the stubs' HealthStub lists no methods
+        response = self._call(check, health_pb2.HealthCheckRequest(service=service), timeout)
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))

@@ -15,6 +15,9 @@ from google.protobuf import json_format
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from . import strict_json
+from .escape import json_text, shown
+
 VARYING = ("issuedAt", "signature")  # the only fields outside the digests
 
 
@@ -31,7 +34,9 @@ def load_settlement(data: bytes) -> pb.Settlement:
         text = None
     if text is not None and text.lstrip().startswith("{"):
         try:
-            obj = json.loads(text)
+            obj = strict_json.loads(text)
+        except strict_json.DuplicateKey as e:
+            raise ProofError(str(e)) from None
         except json.JSONDecodeError as e:
             raise ProofError(f"not valid JSON: {e}") from None
         if not isinstance(obj, dict):
@@ -60,9 +65,9 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
                 continue
             sub = f"{path}.{key}" if path else key
             if key not in old:
-                out.append(f"{sub}: (absent) -> {json.dumps(new[key], ensure_ascii=False)[:120]}")
+                out.append(f"{sub}: (absent) -> {json_text(new[key], None)[:120]}")
             elif key not in new:
-                out.append(f"{sub}: {json.dumps(old[key], ensure_ascii=False)[:120]} -> (absent)")
+                out.append(f"{sub}: {json_text(old[key], None)[:120]} -> (absent)")
             else:
                 out.extend(differences(old[key], new[key], sub))
         return out
@@ -71,15 +76,15 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
         for i in range(max(len(old), len(new))):
             sub = f"{path}[{i}]"
             if i >= len(old):
-                out.append(f"{sub}: (absent) -> {json.dumps(new[i], ensure_ascii=False)[:120]}")
+                out.append(f"{sub}: (absent) -> {json_text(new[i], None)[:120]}")
             elif i >= len(new):
-                out.append(f"{sub}: {json.dumps(old[i], ensure_ascii=False)[:120]} -> (absent)")
+                out.append(f"{sub}: {json_text(old[i], None)[:120]} -> (absent)")
             else:
                 out.extend(differences(old[i], new[i], sub))
         return out
     if old != new:
-        return [f"{path}: {json.dumps(old, ensure_ascii=False)} -> "
-                f"{json.dumps(new, ensure_ascii=False)}"]
+        return [f"{path}: {json_text(old, None)} -> "
+                f"{json_text(new, None)}"]
     return []
 
 
@@ -101,7 +106,7 @@ def load_keys(path: str | None) -> Any:
         return None
     from cpsettle_service.keys import KeyProblem, KeySet
 
-    from .cli import CliError
+    from .backend import CliError
 
     try:
         return KeySet.from_file(path)
@@ -113,34 +118,35 @@ def cmd_verify(args: Any) -> int:
     """``cpsettle verify SETTLEMENT --keys KEYS.json``; exit codes above (docs/AUDIT.md)."""
     from cpsettle_service.audit import verify
 
-    from .cli import _read_bytes
+    from .backend import read_bytes as _read_bytes
 
     keys = load_keys(args.keys)
     try:
         settlement = load_settlement(_read_bytes(args.file))
     except ProofError as e:
-        print(f"{args.file}: FAILED")
-        print(f"  - file: {e}")
+        print(f"{shown(args.file)}: FAILED")
+        print(f"  - file: {shown(str(e))}")
         return EXIT_FAILED
     findings = verify(settlement, keys)
     failed = [f for f in findings if f.checked]
     if failed:
-        print(f"{args.file}: FAILED")
+        print(f"{shown(args.file)}: FAILED")
         for f in failed:
-            print(f"  - {f}")
+            print(f"  - {shown(str(f))}")
         return EXIT_FAILED
     if findings:  # only the signature, not checked
-        print(f"{args.file}: digests OK (settlement {settlement.settlement_id}); the signature "
-              f"was NOT checked: {findings[0].detail}. Give --keys KEYS.json to check it.")
+        print(f"{shown(args.file)}: digests OK (settlement {shown(settlement.settlement_id)}); the "
+              f"signature was NOT checked: {shown(findings[0].detail)}. Give --keys KEYS.json to "
+              "check it.")
         return EXIT_UNCHECKED
-    print(f"{args.file}: OK — settlement {settlement.settlement_id}, digests match and the "
-          f"Ed25519 signature by key {settlement.signature.key_id!r} is valid")
+    print(f"{shown(args.file)}: OK — settlement {shown(settlement.settlement_id)}, digests match "
+          f"and the Ed25519 signature by key '{shown(settlement.signature.key_id)}' is valid")
     return EXIT_VERIFIED
 
 
 def cmd_keys_show(args: Any) -> int:
     """The key set as JSON: from a server (GetVerificationKeys) or from local key files."""
-    from .cli import Backend, CliError
+    from .backend import Backend, CliError
 
     if args.local:
         from cpsettle_service.config import Settings
@@ -155,7 +161,7 @@ def cmd_keys_show(args: Any) -> int:
             raise CliError(str(e)) from None
         return EXIT_VERIFIED
     with Backend(args) as backend:
-        response = backend.call(lambda s: s.keys_response(), lambda c: c.verification_keys())
+        response = backend.call(lambda s: s.verification_keys(), lambda c: c.verification_keys())
     print(json.dumps(json_format.MessageToDict(response), indent=2))
     return EXIT_VERIFIED
 
@@ -164,7 +170,7 @@ def cmd_keys_generate(args: Any) -> int:
     """A new Ed25519 private key (PEM, mode 0600, never overwritten); its public entry out."""
     from cpsettle_service.keys import KeySet, generate_pem, signing_key_from_pem
 
-    from .cli import CliError
+    from .backend import CliError
 
     pem = generate_pem()
     try:
@@ -182,7 +188,7 @@ def cmd_audit_log_verify(args: Any) -> int:
     """``cpsettle audit-log verify LOGFILE...``: 0 intact, 1 problems, 2 unreadable input."""
     from cpsettle_service.audit_chain import check_logs, describe
 
-    from .cli import CliError
+    from .backend import CliError
 
     keys = load_keys(args.keys)
     try:
@@ -190,7 +196,7 @@ def cmd_audit_log_verify(args: Any) -> int:
     except OSError as e:
         raise CliError(f"cannot read {e.filename}: {e.strerror}") from None
     for line in describe(report, keys is not None):
-        print(line)
+        print(shown(line))  # chain ids and values come from the log files
     if not report.chains:
         print("no chained audit lines found")
         return EXIT_FAILED

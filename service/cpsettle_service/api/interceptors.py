@@ -18,9 +18,9 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from ..domain.errors import InvalidInput
-from ..security import TokenChecker, Unauthenticated
-from ..observability import metrics
+from ..observability import metrics, tracing
 from ..observability.logging import get_logger
+from ..security import TokenChecker, Unauthenticated
 
 
 class NotFound(LookupError):
@@ -46,30 +46,12 @@ ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
 
 _log = get_logger("cpsettle.rpc")
 
-_REASON_CLASSES = (
-    ("is already used", "duplicate_card"),
-    ("is not a card", "malformed_card"),
-    ("must hold", "row_size"),
-    ("a table settles", "player_count"),
-    ("is also", "duplicate_seat_or_id"),
-    ("surrender", "surrender"),
-    ("natural", "natural"),
-    ("unknown preset", "unknown_preset"),
-    ("stack", "stack"),
-    ("buttonSeat", "button_seat"),
-    ("not a valid", "malformed_request"),
-)
-
-
-def reason_class(field: str, reason: str) -> str:
-    """A low-cardinality label for a violation (metrics must never carry ids or values)."""
-    text = f"{field} {reason}"
-    for needle, label in _REASON_CLASSES:
-        if needle in text:
-            return label
-    if field.startswith(("profile", "profileOverrides")):
-        return "profile"
-    return "other"
+def count_invalid(error: InvalidInput) -> None:
+    """Count each violation of rejected input under its code: a low-cardinality label (metrics
+    never carry ids or values), and never derived from the reason, which is English for people
+    and may quote the request."""
+    for v in error.violations:
+        metrics.VALIDATION_ERRORS.labels(v.code.value).inc()
 
 
 # The status travels in trailers, which clients refuse past 8 KiB (grpc.max_metadata_size):
@@ -133,7 +115,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         deadline_cap: float = 10.0,
         max_in_flight: int | None = None,
     ) -> None:
-        self._cache: dict[str, grpc.RpcMethodHandler] = {}
+        self._cache: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
         self._skip = skip_services
         self._tokens = tokens
         self._cap = deadline_cap
@@ -149,7 +131,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             )
         self._in_flight += 1
 
-    def _admit(self, context: grpc.aio.ServicerContext) -> None:
+    def _admit(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """Authenticate the caller (when tokens are configured) and bind its name to the logs."""
         if self._tokens is not None:
             caller = self._tokens.caller(context.invocation_metadata())
@@ -157,9 +139,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         method = handler_call_details.method
         cached = self._cache.get(method)
         if cached is not None:
@@ -191,8 +175,8 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         book = _Bookkeeping(self, "unary", service, name)
         cap = self._cap
 
-        async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            start = book.begin(_request_context(request))
+        async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            start, span = book.begin(_request_context(request), context)
             code = "OK"
             entered = False
             try:
@@ -213,15 +197,17 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                     await context.abort(*abort)
                 raise
             finally:
-                book.end(start, code, entered)
+                book.end(start, code, entered, span)
 
         return wrapper
 
     def _wrap_stream(self, behavior: Any, service: str, name: str) -> Any:
         book = _Bookkeeping(self, "bidi_stream", service, name)
 
-        async def wrapper(request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
-            start = book.begin({})
+        async def wrapper(
+            request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> Any:
+            start, span = book.begin({}, context)
             code = "OK"
             entered = False
             try:
@@ -236,7 +222,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                     await context.abort(*abort)
                 raise
             finally:
-                book.end(start, code, entered)
+                book.end(start, code, entered, span)
 
         return wrapper
 
@@ -250,21 +236,27 @@ class _Bookkeeping:
         self.owner = owner
         self.kind, self.service, self.name = kind, service, name
         self.started = metrics.STARTED.labels(kind, service, name)
-        self.handling = metrics.HANDLING.labels(kind, service, name)
+        histogram = metrics.STREAM_HANDLING if kind == "bidi_stream" else metrics.HANDLING
+        self.handling = histogram.labels(kind, service, name)
         self.handled: dict[str, Any] = {}
 
-    def begin(self, context: dict[str, str]) -> float:
+    def begin(
+        self, context: dict[str, str], call: grpc.aio.ServicerContext[Any, Any]
+    ) -> tuple[float, Any]:
         self.started.inc()
         metrics.IN_FLIGHT.inc()
         # Every per-call key is set on each call (Ellipsis = absent, which merge_contextvars
         # skips), so nothing of an earlier call can show: cheaper than clear_contextvars(),
         # which walks every context variable of the process.
+        trace_id, span_id, span = tracing.begin(call.invocation_metadata(), self.service,
+                                                self.name)
         structlog.contextvars.bind_contextvars(
-            rpc=self.name, **{key: context.get(key, ...) for key in _CALL_KEYS}
+            rpc=self.name, trace_id=trace_id, span_id=span_id,
+            **{key: context.get(key, ...) for key in _CALL_KEYS},
         )
-        return time.perf_counter()
+        return time.perf_counter(), span
 
-    def end(self, start: float, code: str, entered: bool) -> None:
+    def end(self, start: float, code: str, entered: bool, span: Any = None) -> None:
         if entered:
             self.owner._in_flight -= 1
         elapsed = time.perf_counter() - start
@@ -277,6 +269,7 @@ class _Bookkeeping:
             )
         counter.inc()
         _log.info("rpc", method=self.name, code=code, duration_ms=round(elapsed * 1000, 3))
+        tracing.finish(span, code)
 
 
 _CALL_KEYS = ("hand_id", "table_id", "round_id", "dealer_id", "caller")
@@ -294,7 +287,7 @@ def _request_context(request: Any) -> dict[str, str]:
 
 
 def _classify(
-    error: BaseException, context: grpc.aio.ServicerContext
+    error: BaseException, context: grpc.aio.ServicerContext[Any, Any]
 ) -> tuple[str, tuple[Any, ...] | None]:
     """The status code name for a failure, and the abort arguments (None: already final)."""
     if isinstance(error, grpc.aio.AbortError):
@@ -303,8 +296,7 @@ def _classify(
     if isinstance(error, asyncio.CancelledError):
         return "CANCELLED", None
     if isinstance(error, InvalidInput):
-        for v in error.violations:
-            metrics.VALIDATION_ERRORS.labels(reason_class(v.field, v.reason)).inc()
+        count_invalid(error)
         status = invalid_argument_status(error)
         _log.info("request.invalid", violations=len(error.violations))
         return "INVALID_ARGUMENT", (status.code, status.details, status.trailing_metadata)

@@ -6,19 +6,21 @@ response messages built in place (no JSON on the hot path).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from cpsettle.v1 import profile_pb2, settlement_pb2 as pb
+from cpsettle.v1 import profile_pb2
+from cpsettle.v1 import settlement_pb2 as pb
 
-from ..domain.errors import InvalidInput, Violation
+from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.profile import RuleProfile, profile_to_dict
 from ..domain.settlement import (
     EvaluatedRow,
     Fantasyland,
     HandEvaluation,
+    PayoutCheck,
     PayoutReport,
 )
 from ..domain.table import AuditContext, PlayerInput, ProfileChoice, Table
@@ -29,7 +31,8 @@ def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
     from google.protobuf.unknown_fields import UnknownFieldSet
 
     if len(UnknownFieldSet(msg)):
-        out.append(Violation(path, "has fields this service does not know"))
+        # only profiles are read this way: the unknown fields are the profile's problem
+        out.append(Violation(path, "has fields this service does not know", ViolationCode.PROFILE))
     for desc, value in msg.ListFields():
         if desc.message_type is None or desc.message_type.GetOptions().map_entry:
             continue
@@ -49,7 +52,9 @@ def profile_dict_from_proto(msg: profile_pb2.RuleProfile, path: str = "profile")
     return json_format.MessageToDict(msg)
 
 
-def profile_to_proto(profile: RuleProfile, out: profile_pb2.RuleProfile | None = None) -> profile_pb2.RuleProfile:
+def profile_to_proto(
+    profile: RuleProfile, out: profile_pb2.RuleProfile | None = None
+) -> profile_pb2.RuleProfile:
     out = out if out is not None else profile_pb2.RuleProfile()
     json_format.ParseDict(profile_to_dict(profile), out)
     return out
@@ -66,13 +71,12 @@ class LazyChoice:
 
     def __init__(
         self, preset: str, has_profile: bool, profile: profile_pb2.RuleProfile,
-        has_overrides: bool, overrides: Message, unit_value: int | None,
+        has_overrides: bool, overrides: Message,
     ) -> None:
         self.key = (
             preset,
             profile.SerializeToString(deterministic=True) if has_profile else None,
             overrides.SerializeToString(deterministic=True) if has_overrides else None,
-            unit_value,
         )
         self._args = (has_profile, profile, has_overrides, overrides)
 
@@ -81,20 +85,21 @@ class LazyChoice:
         try:
             over = json_format.MessageToDict(overrides) if has_overrides else None
         except ValueError as e:  # NaN / Infinity in a Struct number
-            raise InvalidInput([Violation("profileOverrides", f"is not valid JSON: {e}")]) from None
+            raise InvalidInput([Violation(
+                "profileOverrides", f"is not valid JSON: {e}", ViolationCode.PROFILE,
+            )]) from None
         return ProfileChoice(
             preset=self.key[0],
             profile=profile_dict_from_proto(profile) if has_profile else None,
             overrides=over,
-            unit_value=self.key[3],
         )
 
 
 def profile_choice(
     preset: str, has_profile: bool, profile: profile_pb2.RuleProfile, has_overrides: bool,
-    overrides: Message, unit_value: int | None,
+    overrides: Message,
 ) -> LazyChoice:
-    return LazyChoice(preset, has_profile, profile, has_overrides, overrides, unit_value)
+    return LazyChoice(preset, has_profile, profile, has_overrides, overrides)
 
 
 def _player(p: pb.Player) -> PlayerInput:
@@ -126,10 +131,14 @@ def _check_known(req: pb.SettleRequest) -> None:
 
     problems: list[Violation] = []
     if len(UnknownFieldSet(req)):
-        problems.append(Violation("request", "has fields this service does not know"))
+        problems.append(Violation(
+            "request", "has fields this service does not know", ViolationCode.OTHER,
+        ))
     for i, p in enumerate(req.players):
         if len(UnknownFieldSet(p)) or len(UnknownFieldSet(p.arrangement)):
-            problems.append(Violation(f"players[{i}]", "has fields this service does not know"))
+            problems.append(Violation(
+                f"players[{i}]", "has fields this service does not know", ViolationCode.OTHER,
+            ))
     if problems:
         raise InvalidInput(problems)
 
@@ -141,6 +150,7 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
         button_seat=req.button_seat if req.HasField("button_seat") else None,
         dead_cards=tuple(req.dead_cards),
         context=AuditContext(req.hand_id, req.table_id, req.round_id, req.dealer_id),
+        unit_value=req.unit_value if req.HasField("unit_value") else None,
     )
     choice = profile_choice(
         req.preset,
@@ -148,7 +158,6 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
         req.profile,
         req.HasField("profile_overrides"),
         req.profile_overrides,
-        req.unit_value if req.HasField("unit_value") else None,
     )
     return table, choice
 
@@ -176,7 +185,9 @@ def nets_from_proto(
     nets: dict[str, int] = {}
     for i, p in enumerate(items):
         if p.player_id in nets:
-            problems.append(Violation(f"{path}[{i}].playerId", f"{p.player_id!r} is given twice"))
+            problems.append(Violation(
+                f"{path}[{i}].playerId", f"{p.player_id!r} is given twice", ViolationCode.OTHER,
+            ))
         nets[p.player_id] = p.net_money
     return nets
 
@@ -190,32 +201,28 @@ def payouts_from_proto(
     for i, p in enumerate(req.proposed_pairs):
         key = (p.first, p.second)
         if key in pairs or (p.second, p.first) in pairs:
-            problems.append(Violation(f"proposedPairs[{i}]", "this pair is proposed twice"))
+            problems.append(Violation(
+                f"proposedPairs[{i}]", "this pair is proposed twice", ViolationCode.OTHER,
+            ))
         pairs[key] = p.money_for_first
     if problems:
         raise InvalidInput(problems)
     return proposed, pairs
 
 
+def player_checks_to_proto(checks: Iterable[PayoutCheck], out: Any) -> None:
+    """Each player's payout check appended to ``out`` (a repeated ``PayoutCheck`` field)."""
+    for c in checks:
+        out.add(player_id=c.player_id, expected=c.expected, proposed=c.proposed,
+                difference=c.difference, matches=c.matches, explanation=c.explanation)
+
+
 def payout_report_to_proto(report: PayoutReport, out: pb.ValidatePayoutsResponse) -> None:
     out.all_match = report.all_match
-    for c in report.players:
-        pc = out.players.add()
-        pc.player_id = c.player_id
-        pc.expected = c.expected
-        pc.proposed = c.proposed
-        pc.difference = c.difference
-        pc.matches = c.matches
-        pc.explanation.extend(c.explanation)
+    player_checks_to_proto(report.players, out.players)
     for c in report.pairs:
-        q = out.pairs.add()
-        q.first = c.first
-        q.second = c.second
-        q.expected = c.expected
-        q.proposed = c.proposed
-        q.difference = c.difference
-        q.matches = c.matches
-        q.explanation.extend(c.explanation)
+        out.pairs.add(first=c.first, second=c.second, expected=c.expected, proposed=c.proposed,
+                      difference=c.difference, matches=c.matches, explanation=c.explanation)
 
 
 def evaluate_input(req: pb.EvaluateArrangementRequest) -> PlayerInput:

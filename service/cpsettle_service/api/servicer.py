@@ -2,97 +2,30 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import Message
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..domain.errors import InvalidInput, Violation
-from ..domain.profile import ProfileRegistry, RuleProfile, profile_to_dict
-from ..domain.settlement import check_payouts, evaluate_hand, settle
-from ..domain.table import ProfileChoice, resolve_profile
+from ..audit import Sealer
+from ..domain.errors import InvalidInput, Violation, ViolationCode
+from ..domain.profile import RuleProfile
+from ..domain.settlement import Settlement, check_payouts, evaluate_hand, settle
 from ..observability import metrics
-from . import mapping, wire
+from . import mapping, stream, wire
+from .codec import reject_malformed, tolerant
 from .interceptors import NotFound
+from .profiles import ProfileResolver, profile_digest
 
 SERVICE_NAME = "cpsettle.v1.SettlementService"
 
-
-class Malformed:
-    """What the tolerant deserializer hands over when the bytes are not the request message."""
-
-    __slots__ = ("message", "error")
-
-    def __init__(self, message: str, error: Exception) -> None:
-        self.message = message
-        self.error = error
-
-    def invalid(self) -> InvalidInput:
-        return InvalidInput(
-            [Violation("request", f"not a valid {self.message}: {self.error}")]
-        )
+__all__ = ["SERVICE_NAME", "ProfileResolver", "SettlementServicer", "generic_handler",
+           "profile_digest", "tolerant"]
 
 
-def tolerant(message_cls: type[Message]) -> Callable[[bytes], Any]:
-    """A deserializer that never raises (grpc would answer INTERNAL): bad bytes -> Malformed."""
-    from_string = message_cls.FromString
-    name = message_cls.DESCRIPTOR.full_name
-
-    def deserialize(data: bytes) -> Any:
-        try:
-            return from_string(data)
-        except (DecodeError, ValueError, RuntimeError) as e:
-            return Malformed(name, e)
-
-    return deserialize
-
-
-def profile_digest(profile: RuleProfile) -> str:
-    """sha256 of the profile's canonical JSON (sorted keys, no spaces, UTF-8)."""
-    text = json.dumps(profile_to_dict(profile), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class ProfileResolver:
-    """Resolves a request's profile choice; the result is cached by the choice's content."""
-
-    def __init__(self, registry: ProfileRegistry, cache_size: int = 512) -> None:
-        self.registry = registry
-        self._cache: OrderedDict[Any, tuple[RuleProfile, str, str]] = OrderedDict()
-        self._size = cache_size
-
-    def resolve(self, choice: ProfileChoice | mapping.LazyChoice) -> tuple[RuleProfile, str, str]:
-        """(profile, digest, source); ``InvalidInput`` when the choice cannot be resolved."""
-        key = choice.key if isinstance(choice, mapping.LazyChoice) else None
-        if key is not None:
-            hit = self._cache.get(key)
-            if hit is not None:
-                return hit
-        if isinstance(choice, mapping.LazyChoice):
-            choice = choice.build()
-        profile = resolve_profile(choice, self.registry)
-        if choice.profile is not None:
-            source = "inline"
-        else:
-            entry = self.registry.entry(choice.preset)
-            source = entry.source if entry else "inline"
-        if choice.overrides:
-            source += "+overrides"
-        result = (profile, profile_digest(profile), source)
-        if key is not None:
-            self._cache[key] = result
-            if len(self._cache) > self._size:
-                self._cache.popitem(last=False)
-        return result
-
-
-def _record(settlement: Any) -> None:
+def _record(settlement: Settlement) -> None:
     metrics.SETTLEMENTS.labels(settlement.profile.name).inc()
     for p in settlement.players:
         if p.fouled:
@@ -107,21 +40,21 @@ def _record(settlement: Any) -> None:
 
 
 class SettlementServicer:
-    def __init__(self, resolver: ProfileResolver, sealer: Any = None) -> None:
+    def __init__(self, resolver: ProfileResolver, sealer: Sealer | None = None) -> None:
         self.resolver = resolver
         self.sealer = sealer
 
-    def settlement_wire(self, request: Any) -> tuple[bytes, Any]:
+    def settlement_wire(self, request: Any) -> tuple[bytes, Settlement]:
         """The ``Settlement`` message as bytes (sealed when there is a sealer) and the domain
         settlement it was written from."""
-        if type(request) is Malformed:
-            raise request.invalid()
+        reject_malformed(request)
         table, choice = mapping.request_to_domain(request)
         profile, digest, source = self.resolver.resolve(choice)
         settlement = settle(table, profile)
         data = wire.settlement_body(settlement, digest, source)
         if self.sealer is not None:
-            data = self.sealer.seal(data, request, digest, settlement)
+            data = self.sealer.seal(data, request.SerializeToString(deterministic=True), digest,
+                                    settlement)
         _record(settlement)
         return data, settlement
 
@@ -136,8 +69,7 @@ class SettlementServicer:
         return pb.SettleResponse.FromString(self.settle_wire(request))
 
     def validate_response(self, request: Any) -> pb.ValidatePayoutsResponse:
-        if type(request) is Malformed:
-            raise request.invalid()
+        reject_malformed(request)
         response = pb.ValidatePayoutsResponse()
         proposed, pairs = mapping.payouts_from_proto(request)
         data, settlement = self.settlement_wire(request.request)
@@ -147,15 +79,14 @@ class SettlementServicer:
         if not report.all_match:
             metrics.PAYOUT_MISMATCHES.inc()
         if self.sealer is not None:
-            self.sealer.payouts_checked(response, report)
+            self.sealer.payouts_checked(settlement, response.settlement.settlement_id, report)
         return response
 
     def evaluate_response(self, request: Any) -> pb.EvaluateArrangementResponse:
-        if type(request) is Malformed:
-            raise request.invalid()
+        reject_malformed(request)
         choice = mapping.profile_choice(
             request.preset, request.HasField("profile"), request.profile,
-            request.HasField("profile_overrides"), request.profile_overrides, None,
+            request.HasField("profile_overrides"), request.profile_overrides,
         )
         profile, digest, source = self.resolver.resolve(choice)
         evaluation = evaluate_hand(mapping.evaluate_input(request), profile)
@@ -186,16 +117,16 @@ class SettlementServicer:
 
     def integrity_response(self, request: Any) -> pb.VerifyIntegrityResponse:
         """Re-check the installed files now and attest the manifest digest with the nonce."""
-        from .. import integrity
+        from .. import integrity  # lazily: it reads the installed files' manifest
 
-        if type(request) is Malformed:
-            raise request.invalid()
+        reject_malformed(request)
         nonce = bytes(request.nonce)
         if not integrity.NONCE_MIN_BYTES <= len(nonce) <= integrity.NONCE_MAX_BYTES:
             raise InvalidInput([Violation(
                 "nonce",
                 f"must be {integrity.NONCE_MIN_BYTES} to {integrity.NONCE_MAX_BYTES} bytes, "
                 f"got {len(nonce)}",
+                ViolationCode.OTHER,
             )])
         report = integrity.check_installation()
         certified = report.intact and not report.development
@@ -220,38 +151,37 @@ class SettlementServicer:
         return self.sealer.keys.to_proto()
 
     async def GetVerificationKeys(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetVerificationKeysResponse:
         return self.keys_response()
 
     async def VerifyIntegrity(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.VerifyIntegrityResponse:
         return self.integrity_response(request)
 
-    async def Settle(self, request: Any, context: grpc.aio.ServicerContext) -> bytes:
+    async def Settle(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
         return self.settle_wire(request)
 
     async def ValidatePayouts(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ValidatePayoutsResponse:
         return self.validate_response(request)
 
     async def EvaluateArrangement(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.EvaluateArrangementResponse:
         return self.evaluate_response(request)
 
     async def ListProfiles(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ListProfilesResponse:
         return self.list_response()
 
     async def GetProfile(
-        self, request: Any, context: grpc.aio.ServicerContext
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetProfileResponse:
-        if type(request) is Malformed:
-            raise request.invalid()
+        reject_malformed(request)
         return self.profile_response(request.name)
 
     @staticmethod
@@ -272,17 +202,19 @@ def generic_handler(
     a batch whose results are bigger gets a per-batch error instead of failing the stream.
     Default: ``stream.DEFAULT_MAX_RESULT_BYTES``, the default server's limit.
     """
-    from . import stream
-
     result_limit = stream.DEFAULT_MAX_RESULT_BYTES if max_result_bytes is None else max_result_bytes
 
-    async def settle_stream(request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def settle_stream(
+        request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> Any:
         async for result in stream.settle_stream(
             servicer, request_iterator, context, max_result_bytes=result_limit
         ):
             yield result
 
-    def unary(method: Any, req: type[Message], resp: type[Message]) -> grpc.RpcMethodHandler:
+    def unary(
+        method: Any, req: type[Message], resp: type[Message]
+    ) -> grpc.RpcMethodHandler[Any, Any]:
         return grpc.unary_unary_rpc_method_handler(
             method, request_deserializer=tolerant(req),
             response_serializer=wire.passthrough(resp.SerializeToString),
@@ -298,7 +230,9 @@ def generic_handler(
             pb.EvaluateArrangementRequest,
             pb.EvaluateArrangementResponse,
         ),
-        "ListProfiles": unary(servicer.ListProfiles, pb.ListProfilesRequest, pb.ListProfilesResponse),
+        "ListProfiles": unary(
+            servicer.ListProfiles, pb.ListProfilesRequest, pb.ListProfilesResponse
+        ),
         "GetProfile": unary(servicer.GetProfile, pb.GetProfileRequest, pb.GetProfileResponse),
         "VerifyIntegrity": unary(
             servicer.VerifyIntegrity, pb.VerifyIntegrityRequest, pb.VerifyIntegrityResponse

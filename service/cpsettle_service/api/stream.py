@@ -8,7 +8,7 @@ item's own ``AuditError``. One bad hand never ends the stream.
 Batch-level problems answer the batch with a single result whose ``ref`` is empty and whose
 error says what went wrong (the client's refs are never empty, so it can tell):
 
-- bytes that are not a ``SettleBatch`` (the tolerant deserializer's ``Malformed``);
+- bytes that are not a ``SettleBatch`` (``codec``'s tolerant deserializer's ``Malformed``);
 - more than ``max_items`` hands in one message;
 - results too big to send in one message (``max_result_bytes``): send fewer hands per batch.
 
@@ -26,15 +26,17 @@ import asyncio
 from typing import Any, AsyncIterator
 
 import grpc
+
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..domain.errors import InvalidInput, Violation
+from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.settlement import check_payouts
 from ..observability import metrics
 from ..observability.logging import get_logger
-from .interceptors import invalid_message, reason_class
 from . import wire
-from .mapping import nets_from_proto
+from .codec import Malformed
+from .interceptors import count_invalid, invalid_message
+from .mapping import nets_from_proto, player_checks_to_proto
 
 MAX_ITEMS_PER_BATCH = 1000
 # The default server sends messages of up to 4 x CPSETTLE_MAX_MESSAGE_BYTES (1 MiB) = 4 MiB.
@@ -68,16 +70,6 @@ def _paid(item: pb.AuditItem) -> dict[str, int]:
     return paid
 
 
-def _as_validation(settlement: bytes, checks: Any, all_match: bool) -> pb.ValidatePayoutsResponse:
-    """What the sealer's payout log reads: the ids, the settlement id, the checks."""
-    response = pb.ValidatePayoutsResponse(all_match=all_match)
-    s = pb.Settlement.FromString(settlement)
-    response.settlement.context.CopyFrom(s.context)
-    response.settlement.settlement_id = s.settlement_id
-    response.players.extend(checks)
-    return response
-
-
 _REF = wire.text_field(1)
 _SETTLEMENT = wire.message_field(2)
 _RESULT = wire.message_field(1)
@@ -92,11 +84,7 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
         rest = pb.AuditResult()
         if paid is not None:
             report = check_payouts(settlement, paid)
-            for c in report.players:
-                rest.checks.add(
-                    player_id=c.player_id, expected=c.expected, proposed=c.proposed,
-                    difference=c.difference, matches=c.matches, explanation=c.explanation,
-                )
+            player_checks_to_proto(report.players, rest.checks)
             rest.all_match = report.all_match
             if not report.all_match:
                 metrics.PAYOUT_MISMATCHES.inc()
@@ -105,15 +93,14 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
                 # already there for each), and the caller's report lists them anyway.
                 sealer = servicer.sealer
                 if sealer is not None:
-                    sealer.payouts_checked(
-                        _as_validation(data, rest.checks, rest.all_match), report)
+                    sid = pb.Settlement.FromString(data).settlement_id
+                    sealer.payouts_checked(settlement, sid, report)
         else:
             rest.all_match = True
         # Fields in number order: ref (1), settlement (2), then all_match (4) and checks (5).
         return _REF(item.ref) + _SETTLEMENT(data) + rest.SerializeToString(deterministic=True)
     except InvalidInput as e:
-        for v in e.violations:
-            metrics.VALIDATION_ERRORS.labels(reason_class(v.field, v.reason)).inc()
+        count_invalid(e)
         out = pb.AuditResult(ref=item.ref)
         _error(out, INVALID_ARGUMENT, invalid_message(e), e.violations)
     except Exception as e:  # noqa: BLE001 — one hand's failure must not end the stream
@@ -132,14 +119,13 @@ def batch_error(code: str, message: str,
 
 
 def _batch_problem(batch: Any, max_items: int) -> tuple[str, str, list[Violation]] | None:
-    from .servicer import Malformed
-
     if type(batch) is Malformed:
         error = batch.invalid()
         return INVALID_ARGUMENT, invalid_message(error), list(error.violations)
     n = len(batch.items)
     if n > max_items:
-        v = Violation("items", f"a batch holds at most {max_items} hands, got {n}")
+        v = Violation("items", f"a batch holds at most {max_items} hands, got {n}",
+                      ViolationCode.OTHER)
         return INVALID_ARGUMENT, str(v), [v]
     return None
 
@@ -155,6 +141,7 @@ def _result(results: list[bytes], max_result_bytes: int | None) -> bytes | pb.Se
         "items",
         f"the results of these {n} hands take {size} bytes, over the server's message limit of "
         f"{max_result_bytes} bytes: send fewer hands per batch",
+        ViolationCode.OTHER,
     )
     return batch_error(RESOURCE_EXHAUSTED, str(v), [v])
 
@@ -166,13 +153,13 @@ def settle_batch(servicer: Any, batch: Any, *, max_items: int = MAX_ITEMS_PER_BA
     if problem is not None:
         return batch_error(*problem)
     answer = _result([audit_item(servicer, item) for item in batch.items], max_result_bytes)
-    return pb.SettleBatchResult.FromString(answer) if type(answer) is bytes else answer
+    return pb.SettleBatchResult.FromString(answer) if isinstance(answer, bytes) else answer
 
 
 async def settle_stream(
     servicer: Any,
     request_iterator: AsyncIterator[Any],
-    context: grpc.aio.ServicerContext,
+    context: grpc.aio.ServicerContext[Any, Any],
     *,
     max_items: int = MAX_ITEMS_PER_BATCH,
     max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,

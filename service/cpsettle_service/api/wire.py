@@ -16,11 +16,12 @@ sub-messages). Concatenated messages merge, so a message's fields may be written
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from ..domain.cards import CANONICAL
 from ..domain.rows import ROWS
 from ..domain.settlement import EvaluatedRow, PairResult, PlayerResult, Settlement, row_text
+
 
 def _encode_varint(value: int) -> bytes:
     if value < 0:
@@ -333,7 +334,7 @@ def settle_response(settlement: bytes) -> bytes:
     return _SETTLE_RESPONSE(settlement)
 
 
-def passthrough(serialize: Callable[[object], bytes]) -> Callable[[object], bytes]:
+def passthrough(serialize: Callable[[Any], bytes]) -> Callable[[object], bytes]:
     """A response serializer that sends bytes as they are and serializes messages."""
 
     def write(response: object) -> bytes:

@@ -213,7 +213,7 @@ def _card_code(card: Card) -> int:
 
 _CODE_BY_CARD: dict[Card, int] = {c: _card_code(c) for c in DECK}
 _CODE: dict[object, int] = {s: _CODE_BY_CARD[c] for s, c in CARD_BY_SPELLING.items()}
-_CODE.update(_CODE_BY_CARD)
+_CODE.update(_CODE_BY_CARD.items())
 
 
 # --------------------------------------------------------------------------- names
@@ -284,8 +284,8 @@ def _five_shapes(wheel: Wheel) -> list[_Shape]:
         rest = [r for r in _DESC if r != a]
         for kick in combinations(rest, 3):
             add((HandClass.PAIR, (a, *kick), (a, a, *kick), False))
-        for kick in combinations(rest, 2):
-            add((HandClass.THREE_OF_A_KIND, (a, *kick), (a, a, a, *kick), False))
+        for kickers in combinations(rest, 2):
+            add((HandClass.THREE_OF_A_KIND, (a, *kickers), (a, a, a, *kickers), False))
         for b in rest:
             add((HandClass.FULL_HOUSE, (a, b), (a, a, a, b, b), False))
             add((HandClass.FOUR_OF_A_KIND, (a, b), (a, a, a, a, b), False))
@@ -383,7 +383,7 @@ def evaluate_three(cards: Sequence[str | Card]) -> HandRank:
 def evaluate_row(cards: Sequence[str | Card], wheel: Wheel = Wheel.LOWEST) -> HandRank:
     """``evaluate_three`` or ``evaluate_five`` by the number of cards."""
     if not hasattr(cards, "__len__") or isinstance(cards, str):
-        cards = parse_cards(cards)  # a generator, or "As Kd 7c"
+        cards = parse_cards(cards)  # type: ignore[arg-type]  # a generator, or "As Kd 7c"
     n = len(cards)
     if n == 5:
         return evaluate_five(cards, wheel)

@@ -109,7 +109,7 @@ THREE_FLUSH_SHAPES: frozenset[tuple[int, ...]] = frozenset(
 # Facts computed once per hand.
 
 
-class HandFacts(tuple):
+class HandFacts(tuple[Card, ...]):
     """The 13 cards (it *is* the tuple of the cards) plus the counts the predicates read.
 
     - ``suit_masks``: 4 ints in ``Suit`` order (s h d c); bit ``r`` is set when the suit holds

@@ -157,7 +157,7 @@ def _int_list(errors: Collector, r: Reader, key: str) -> list[int] | None:
 def read_definition(errors: Collector, path: str, data: object) -> Definition | None:
     """A definition from its JSON form; every problem is added to ``errors`` (then ``None``)."""
     before = len(errors.violations)
-    r = Reader(errors, path, data)
+    r = Reader(errors, path, data, ViolationCode.PROFILE)
     groups = _int_list(errors, r, "rankGroups") or []
     if len(groups) > 13:
         errors.add(r.at("rankGroups"), "may list at most 13 groups", ViolationCode.PROFILE)

@@ -16,11 +16,12 @@ from __future__ import annotations
 import copy
 import json
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
 from .cards import Rank, Suit
 from .errors import Collector, InvalidInput, Violation, ViolationCode
@@ -328,9 +329,6 @@ class RuleProfile:
     fantasyland: Fantasyland = Fantasyland()
     deck: Deck = Deck()
 
-    def with_unit_value(self, unit_value: int) -> RuleProfile:
-        return replace(self, money=Money(unit_value))
-
 
 # --------------------------------------------------------------------------- reading
 
@@ -342,7 +340,7 @@ def _rank(errors: Collector, path: str, value: object) -> Rank | None:
             return Rank(text)
         except ValueError:
             pass
-    errors.add(path, f"must be a rank (2-9, T, J, Q, K, A); got {value!r}")
+    errors.add(path, f"must be a rank (2-9, T, J, Q, K, A); got {value!r}", ViolationCode.PROFILE)
     return None
 
 
@@ -358,7 +356,7 @@ def _threshold(
         return default
     hand_class = r.enum("handClass", HandClass, HandClass.HIGH_CARD)
     if not r.has("handClass"):
-        errors.add(r.at("handClass"), "is required")
+        errors.add(r.at("handClass"), "is required", ViolationCode.PROFILE)
     rank = _rank(errors, r.at("rank"), r.raw("rank")) if r.has("rank") else None
     r.finish()
     return HandThreshold(hand_class, rank)
@@ -388,30 +386,32 @@ def _royalties(errors: Collector, r: Reader, deck: Deck) -> Royalties:
     entries: list[RoyaltyEntry] = []
     seen: dict[tuple[Row, HandClass, Rank | None], str] = {}
     for path, item in r.items("table"):
-        e = Reader(errors, path, item)
+        e = Reader(errors, path, item, ViolationCode.PROFILE)
         row = e.enum("row", Row, Row.BACK)
         hand_class = e.enum("handClass", HandClass, HandClass.HIGH_CARD)
         for key in ("row", "handClass", "units"):
             if not e.has(key):
-                errors.add(e.at(key), "is required")
+                errors.add(e.at(key), "is required", ViolationCode.PROFILE)
         rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
         units = e.integer("units", 0, minimum=0, maximum=1_000_000)
         e.finish()
         if not e.ok:
             continue
         if row is Row.FRONT and hand_class not in FRONT_CLASSES:
-            errors.add(e.at("handClass"), f"a {row.value} row cannot make {hand_class.value}")
+            errors.add(e.at("handClass"), f"a {row.value} row cannot make {hand_class.value}",
+                       ViolationCode.PROFILE)
         if rank is not None and hand_class is HandClass.ROYAL_FLUSH:
-            errors.add(e.at("rank"), "a royal flush has no rank to narrow")
+            errors.add(e.at("rank"), "a royal flush has no rank to narrow", ViolationCode.PROFILE)
         if hand_class is HandClass.FIVE_OF_A_KIND and not (deck.jokers and deck.joker_duplicates):
             errors.add(e.at("handClass"), "five of a kind needs jokers that may duplicate a card "
                        "(deck.jokers, deck.jokerDuplicates): no row can make it",
                        ViolationCode.PROFILE)
-        key = (row, hand_class, rank)
-        if key in seen:
-            errors.add(path, f"duplicates the royalty entry at {seen[key]}")
+        entry_key = (row, hand_class, rank)
+        if entry_key in seen:
+            errors.add(path, f"duplicates the royalty entry at {seen[entry_key]}",
+                       ViolationCode.PROFILE)
         else:
-            seen[key] = path
+            seen[entry_key] = path
         entries.append(RoyaltyEntry(row, hand_class, rank, units))
     r.finish()
     return Royalties(mode, tuple(entries))
@@ -446,10 +446,10 @@ def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
         items = items[:MAX_NATURALS]
     for path, item in items:
         before = len(errors.violations)
-        e = Reader(errors, path, item)
+        e = Reader(errors, path, item, ViolationCode.PROFILE)
         for key in ("natural", "rank", "units"):
             if not e.has(key):
-                errors.add(e.at(key), "is required")
+                errors.add(e.at(key), "is required", ViolationCode.PROFILE)
         definition = read_definition(errors, e.at("definition"), e.raw("definition")) if e.has(
             "definition") else e.raw("definition")
         natural = _natural_name(errors, e, e.has("definition")) if e.has("natural") else (
@@ -468,7 +468,7 @@ def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
                            "that may duplicate a card (deck.jokers, deck.jokerDuplicates): no "
                            "hand can make it", ViolationCode.PROFILE)
         if natural in seen and e.has("natural"):
-            errors.add(path, f"duplicates the natural at {seen[natural]}")
+            errors.add(path, f"duplicates the natural at {seen[natural]}", ViolationCode.PROFILE)
         seen.setdefault(natural, path)
         entries.append(NaturalEntry(natural, rank, units, definition or None))
     r.finish()
@@ -490,9 +490,11 @@ def _ranking(errors: Collector, r: Reader) -> Ranking:
     suit_order = DEFAULT_SUIT_ORDER
     items = r.items("suitOrder")
     if items:
-        suits = [parse_enum(errors, p, Suit, v, Suit.SPADE) for p, v in items]
+        suits = [parse_enum(errors, p, Suit, v, Suit.SPADE, ViolationCode.PROFILE)
+                 for p, v in items]
         if len(suits) != 4 or len(set(suits)) != 4:
-            errors.add(r.at("suitOrder"), "must list each of the four suits s, h, d, c once")
+            errors.add(r.at("suitOrder"), "must list each of the four suits s, h, d, c once",
+                       ViolationCode.PROFILE)
         else:
             suit_order = tuple(suits)
     tiebreak = r.boolean("suitOrderTiebreak", False)
@@ -507,15 +509,16 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
     entry_cards = r.integer("entryCards", 14, minimum=13, maximum=52)
     progressive: list[ProgressiveEntry] = []
     for path, item in r.items("progressive"):
-        e = Reader(errors, path, item)
+        e = Reader(errors, path, item, ViolationCode.PROFILE)
         hand_class = e.enum("handClass", HandClass, HandClass.PAIR)
         if not e.has("handClass"):
-            errors.add(e.at("handClass"), "is required")
+            errors.add(e.at("handClass"), "is required", ViolationCode.PROFILE)
         rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
         cards = e.integer("cards", 14, minimum=13, maximum=52)
         e.finish()
         if hand_class not in FRONT_CLASSES:
-            errors.add(e.at("handClass"), f"a FRONT row cannot make {hand_class.value}")
+            errors.add(e.at("handClass"), f"a FRONT row cannot make {hand_class.value}",
+                       ViolationCode.PROFILE)
         progressive.append(ProgressiveEntry(HandThreshold(hand_class, rank), cards))
     if r.has("stay"):
         s = r.obj("stay")
@@ -529,7 +532,8 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
         r.raw("stay")
         stay = default.stay
     if entry.hand_class not in FRONT_CLASSES:
-        errors.add(r.at("entry.handClass"), f"a FRONT row cannot make {entry.hand_class.value}")
+        errors.add(r.at("entry.handClass"), f"a FRONT row cannot make {entry.hand_class.value}",
+                   ViolationCode.PROFILE)
     stay_cards = r.integer("stayCards", 14, minimum=13, maximum=52)
     r.finish()
     # The best qualifying progressive entry is the strongest threshold the front meets.
@@ -544,10 +548,10 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
 
 
 def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
-    r = Reader(errors, path, data)
+    r = Reader(errors, path, data, ViolationCode.PROFILE)
     name = r.string("name", "", max_length=64)
     if not name and r.ok:
-        errors.add(r.at("name"), "is required")
+        errors.add(r.at("name"), "is required", ViolationCode.PROFILE)
     version = r.string("version", "1", max_length=64)
     description = r.string("description", "", max_length=2000)
     scoring = _scoring(r.obj("scoring"))
@@ -755,7 +759,7 @@ def apply_overrides(
     The result is validated as a whole; problems are reported under ``path``.
     """
     if not isinstance(overrides, Mapping):
-        raise InvalidInput([Violation(path, "must be an object")])
+        raise InvalidInput([Violation(path, "must be an object", ViolationCode.PROFILE)])
     return profile_from_dict(_merge(profile_to_dict(profile), overrides), path)
 
 
@@ -812,7 +816,8 @@ class ProfileRegistry:
             try:
                 data = json.loads(path.read_text("utf-8"))
             except (OSError, ValueError) as e:
-                problems.append(Violation(str(path), f"cannot be read as JSON: {e}"))
+                problems.append(Violation(str(path), f"cannot be read as JSON: {e}",
+                                          ViolationCode.PROFILE))
                 continue
             try:
                 profile = profile_from_dict(data, str(path))
@@ -822,7 +827,7 @@ class ProfileRegistry:
             if profile.name in entries:
                 problems.append(
                     Violation(f"{path}.name", f"profile {profile.name!r} is already defined "
-                              f"({entries[profile.name].source})")
+                              f"({entries[profile.name].source})", ViolationCode.PROFILE)
                 )
                 continue
             entries[profile.name] = RegisteredProfile(profile, str(path))

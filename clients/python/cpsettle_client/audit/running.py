@@ -12,20 +12,25 @@ what is already done and then raise ``KeyboardInterrupt``. ``close()`` stops wha
 
 from __future__ import annotations
 
-import argparse
 import collections
 import concurrent.futures
 import multiprocessing
+import os
 import queue
+import select
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 
 from .outcome import AuditFailure, Outcome
 from .reading import Chunk, Hand, prepare
+
+if TYPE_CHECKING:  # the engine is imported only when the audit runs locally
+    from cpsettle_service.local import LocalService
 
 # A batch on its way to a stream: its number, the outcome it fills, its hands, the message.
 _Entry = tuple[int, Outcome, list[Hand], pb.SettleBatch]
@@ -40,30 +45,71 @@ def is_batch_error(result: pb.SettleBatchResult) -> bool:
 # --------------------------------------------------------------------------- local
 
 
-_servicer: Any = None
+_servicer: LocalService | None = None
 
 
 def _init_local(options: dict[str, Any]) -> None:
-    """The servicer ``cpsettle settle --local`` uses (house profiles, sealer, signing key)."""
+    """The engine ``cpsettle settle --local`` uses (house profiles, sealer, signing key)."""
     global _servicer
-    from ..cli import Backend
+    from ..backend import local_service
 
-    _servicer = Backend(argparse.Namespace(local=True, **options))._local()
+    _servicer = local_service(**options)
 
 
-def _init_worker(options: dict[str, Any]) -> None:
+def _init_worker(options: dict[str, Any], audit_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    die_with(audit_pid)
     _init_local(options)
+
+
+WATCH_INTERVAL = 0.5  # seconds between looks at the audit process, where pidfd is missing
+
+
+def die_with(audit_pid: int) -> None:
+    """End this worker as soon as the audit process ends, however it ends (SIGKILL included).
+
+    A worker's parent is the fork server, not the audit process, and the fork server lives as
+    long as any worker (they hold its "alive" pipe): a death signal from the parent
+    (PR_SET_PDEATHSIG) would never come. So a daemon thread watches the audit process itself:
+    on Linux it waits on a pidfd, which becomes readable the moment the process exits; elsewhere
+    it looks every ``WATCH_INTERVAL`` seconds whether the process is still there. Once the
+    workers are gone, the fork server and the resource tracker see their pipes close and end.
+    """
+    try:
+        pidfd = os.pidfd_open(audit_pid)  # type: ignore[attr-defined,unused-ignore]
+    except ProcessLookupError:
+        os._exit(1)  # already gone
+    except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
+        pidfd = None
+
+    def watch() -> None:
+        if pidfd is not None:
+            select.select([pidfd], [], [])
+        else:
+            while _alive(audit_pid):
+                time.sleep(WATCH_INTERVAL)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="audit-watchdog").start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def audit_chunk(prefix: str, first: int, last: int, lines: list[tuple[int, bytes]]) -> Outcome:
     """Audit a run of lines in this process, with the servicer's own stream code."""
-    from cpsettle_service.api.stream import settle_batch
-
+    assert _servicer is not None, "_init_local first"
     batch = pb.SettleBatch()
     hands = [prepare(prefix, number, raw, batch) for number, raw in lines]
     outcome = Outcome(first, last)
-    outcome.add_batch(prefix, hands, settle_batch(_servicer, batch, max_items=len(batch.items)))
+    outcome.add_batch(prefix, hands, _servicer.settle_batch(batch, max_items=len(batch.items)))
     return outcome
 
 
@@ -85,11 +131,10 @@ class LocalRunner:
         context = multiprocessing.get_context("forkserver")
         # Import the engine once in the fork server: every worker forks from it ready to go.
         context.set_forkserver_preload(["cpsettle_client.audit.running",
-                                        "cpsettle_service.api.stream",
-                                        "cpsettle_service.api.servicer"])
+                                        "cpsettle_service.local"])
         self.pool = concurrent.futures.ProcessPoolExecutor(
             self.workers, mp_context=context, initializer=_init_worker,
-            initargs=(self.options,),
+            initargs=(self.options, os.getpid()),
         )
         in_flight: collections.deque[concurrent.futures.Future[Outcome]] = collections.deque()
         limit = 3 * self.workers
@@ -128,6 +173,7 @@ class _Stream:
         self.deliver = deliver
         self.queue: queue.Queue[_Entry | None] = queue.Queue(self.DEPTH)
         self.pending: collections.deque[_Entry] = collections.deque()
+        self.input_done = False  # the end of input went out: the server may end the stream
         self.results = client.settle_stream(self._requests())
         self.thread = threading.Thread(target=self._read, daemon=True, name="audit-stream")
         self.thread.start()
@@ -149,6 +195,7 @@ class _Stream:
             except queue.Empty:
                 continue
             if entry is None:
+                self.input_done = True
                 return
             self.pending.append(entry)  # before the batch goes out: its answer finds it
             yield entry[3]
@@ -164,6 +211,11 @@ class _Stream:
                     result = self._one_by_one(batch, result)
                 outcome.add_batch(self.prefix, hands, result)
                 self.deliver(seq, outcome)
+            if self.pending or not self.input_done:
+                # A server shutting down ends its streams at a batch boundary: what it answered
+                # is in; the rest is for --resume (from the checkpoint) or another run.
+                self.deliver(seq, AuditFailure(
+                    "the server ended the stream before the last batch (shutting down?)"))
         except SettlementError as e:
             hint = ""
             if e.code.name == "RESOURCE_EXHAUSTED":
@@ -226,11 +278,13 @@ class ServerRunner:
             nonlocal next_out
             with self.cond:
                 while True:
-                    if self.failure is not None:
-                        raise self.failure
+                    # What was answered goes first (in line order), then the failure: a stream
+                    # the server ended at a batch boundary delivered every batch it settled.
                     outcome = self.done.pop(next_out, None)
                     if outcome is not None:
                         break
+                    if self.failure is not None:
+                        raise self.failure
                     if not block:
                         return None
                     self.cond.wait(0.5)

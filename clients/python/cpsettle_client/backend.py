@@ -1,0 +1,118 @@
+"""Where a command's calls go: a server (through ``SettlementClient``) or, with ``--local``, the
+service's in-process engine (``cpsettle_service.local``); and the error every command raises.
+
+Both ``cli`` and the bulk ``audit`` build on this module, so neither imports the other's
+internals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from .client import FieldViolation, SettlementClient, SettlementError, TlsConfig
+
+if TYPE_CHECKING:  # the service is imported only when --local runs
+    from cpsettle_service.keys import SigningKey
+    from cpsettle_service.local import LocalService
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1  # a check ran and found a difference
+EXIT_INVALID = 2  # the input was rejected
+EXIT_UNAVAILABLE = 3  # the server could not be reached or failed
+
+
+class CliError(Exception):
+    def __init__(self, message: str, violations: Sequence[FieldViolation] = (),
+                 code: int = EXIT_INVALID) -> None:
+        super().__init__(message)
+        self.violations = tuple(violations)
+        self.code = code
+
+
+def local_service(profile_dir: str | None = None,
+                  signing_key_file: str | None = None) -> LocalService:
+    """The engine in this process, as ``cpsettle settle --local`` uses it (house profiles from
+    ``profile_dir``, settlements signed with the key in ``signing_key_file``)."""
+    from cpsettle_service.local import LocalService
+
+    return LocalService(profile_dir, load_signing_key(signing_key_file))
+
+
+class Backend:
+    """Either a server (through SettlementClient) or the engine in process (--local)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.local = bool(getattr(args, "local", False))
+        self._client: SettlementClient | None = None
+        self._service: LocalService | None = None
+        self.args = args
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def _local(self) -> LocalService:
+        if self._service is None:
+            self._service = local_service(getattr(self.args, "profile_dir", None),
+                                          getattr(self.args, "signing_key_file", None))
+        return self._service
+
+    def client(self) -> SettlementClient:
+        if self._client is None:
+            a = self.args
+            tls = None
+            if a.tls or a.ca_file or a.cert_file:
+                tls = TlsConfig(a.ca_file, a.cert_file, a.key_file, a.server_name)
+            token = a.token or os.environ.get("CPSETTLE_TOKEN") or None
+            self._client = SettlementClient(a.server, timeout=a.timeout, tls=tls, token=token)
+        return self._client
+
+    def call(self, local: Callable[[LocalService], Any],
+             remote: Callable[[SettlementClient], Any]) -> Any:
+        if self.local:
+            from cpsettle_service.local import InvalidInput, NotFound
+
+            try:
+                return local(self._local())
+            except InvalidInput as e:
+                raise CliError(
+                    "the request was rejected",
+                    [FieldViolation(v.field, v.reason) for v in e.violations],
+                ) from None
+            except NotFound as e:
+                raise CliError(str(e)) from None
+        try:
+            return remote(self.client())
+        except SettlementError as e:
+            code = EXIT_INVALID if e.violations or e.code.name in (
+                "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED") else EXIT_UNAVAILABLE
+            message = (f"{e.code.name}: the request was rejected ({len(e.violations)} problems)"
+                       if e.violations else f"{e.code.name}: {e.message}")
+            raise CliError(message, e.violations, code) from None
+
+
+def read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror}") from None
+
+
+def load_signing_key(path: str | None) -> SigningKey | None:
+    """The Ed25519 key of ``--signing-key-file`` (PEM), ``$CPSETTLE_SIGNING_KEY_ID`` its id
+    (default: its fingerprint)."""
+    if not path:
+        return None
+    from cpsettle_service.keys import KeyProblem, signing_key_from_pem
+
+    try:
+        return signing_key_from_pem(read_bytes(path),
+                                    os.environ.get("CPSETTLE_SIGNING_KEY_ID", ""), path)
+    except KeyProblem as e:
+        raise CliError(str(e)) from None

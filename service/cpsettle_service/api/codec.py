@@ -1,0 +1,50 @@
+"""Tolerant decoding: request bytes that are not the message become a value, never an exception.
+
+grpc answers INTERNAL when a deserializer raises, so the handlers are given ``tolerant``
+deserializers instead: bad bytes arrive as a ``Malformed`` and each handler rejects it as
+INVALID_ARGUMENT through ``reject_malformed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from google.protobuf.message import DecodeError, Message
+
+from ..domain.errors import InvalidInput, Violation, ViolationCode
+
+
+class Malformed:
+    """What the tolerant deserializer hands over when the bytes are not the request message."""
+
+    __slots__ = ("message", "error")
+
+    def __init__(self, message: str, error: Exception) -> None:
+        self.message = message
+        self.error = error
+
+    def invalid(self) -> InvalidInput:
+        return InvalidInput([Violation(
+            "request", f"not a valid {self.message}: {self.error}",
+            ViolationCode.MALFORMED_REQUEST,
+        )])
+
+
+def tolerant(message_cls: type[Message]) -> Callable[[bytes], Any]:
+    """A deserializer that never raises (grpc would answer INTERNAL): bad bytes -> Malformed."""
+    from_string = message_cls.FromString
+    name = message_cls.DESCRIPTOR.full_name
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return from_string(data)
+        except (DecodeError, ValueError, RuntimeError) as e:
+            return Malformed(name, e)
+
+    return deserialize
+
+
+def reject_malformed(request: Any) -> None:
+    """Raise the ``InvalidInput`` of a ``Malformed`` request; anything else passes."""
+    if type(request) is Malformed:
+        raise request.invalid()

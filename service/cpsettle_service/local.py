@@ -1,0 +1,58 @@
+"""The engine in this process, answering as the server does: the service's one in-process door.
+
+``cpsettle ... --local`` and the bulk audit's local mode settle through ``LocalService``: the
+same servicer code the server runs (tolerant decoding aside: the messages are built in
+process), so a local answer is byte for byte what a server with the same profiles and key would
+send (only ``issuedAt`` and the signature over it differ). Rejections raise ``InvalidInput``
+(every violation) or ``NotFound`` (an unknown profile), both exported here, so a caller needs
+nothing else of the service.
+"""
+
+from __future__ import annotations
+
+from cpsettle.v1 import settlement_pb2 as pb
+
+from .api import stream, wire
+from .api.interceptors import NotFound
+from .api.profiles import ProfileResolver
+from .api.servicer import SettlementServicer
+from .audit import Sealer
+from .domain.errors import InvalidInput
+from .domain.profile import ProfileRegistry
+from .keys import SigningKey
+
+__all__ = ["InvalidInput", "LocalService", "NotFound"]
+
+
+class LocalService:
+    """Settle, validate, evaluate and read profiles in process (built-in profiles, plus
+    ``profile_dir``'s; signed with ``key`` when one is given)."""
+
+    def __init__(self, profile_dir: str | None = None, key: SigningKey | None = None) -> None:
+        registry = ProfileRegistry.builtin()
+        if profile_dir:
+            registry = registry.with_directory(profile_dir)
+        self._servicer = SettlementServicer(ProfileResolver(registry), Sealer(key, wire))
+
+    def settle(self, request: pb.SettleRequest) -> pb.SettleResponse:
+        return self._servicer.settle_response(request)
+
+    def validate_payouts(self, request: pb.ValidatePayoutsRequest) -> pb.ValidatePayoutsResponse:
+        return self._servicer.validate_response(request)
+
+    def evaluate(self, request: pb.EvaluateArrangementRequest) -> pb.EvaluateArrangementResponse:
+        return self._servicer.evaluate_response(request)
+
+    def list_profiles(self) -> pb.ListProfilesResponse:
+        return self._servicer.list_response()
+
+    def get_profile(self, name: str) -> pb.GetProfileResponse:
+        return self._servicer.profile_response(name)
+
+    def verification_keys(self) -> pb.GetVerificationKeysResponse:
+        return self._servicer.keys_response()
+
+    def settle_batch(self, batch: pb.SettleBatch, *,
+                     max_items: int = stream.MAX_ITEMS_PER_BATCH) -> pb.SettleBatchResult:
+        """What ``SettleStream`` answers for ``batch`` (one result per item, in order)."""
+        return stream.settle_batch(self._servicer, batch, max_items=max_items)
