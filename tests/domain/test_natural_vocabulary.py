@@ -22,6 +22,8 @@ from cpsettle_service.domain.natural_vocabulary import (
 )
 from cpsettle_service.domain.naturals import BUILTIN_DEFINITIONS, Natural, builtin_predicate
 
+from .test_naturals import RANK_SHAPES, _hand_from_rank_counts
+
 N = Natural
 
 # ---------------------------------------------------------------------------------------------
@@ -96,28 +98,13 @@ def _pairs_left(c, a, b) -> int:
     return sum(2 if x == 4 else 1 for j, x in enumerate(c) if j not in (a, b) and x >= 2)
 
 
-def _from_rank_counts(counts) -> tuple[Card, ...]:
-    ranks = list(Rank)
-    return tuple(Card(ranks[i], s) for i, k in enumerate(counts) for s in list(Suit)[:k])
-
-
-def _partitions(total: int, largest: int):
-    if total == 0:
-        yield ()
-        return
-    for part in range(min(total, largest), 0, -1):
-        for rest in _partitions(total - part, part):
-            yield (part,) + rest
-
-
-RANK_SHAPES = list(_partitions(13, 4))
 COUNT_NATURALS = [n for n in Natural if n not in
                   (N.THREE_STRAIGHTS, N.THREE_FLUSHES, N.THREE_STRAIGHT_FLUSHES)]
 
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda p: "".join(map(str, p)))
 def test_every_rank_shape_against_the_reference(shape):
-    cards = _from_rank_counts(shape)
+    cards = _hand_from_rank_counts(shape)
     for natural in COUNT_NATURALS:
         assert builtin_predicate(natural)(hand_facts(cards)) == reference(natural, cards), natural
 
@@ -149,7 +136,7 @@ def test_quads_as_two_pairs_off_counts_a_quad_once():
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda p: "".join(map(str, p)))
 def test_six_pairs_without_quads_as_two_pairs_reads_one_group_per_rank(shape):
-    cards = _from_rank_counts(shape)
+    cards = _hand_from_rank_counts(shape)
     expected = sum(1 for x in shape if x >= 2) >= 6
     assert builtin_predicate(N.SIX_PAIRS, False)(hand_facts(cards)) == expected
 

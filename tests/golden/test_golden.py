@@ -52,6 +52,8 @@ def test_golden(path: Path) -> None:
             "natural": p.natural.value if p.natural else None,
             "surrendered": p.surrendered,
             "fantasylandCards": p.fantasyland.cards if p.fantasyland else 0,
+            # RULES.md §16.3: what each joker of the rows stands for
+            "jokers": [f"Xj as {c}" for r in p.rows for c in r.joker_cards],
         }
         for key, value in want.items():
             assert actual[key] == value, (

@@ -147,6 +147,8 @@ def _int_list(errors: Collector, r: Reader, key: str) -> list[int] | None:
     items = r.items(key)
     out: list[int] = []
     for path, value in items:
+        if isinstance(value, float) and value.is_integer():  # JSON / protobuf Struct numbers
+            value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             errors.add(path, f"must be an integer, got {describe(value)}", ViolationCode.PROFILE)
             return None
@@ -204,7 +206,7 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
     rows: RowsClause | None = None
     if r.has("rows"):
         rr = r.obj("rows")
-        classes = {}
+        classes: dict[str, RowClass | None] = {}
         for key in ("front", "middle", "back"):
             value = rr.raw(key)
             if value is None or value == "" or value == "ROW_CLASS_UNSPECIFIED":

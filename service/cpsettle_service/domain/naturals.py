@@ -74,6 +74,7 @@ __all__ = [
     "HandFacts",
     "hand_facts",
     "BUILTIN_DEFINITIONS",
+    "builtin_definition",
     "PREDICATES",
     "SPLIT_NATURALS",
     "builtin_predicate",
@@ -160,6 +161,11 @@ _COMPILED: dict[bool, dict[Natural, Predicate]] = {
     two_pairs: {n: compile_definition(d, two_pairs) for n, d in BUILTIN_DEFINITIONS.items()}
     for two_pairs in (True, False)
 }
+
+
+def builtin_definition(name: str) -> Definition | None:
+    """The catalogue's definition of the natural called ``name``; ``None`` outside it."""
+    return BUILTIN_DEFINITIONS[Natural(name)] if name in Natural.__members__ else None
 
 
 def builtin_predicate(natural: Natural, quads_as_two_pairs: bool = True) -> Predicate:

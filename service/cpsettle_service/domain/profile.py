@@ -27,14 +27,13 @@ from .cards import Rank, Suit
 from .errors import Collector, InvalidInput, Violation, ViolationCode
 from .hands import HandClass, HandRank, Wheel
 from .natural_vocabulary import (
-    MAX_GROUP,
     Definition,
     Predicate,
     compile_definition,
     definition_to_dict,
     read_definition,
 )
-from .naturals import BUILTIN_DEFINITIONS, Natural, builtin_predicate
+from .naturals import Natural, builtin_definition, builtin_predicate
 from .reader import Reader, parse_enum, read_wire_enum
 from .rows import ROWS, Row
 
@@ -194,7 +193,9 @@ class NaturalEntry:
     def effective_definition(self) -> Definition:
         if self.definition is not None:
             return self.definition
-        return BUILTIN_DEFINITIONS[self.natural]  # type: ignore[index]
+        definition = builtin_definition(self.natural)
+        assert definition is not None  # a name outside the catalogue is read with a definition
+        return definition
 
 
 @dataclass(frozen=True)
@@ -216,10 +217,10 @@ class Naturals:
         object.__setattr__(self, "by_natural", {e.natural: e for e in self.table})
         # Which natural a hand holding several is settled with: the higher rank, then more
         # units, then the catalogue's order (house naturals after it, in the table's order).
-        catalogue = {n: i for i, n in enumerate(Natural)}
+        catalogue: dict[str, int] = {n.value: i for i, n in enumerate(Natural)}
         object.__setattr__(self, "best_first", tuple(e.natural for e in sorted(
             self.table, key=lambda e: (-e.rank, -e.units,
-                                       catalogue.get(e.natural, len(catalogue)),  # type: ignore[call-overload]
+                                       catalogue.get(e.natural, len(catalogue)),
                                        self.table.index(e)))))
         predicates: dict[str, Predicate] = {}
         for e in self.table:
@@ -459,7 +460,7 @@ def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
         e.finish()
         if not e.ok or len(errors.violations) > before:
             continue
-        effective = definition or BUILTIN_DEFINITIONS.get(natural)  # type: ignore[call-overload]
+        effective = definition or builtin_definition(natural)
         if effective is not None and effective.largest_group > 4:
             needed = effective.largest_group - 4
             if not deck.joker_duplicates or deck.jokers < needed:
