@@ -153,7 +153,8 @@ def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
         hf = evaluate_three(front)
         hm = evaluate_five(middle, wheel)
         hb = evaluate_five(back, wheel)
-    if p.status is REGULAR:
+    # Most hands are plainly in order (front below middle below back): no foul check to call.
+    if p.status is REGULAR and (hf.order_key > hm.order_key or hm.strength >= hb.strength):
         p.foul_reasons += _foul_reasons(c, hf, hm, hb, plan, profile)
         if p.foul_reasons:
             p.status = Status.FOULED
