@@ -1,0 +1,267 @@
+"""Known-answer tests for the proof formulas of docs/AUDIT.md.
+
+Issuer and verifier share the project's audit functions, so a change there (say, the inputs of
+the settlement-id digest swapped) moves both and every round-trip test still passes. Here each
+formula is written once more, from the TEXT of docs/AUDIT.md, with hashlib and hmac only — never
+through the project's functions — and the answers of a real server (in process, on a unix socket,
+with a signing key, called through the project's client) must equal what these give.
+
+Each formula is one small function below, next to the sentence of the doc it transcribes (a test
+checks that sentence is still in the doc, word for word). When the doc changes a formula, change
+its function and its quote together.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from google.protobuf import json_format
+
+from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_client.cli import main
+from cpsettle_client.client import SettlementClient
+from tests.conftest import ROOT, ServerHandle, start_server, stop_server
+
+AUDIT_DOC = ROOT / "docs" / "AUDIT.md"
+PRESETS = ROOT / "service" / "cpsettle_service" / "domain" / "presets"
+KEY_ID = "kat-key-1"
+SECRET = "known-answer-signing-key-0123456789"
+
+
+# --------------------------------------------------------------------------- the formulas
+# Each: the doc's words (QUOTE_*), and the formula written from them.
+
+QUOTE_SHA256 = "All digests are lowercase hex SHA-256."
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+QUOTE_REQUEST_DIGEST = "SHA-256 of the canonical encoding of the `SettleRequest` as received"
+
+
+def request_digest(request: pb.SettleRequest) -> str:
+    """Canonical encoding = the deterministic protobuf binary serialization."""
+    return sha256_hex(request.SerializeToString(deterministic=True))
+
+
+QUOTE_PROFILE_DIGEST = (
+    "SHA-256 of the fully resolved profile (preset or inline, overrides and stake applied) as "
+    "canonical JSON: the profile JSON form with sorted keys, separators `,` and `:`, UTF-8, no "
+    "escaping of non-ASCII")
+
+
+def resolved_profile_json(profile_json: dict[str, Any], unit_value: int | None) -> dict[str, Any]:
+    """The profile JSON form with the table's stake applied (``money.unitValue``)."""
+    out = copy.deepcopy(profile_json)
+    if unit_value is not None:
+        out["money"] = {**out.get("money", {}), "unitValue": unit_value}
+    return out
+
+
+def profile_digest(resolved: dict[str, Any]) -> str:
+    text = json.dumps(resolved, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return sha256_hex(text.encode("utf-8"))
+
+
+QUOTE_ENGINE_VERSION = "`cpsettle-engine/<package version>`"
+
+
+def engine_version() -> str:
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["version"]
+    return f"cpsettle-engine/{version}"
+
+
+QUOTE_SETTLEMENT_ID = (
+    'SHA-256 of the UTF-8 text `"cpsettle-settlement-id/v1\\n" + requestDigest + "\\n" + '
+    'profile.digest + "\\n" + engineVersion`')
+
+
+def settlement_id(request_digest: str, profile_digest: str, engine_version: str) -> str:
+    text = "cpsettle-settlement-id/v1\n" + request_digest + "\n" + profile_digest + "\n" \
+        + engine_version
+    return sha256_hex(text.encode("utf-8"))
+
+
+QUOTE_SETTLEMENT_DIGEST = (
+    "SHA-256 of the canonical encoding of the `Settlement` with `settlementDigest`, `issuedAt` "
+    "and `signature` empty")
+
+
+def settlement_digest(settlement: pb.Settlement) -> str:
+    content = pb.Settlement()
+    content.CopyFrom(settlement)
+    content.settlement_digest = ""
+    content.issued_at = ""
+    content.ClearField("signature")
+    return sha256_hex(content.SerializeToString(deterministic=True))
+
+
+QUOTE_SIGNATURE = (
+    '`value` = HMAC-SHA256(key, UTF-8 of `"cpsettle-signature/v1\\n" + settlementDigest + "\\n" '
+    '+ issuedAt + "\\n" + keyId`)')
+QUOTE_SIGNATURE_ALGORITHM = "`algorithm` `HMAC-SHA256`"
+
+
+def signature(key: bytes, settlement_digest: str, issued_at: str, key_id: str) -> str:
+    text = "cpsettle-signature/v1\n" + settlement_digest + "\n" + issued_at + "\n" + key_id
+    return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+QUOTES = [QUOTE_SHA256, QUOTE_REQUEST_DIGEST, QUOTE_PROFILE_DIGEST, QUOTE_ENGINE_VERSION,
+          QUOTE_SETTLEMENT_ID, QUOTE_SETTLEMENT_DIGEST, QUOTE_SIGNATURE,
+          QUOTE_SIGNATURE_ALGORITHM]
+
+
+def test_each_formula_here_is_the_one_the_doc_states() -> None:
+    doc = AUDIT_DOC.read_text("utf-8")
+    missing = [q for q in QUOTES if q not in doc]
+    assert missing == [], "docs/AUDIT.md changed a formula: update its function here too"
+
+
+def test_the_formulas_themselves_on_fixed_inputs() -> None:
+    """The formulas on fixed text, against digests worked out by hand from the doc's words
+    (so a slip in a formula function above shows here, not only against the server)."""
+    a, b, v = "a" * 64, "b" * 64, "cpsettle-engine/9.9.9"
+    text = f"cpsettle-settlement-id/v1\n{a}\n{b}\n{v}".encode()
+    assert settlement_id(a, b, v) == hashlib.sha256(text).hexdigest()
+    assert settlement_id(a, b, v) != settlement_id(b, a, v)
+    assert profile_digest({"b": "é", "a": [1, 2]}) == hashlib.sha256(
+        '{"a":[1,2],"b":"é"}'.encode()).hexdigest()
+    assert signature(b"k" * 16, a, "2026-11-30T09:31:02.123Z", "k1") == hmac.new(
+        b"k" * 16, f"cpsettle-signature/v1\n{a}\n2026-11-30T09:31:02.123Z\nk1".encode(),
+        "sha256").hexdigest()
+
+
+# --------------------------------------------------------------------------- fixed inputs
+
+
+def _request(**extra: Any) -> dict[str, Any]:
+    return {
+        "handId": "kat-1", "tableId": "table-kat", "roundId": "r-9", "dealerId": "dealer-ß",
+        "players": [
+            {"playerId": "north", "seat": 1, "arrangement": {
+                "front": ["As", "Ad", "2c"], "middle": ["3c", "3d", "4h", "4s", "5c"],
+                "back": ["6s", "7s", "8s", "9s", "Js"]}},
+            {"playerId": "south", "seat": 2, "arrangement": {
+                "front": ["Kc", "Kd", "2d"], "middle": ["6h", "6d", "6c", "2h", "2s"],
+                "back": ["Th", "Jh", "Qh", "Kh", "9h"]}},
+        ],
+        **extra,
+    }
+
+
+def preset_json(name: str) -> dict[str, Any]:
+    """A preset's profile JSON form: its data file."""
+    return json.loads((PRESETS / f"{name}.json").read_text("utf-8"))
+
+
+def inline_profile() -> dict[str, Any]:
+    profile = preset_json("ofc")
+    profile["name"] = "house-kat"
+    profile["description"] = "Maison — règles d'essai (non-ASCII kept as is)"
+    return profile
+
+
+# (request JSON, the resolved profile JSON form the doc's profile digest is taken over)
+TABLES = {
+    "preset-with-stake": (_request(preset="western", unitValue=25),
+                          resolved_profile_json(preset_json("western"), 25)),
+    "preset-default-stake": (_request(preset="eastern"),
+                             resolved_profile_json(preset_json("eastern"), None)),
+    "inline-non-ascii": (_request(profile=inline_profile(), unitValue=7),
+                         resolved_profile_json(inline_profile(), 7)),
+}
+
+
+@pytest.fixture(scope="module")
+def signing_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    handle = start_server(tmp_path_factory.mktemp("kat") / "kat.sock",
+                          signing_key=SECRET, signing_key_id=KEY_ID)
+    yield handle
+    stop_server(handle)
+
+
+@pytest.fixture()
+def signed_client(signing_server: ServerHandle) -> Iterator[SettlementClient]:
+    with SettlementClient(signing_server.address, timeout=10) as c:
+        yield c
+
+
+def settle(client: SettlementClient, name: str) -> tuple[pb.SettleRequest, pb.Settlement]:
+    request = json_format.ParseDict(TABLES[name][0], pb.SettleRequest())
+    return request, client.settle(request).settlement
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_served_proofs_equal_the_doc_formulas(name: str,
+                                              signed_client: SettlementClient) -> None:
+    request, s = settle(signed_client, name)
+    want_request = request_digest(request)
+    want_profile = profile_digest(TABLES[name][1])
+    want_engine = engine_version()
+    assert s.request_digest == want_request
+    assert s.profile.digest == want_profile
+    assert s.engine_version == want_engine
+    assert s.settlement_id == settlement_id(want_request, want_profile, want_engine)
+    want_digest = settlement_digest(s)
+    assert s.settlement_digest == want_digest
+    assert s.signature.algorithm == "HMAC-SHA256"
+    assert s.signature.key_id == KEY_ID
+    assert s.signature.value == signature(SECRET.encode(), want_digest, s.issued_at, KEY_ID)
+
+
+def test_the_profile_digest_is_the_one_the_server_lists(signed_client: SettlementClient) -> None:
+    for name in ("western", "ofc", "one-six"):
+        summary = signed_client.get_profile(name).summary
+        assert summary.digest == profile_digest(resolved_profile_json(preset_json(name), None))
+
+
+def test_the_id_depends_on_what_the_doc_says_and_nothing_else(
+        signed_client: SettlementClient) -> None:
+    """Same request twice: same id (issuedAt is outside it); another stake: another id."""
+    _, first = settle(signed_client, "preset-with-stake")
+    _, again = settle(signed_client, "preset-with-stake")
+    assert first.settlement_id == again.settlement_id
+    assert first.settlement_digest == again.settlement_digest
+    _, other = settle(signed_client, "preset-default-stake")
+    assert other.settlement_id != first.settlement_id
+
+
+def _verify(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+            s: pb.Settlement) -> int:
+    stored = tmp_path / "settlement.json"
+    stored.write_text(json_format.MessageToJson(pb.SettleResponse(settlement=s)), "utf-8")
+    key_file = tmp_path / "key"
+    key_file.write_text(SECRET, "utf-8")
+    monkeypatch.setenv("CPSETTLE_SIGNING_KEY_ID", KEY_ID)  # the CLI's key id
+    code = main(["verify", str(stored), "--key-file", str(key_file)])
+    capsys.readouterr()
+    return code
+
+
+def test_the_verifier_follows_the_doc_formulas(capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                               signed_client: SettlementClient) -> None:
+    """``cpsettle verify`` accepts a settlement whose proofs were made here from the doc's
+    formulas, and refuses one whose id was made with the inputs in another order."""
+    _, s = settle(signed_client, "preset-with-stake")
+    assert _verify(capsys, monkeypatch, tmp_path, s) == 0
+    # A settlement sealed by the doc's formulas alone (another issue time, so another signature).
+    s.issued_at = "2031-01-02T03:04:05.678Z"
+    s.settlement_digest = settlement_digest(s)
+    s.signature.value = signature(SECRET.encode(), s.settlement_digest, s.issued_at, KEY_ID)
+    assert _verify(capsys, monkeypatch, tmp_path, s) == 0
+    # The id with its inputs swapped, resealed consistently: the verifier must refuse it.
+    s.settlement_id = settlement_id(s.profile.digest, s.request_digest, s.engine_version)
+    s.settlement_digest = settlement_digest(s)
+    s.signature.value = signature(SECRET.encode(), s.settlement_digest, s.issued_at, KEY_ID)
+    assert _verify(capsys, monkeypatch, tmp_path, s) == 1
