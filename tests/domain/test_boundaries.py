@@ -22,13 +22,14 @@ from typing import Any
 
 import pytest
 
+from cpsettle_service.domain import presets
 from cpsettle_service.domain.errors import InvalidInput
 from cpsettle_service.domain.profile import ProfileRegistry
 from cpsettle_service.domain.settlement import evaluate_hand, settle
 from cpsettle_service.domain.table import request_from_dict, resolve_profile
 
 REGISTRY = ProfileRegistry.builtin()
-PRESETS = Path(__file__).parents[2] / "service" / "cpsettle_service" / "domain" / "presets"
+PRESETS = Path(presets.__file__).parent  # the preset data files: the profile JSON form
 RANKS = "23456789TJQKA"
 SUITS = "shdc"
 VALUE = {r: i + 2 for i, r in enumerate(RANKS)}

@@ -27,10 +27,11 @@ from google.protobuf import json_format
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient
+from cpsettle_service.domain import presets
 from tests.conftest import ROOT, ServerHandle, start_server, stop_server
 
 AUDIT_DOC = ROOT / "docs" / "AUDIT.md"
-PRESETS = ROOT / "service" / "cpsettle_service" / "domain" / "presets"
+PRESETS = Path(presets.__file__).parent  # the preset data files: the profile JSON form
 KEY_ID = "kat-key-1"
 SECRET = "known-answer-signing-key-0123456789"
 
@@ -265,3 +266,71 @@ def test_the_verifier_follows_the_doc_formulas(capsys: pytest.CaptureFixture[str
     s.settlement_digest = settlement_digest(s)
     s.signature.value = signature(SECRET.encode(), s.settlement_digest, s.issued_at, KEY_ID)
     assert _verify(capsys, monkeypatch, tmp_path, s) == 1
+
+
+def test_an_unsigned_settlement_carries_the_same_proofs_and_says_none(
+        client: SettlementClient) -> None:
+    """The suite's server has no key: the digests and the id are the doc's all the same, and
+    the signature is ``NONE`` with no key id and no value."""
+    request, _ = TABLES["preset-with-stake"]
+    message = json_format.ParseDict(request, pb.SettleRequest())
+    s = client.settle(message).settlement
+    want_request = request_digest(message)
+    assert s.settlement_id == settlement_id(want_request, profile_digest(TABLES[
+        "preset-with-stake"][1]), engine_version())
+    assert s.settlement_digest == settlement_digest(s)
+    assert (s.signature.algorithm, s.signature.key_id, s.signature.value) == ("NONE", "", "")
+
+
+def test_the_request_digest_is_over_the_canonical_encoding_whatever_the_key_order(
+        signed_client: SettlementClient) -> None:
+    """Overrides are a protobuf ``Struct`` (a map): the digest is over the deterministic
+    encoding, so the same overrides sent in another key order give the same digest and id."""
+    overrides = {"scoring": {"scoopBonus": 4, "rowUnit": 2, "majorityBonus": 1},
+                 "rake": {"mode": "COMMISSION", "commissionCap": 500, "commissionBps": 250},
+                 "caps": {"wins": False, "losses": True}}
+    reordered = {k: dict(reversed(list(v.items()))) for k, v in reversed(overrides.items())}
+    answers = []
+    for o in (overrides, reordered):
+        message = json_format.ParseDict(_request(preset="western", profileOverrides=o),
+                                        pb.SettleRequest())
+        s = signed_client.settle(message).settlement
+        assert s.request_digest == request_digest(message)
+        answers.append(s)
+    assert answers[0].request_digest == answers[1].request_digest
+    assert answers[0].settlement_id == answers[1].settlement_id
+
+
+def test_the_issued_event_carries_the_served_proofs(signed_client: SettlementClient,
+                                                    logs: Any) -> None:
+    """``settlement.issued`` (docs/AUDIT.md, audit log events) names the same ids, digests and
+    money as the settlement the caller got."""
+    import base64
+
+    request = _request(preset="western", unitValue=25, handId="kat-event")
+    request["players"][0]["stack"] = 30  # north loses 2 x 25 = 50: a cap the event lists
+    message = json_format.ParseDict(request, pb.SettleRequest())
+    s = signed_client.settle(message).settlement
+    events = [e for e in logs.events("settlement.issued") if e["hand_id"] == "kat-event"]
+    assert len(events) == 1
+    e = events[0]
+    want = {
+        "hand_id": "kat-event", "table_id": "table-kat", "round_id": "r-9",
+        "dealer_id": "dealer-ß", "settlement_id": s.settlement_id,
+        "settlement_digest": s.settlement_digest, "request_digest": request_digest(message),
+        "profile": "western", "profile_version": s.profile.version,
+        "profile_digest": s.profile.digest, "engine_version": engine_version(),
+        "engine_digest": s.engine_digest, "issued_at": s.issued_at, "signed": True,
+        "key_id": KEY_ID, "unit_value": 25, "rake": s.rake,
+        "nets": {p.player_id: p.net_money for p in s.players},
+        "net_units": {p.player_id: p.net_units for p in s.players},
+        "fouls": [p.player_id for p in s.players if p.fouled],
+        "naturals": {p.player_id: p.natural for p in s.players if p.natural},
+        "surrenders": [p.player_id for p in s.players if p.surrendered],
+        "caps": [{"payer": pr.payer, "payee": pr.payee, "owed": pr.owed, "paid": pr.paid,
+                  "cap": pr.cap} for pr in s.pairs if pr.cap],
+    }
+    assert {k: e.get(k) for k in want} == want
+    assert want["caps"], "the table must hit a cap"
+    assert pb.SettleRequest.FromString(base64.b64decode(e["request"])) == message
+    assert base64.b64decode(e["request"]) == message.SerializeToString(deterministic=True)
