@@ -2,8 +2,8 @@
 
 Issuer and verifier share the project's audit functions, so a change there (say, the inputs of
 the settlement-id digest swapped) moves both and every round-trip test still passes. Here each
-formula is written once more, from the TEXT of docs/AUDIT.md, with hashlib and hmac only — never
-through the project's functions — and the answers of a real server (in process, on a unix socket,
+formula is written once more, from the TEXT of docs/AUDIT.md, with hashlib and the Ed25519 of
+``cryptography`` only — never through the project's functions — and the answers of a real server (in process, on a unix socket,
 with a signing key, called through the project's client) must equal what these give.
 
 Each formula is one small function below, next to the sentence of the doc it transcribes (a test
@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import hmac
 import json
 import tomllib
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from google.protobuf import json_format
 
 from cpsettle.v1 import settlement_pb2 as pb
@@ -33,20 +34,30 @@ from tests.conftest import ROOT, ServerHandle, start_server, stop_server
 AUDIT_DOC = ROOT / "docs" / "AUDIT.md"
 PRESETS = Path(presets.__file__).parent  # the preset data files: the profile JSON form
 KEY_ID = "kat-key-1"
-SECRET = "known-answer-signing-key-0123456789"
+# A fixed Ed25519 test key (never for production): pure Ed25519 signatures are deterministic
+# (RFC 8032), so the expected signature is a known answer too.
+PRIVATE = Ed25519PrivateKey.from_private_bytes(hashlib.sha256(b"cpsettle known answers").digest())
+PRIVATE_PEM = PRIVATE.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()).decode("ascii")
+PUBLIC_HEX = PRIVATE.public_key().public_bytes(serialization.Encoding.Raw,
+                                               serialization.PublicFormat.Raw).hex()
 
 
 # --------------------------------------------------------------------------- the formulas
 # Each: the doc's words (QUOTE_*), and the formula written from them.
 
-QUOTE_SHA256 = "All digests are lowercase hex SHA-256."
+QUOTE_SHA256 = "SHA-256 (lowercase hex, as every digest here)"
 
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-QUOTE_REQUEST_DIGEST = "SHA-256 of the canonical encoding of the `SettleRequest` as received"
+QUOTE_REQUEST_DIGEST = (
+    "SHA-256 (lowercase hex, as every digest here) of the request's bytes as the service encoded "
+    "them — exactly the bytes the `settlement.issued` log event carries in `request` (base64), so "
+    "any language checks it against the log without a protobuf library. (Those bytes are "
+    "protobuf's deterministic encoding of the `SettleRequest`; card spellings are kept as sent.)")
 
 
 def request_digest(request: pb.SettleRequest) -> str:
@@ -55,13 +66,13 @@ def request_digest(request: pb.SettleRequest) -> str:
 
 
 QUOTE_PROFILE_DIGEST = (
-    "SHA-256 of the fully resolved profile (preset or inline, overrides and stake applied) as "
-    "canonical JSON: the profile JSON form with sorted keys, separators `,` and `:`, UTF-8, no "
-    "escaping of non-ASCII")
+    "SHA-256 of the fully resolved profile as canonical JSON: sorted keys, separators `,` and "
+    "`:`, UTF-8, no escaping of non-ASCII")
 
 
 def resolved_profile_json(profile_json: dict[str, Any], unit_value: int | None) -> dict[str, Any]:
-    """The profile JSON form with the table's stake applied (``money.unitValue``)."""
+    """The profile JSON form with the table's stake applied (``money.unitValue``): the stake
+    is still part of the resolved profile here (a coming change moves it onto the table)."""
     out = copy.deepcopy(profile_json)
     if unit_value is not None:
         out["money"] = {**out.get("money", {}), "unitValue": unit_value}
@@ -93,8 +104,9 @@ def settlement_id(request_digest: str, profile_digest: str, engine_version: str)
 
 
 QUOTE_SETTLEMENT_DIGEST = (
-    "SHA-256 of the canonical encoding of the `Settlement` with `settlementDigest`, `issuedAt` "
-    "and `signature` empty")
+    "SHA-256 of the settlement's **content bytes** (the canonical encoding below): every field "
+    "except `settlementDigest`, `issuedAt` and `signature`")
+QUOTE_CONTENT_BYTES = "what protobuf's deterministic serializer produces for these messages"
 
 
 def settlement_digest(settlement: pb.Settlement) -> str:
@@ -107,18 +119,24 @@ def settlement_digest(settlement: pb.Settlement) -> str:
 
 
 QUOTE_SIGNATURE = (
-    '`value` = HMAC-SHA256(key, UTF-8 of `"cpsettle-signature/v1\\n" + settlementDigest + "\\n" '
-    '+ issuedAt + "\\n" + keyId`)')
-QUOTE_SIGNATURE_ALGORITHM = "`algorithm` `HMAC-SHA256`"
+    "`value` = the 64-byte Ed25519 signature (RFC 8032, pure Ed25519) as 128 lowercase hex "
+    'digits, over the UTF-8 text `"cpsettle-signature/v1\\n" + settlementDigest + "\\n" + '
+    'issuedAt + "\\n" + keyId`')
+QUOTE_SIGNATURE_ALGORITHM = "`algorithm` `Ed25519`"
 
 
-def signature(key: bytes, settlement_digest: str, issued_at: str, key_id: str) -> str:
+def signed_text(settlement_digest: str, issued_at: str, key_id: str) -> bytes:
     text = "cpsettle-signature/v1\n" + settlement_digest + "\n" + issued_at + "\n" + key_id
-    return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+    return text.encode("utf-8")
+
+
+def signature(key: Ed25519PrivateKey, settlement_digest: str, issued_at: str,
+              key_id: str) -> str:
+    return key.sign(signed_text(settlement_digest, issued_at, key_id)).hex()
 
 
 QUOTES = [QUOTE_SHA256, QUOTE_REQUEST_DIGEST, QUOTE_PROFILE_DIGEST, QUOTE_ENGINE_VERSION,
-          QUOTE_SETTLEMENT_ID, QUOTE_SETTLEMENT_DIGEST, QUOTE_SIGNATURE,
+          QUOTE_SETTLEMENT_ID, QUOTE_SETTLEMENT_DIGEST, QUOTE_CONTENT_BYTES, QUOTE_SIGNATURE,
           QUOTE_SIGNATURE_ALGORITHM]
 
 
@@ -137,9 +155,10 @@ def test_the_formulas_themselves_on_fixed_inputs() -> None:
     assert settlement_id(a, b, v) != settlement_id(b, a, v)
     assert profile_digest({"b": "é", "a": [1, 2]}) == hashlib.sha256(
         '{"a":[1,2],"b":"é"}'.encode()).hexdigest()
-    assert signature(b"k" * 16, a, "2026-11-30T09:31:02.123Z", "k1") == hmac.new(
-        b"k" * 16, f"cpsettle-signature/v1\n{a}\n2026-11-30T09:31:02.123Z\nk1".encode(),
-        "sha256").hexdigest()
+    text = f"cpsettle-signature/v1\n{a}\n2026-11-30T09:31:02.123Z\nk1".encode()
+    value = signature(PRIVATE, a, "2026-11-30T09:31:02.123Z", "k1")
+    assert len(value) == 128 and value == value.lower()
+    PRIVATE.public_key().verify(bytes.fromhex(value), text)  # raises if it is not over `text`
 
 
 # --------------------------------------------------------------------------- fixed inputs
@@ -186,7 +205,7 @@ TABLES = {
 @pytest.fixture(scope="module")
 def signing_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
     handle = start_server(tmp_path_factory.mktemp("kat") / "kat.sock",
-                          signing_key=SECRET, signing_key_id=KEY_ID)
+                          signing_key=PRIVATE_PEM, signing_key_id=KEY_ID)
     yield handle
     stop_server(handle)
 
@@ -215,9 +234,9 @@ def test_served_proofs_equal_the_doc_formulas(name: str,
     assert s.settlement_id == settlement_id(want_request, want_profile, want_engine)
     want_digest = settlement_digest(s)
     assert s.settlement_digest == want_digest
-    assert s.signature.algorithm == "HMAC-SHA256"
+    assert s.signature.algorithm == "Ed25519"
     assert s.signature.key_id == KEY_ID
-    assert s.signature.value == signature(SECRET.encode(), want_digest, s.issued_at, KEY_ID)
+    assert s.signature.value == signature(PRIVATE, want_digest, s.issued_at, KEY_ID)
 
 
 def test_the_profile_digest_is_the_one_the_server_lists(signed_client: SettlementClient) -> None:
@@ -237,35 +256,34 @@ def test_the_id_depends_on_what_the_doc_says_and_nothing_else(
     assert other.settlement_id != first.settlement_id
 
 
-def _verify(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-            s: pb.Settlement) -> int:
+def _verify(capsys: pytest.CaptureFixture[str], tmp_path: Path, s: pb.Settlement) -> int:
     stored = tmp_path / "settlement.json"
     stored.write_text(json_format.MessageToJson(pb.SettleResponse(settlement=s)), "utf-8")
-    key_file = tmp_path / "key"
-    key_file.write_text(SECRET, "utf-8")
-    monkeypatch.setenv("CPSETTLE_SIGNING_KEY_ID", KEY_ID)  # the CLI's key id
-    code = main(["verify", str(stored), "--key-file", str(key_file)])
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"keys": [
+        {"keyId": KEY_ID, "algorithm": "Ed25519", "publicKey": PUBLIC_HEX}]}), "utf-8")
+    code = main(["verify", str(stored), "--keys", str(keys)])
     capsys.readouterr()
     return code
 
 
 def test_the_verifier_follows_the_doc_formulas(capsys: pytest.CaptureFixture[str],
-                                               monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                               tmp_path: Path,
                                                signed_client: SettlementClient) -> None:
     """``cpsettle verify`` accepts a settlement whose proofs were made here from the doc's
     formulas, and refuses one whose id was made with the inputs in another order."""
     _, s = settle(signed_client, "preset-with-stake")
-    assert _verify(capsys, monkeypatch, tmp_path, s) == 0
+    assert _verify(capsys, tmp_path, s) == 0
     # A settlement sealed by the doc's formulas alone (another issue time, so another signature).
     s.issued_at = "2031-01-02T03:04:05.678Z"
     s.settlement_digest = settlement_digest(s)
-    s.signature.value = signature(SECRET.encode(), s.settlement_digest, s.issued_at, KEY_ID)
-    assert _verify(capsys, monkeypatch, tmp_path, s) == 0
+    s.signature.value = signature(PRIVATE, s.settlement_digest, s.issued_at, KEY_ID)
+    assert _verify(capsys, tmp_path, s) == 0
     # The id with its inputs swapped, resealed consistently: the verifier must refuse it.
     s.settlement_id = settlement_id(s.profile.digest, s.request_digest, s.engine_version)
     s.settlement_digest = settlement_digest(s)
-    s.signature.value = signature(SECRET.encode(), s.settlement_digest, s.issued_at, KEY_ID)
-    assert _verify(capsys, monkeypatch, tmp_path, s) == 1
+    s.signature.value = signature(PRIVATE, s.settlement_digest, s.issued_at, KEY_ID)
+    assert _verify(capsys, tmp_path, s) == 1
 
 
 def test_an_unsigned_settlement_carries_the_same_proofs_and_says_none(
