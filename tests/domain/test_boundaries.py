@@ -230,6 +230,8 @@ def _boundary_cases() -> list[tuple[str, str, str, str]]:
             below = RANKS[RANKS.index(at) - 1] if at != "2" else None
             if below and hand(cls, below, size) is not None:
                 cases.add((name, row, cls, below))
+            if cls == "STRAIGHT_FLUSH":  # a royal flush pays as one unless it has its own entry
+                cases.add((name, row, "ROYAL_FLUSH", "A"))
             lower = CLASSES[CLASSES.index(cls) - 1] if cls != "HIGH_CARD" else None
             if lower:
                 lower_tops = [r for r in RANKS if hand(lower, r, size) is not None]
@@ -527,3 +529,72 @@ def test_boundaries_here_do_not_share_state() -> None:
     b = copy.deepcopy(a)
     settle_json(request(a, "western"))
     assert a == b
+
+
+# --------------------------------------------------------------------------- caps by basis
+
+# LOSER < MIDDLE_HAND < STRONG row by row (pairs 2s < 3s; two pair < trips < quads; full house <
+# quads < straight flush), 39 distinct cards.
+MIDDLE_HAND = (["2d", "2s", "5c"], ["5h", "5d", "5s", "6c", "4h"], ["Kc", "Kd", "Ks", "Kh", "2h"])
+STRONG = (["3c", "3d", "4d"], ["As", "Ah", "Ad", "Ac", "2c"], ["6s", "7s", "8s", "9s", "Ts"])
+
+
+def _three(stacks: dict[str, int | None], basis: str, losses: bool, wins: bool):
+    """Weak A (seat 1) < middling B (seat 2) < strong C (seat 3), button 1: the pairs are
+    settled (A,B), (A,C), (B,C), so B first receives from A, then pays C. Each pair is a sweep
+    of 4 units in western (3 rows + 1); unit value 100: 400 a pair."""
+    players = [player("A", 1, LOSER), player("B", 2, MIDDLE_HAND), player("C", 3, STRONG)]
+    for p in players:
+        if stacks.get(p["playerId"]) is not None:
+            p["stack"] = stacks[p["playerId"]]
+    overrides = {"caps": {"basis": basis, "losses": losses, "wins": wins}}
+    s = settle_json(request(players, "western", buttonSeat=1, profileOverrides=overrides))
+    assert [(pr.first, pr.second, pr.units) for pr in s.pairs] == [
+        ("A", "B", -4), ("A", "C", -4), ("B", "C", -4)], "the hands must sweep in order"
+    return {(pr.first, pr.second): (pr.paid, pr.cap) for pr in s.pairs}
+
+
+def test_the_three_hands_are_what_the_cap_tests_need() -> None:
+    assert _three({}, "HAND_START", True, True) == {
+        ("A", "B"): (400, ""), ("A", "C"): (400, ""), ("B", "C"): (400, "")}
+
+
+@pytest.mark.parametrize("basis", ["HAND_START", "CURRENT_STACK"])
+def test_a_loser_may_pay_out_of_what_he_won_earlier_in_the_hand(basis: str) -> None:
+    # B starts with 100, receives 400 from A, then owes C 400: room 100 + 400 - 0 = 500.
+    paid = _three({"B": 100}, basis, True, False)
+    assert paid[("B", "C")] == (400, "")
+    # with 0 he can still pay out of the 400 he won, exactly: 0 + 400 = 400
+    assert _three({"B": 0}, basis, True, False)[("B", "C")] == (400, "")
+
+
+@pytest.mark.parametrize("basis", ["HAND_START", "CURRENT_STACK"])
+def test_caps_apply_only_to_the_sides_the_profile_caps(basis: str) -> None:
+    # losses capped, wins not: a short payer is cut, a short payee is paid in full
+    assert _three({"A": 100}, basis, True, False)[("A", "B")] == (100, "PAYER_STACK")
+    assert _three({"B": 100}, basis, True, False)[("A", "B")] == (400, "")
+    # wins capped, losses not: the other way round
+    assert _three({"A": 100}, basis, False, True)[("A", "B")] == (400, "")
+    assert _three({"B": 100}, basis, False, True)[("A", "B")] == (100, "PAYEE_STACK")
+
+
+def test_a_winners_cap_by_basis() -> None:
+    """C starts with 500 and wins 400 from A, then 400 from B. At the hand's start basis he may
+    win at most his starting stack in all (500: 100 more after A); on the current stack he may
+    win up to what he holds now (500 + 400)."""
+    hand_start = _three({"C": 500}, "HAND_START", False, True)
+    assert hand_start[("A", "C")] == (400, "")
+    assert hand_start[("B", "C")] == (100, "PAYEE_STACK")
+    current = _three({"C": 500}, "CURRENT_STACK", False, True)
+    assert current[("B", "C")] == (400, "")
+
+
+def test_players_listed_out_of_seat_order_settle_in_seat_order() -> None:
+    base = [player("A", 1, LOSER), player("B", 2, MIDDLE_HAND)]
+    shuffled = [player("B", 2, MIDDLE_HAND), player("A", 1, LOSER)]
+    for players in (base, shuffled):
+        s = settle_json(request(players, "western", buttonSeat=1))
+        assert list(s.order) == ["A", "B"]
+        assert [(pr.first, pr.second) for pr in s.pairs] == [("A", "B")]
+    three = [player("C", 9, STRONG), player("A", 1, LOSER), player("B", 5, MIDDLE_HAND)]
+    assert list(settle_json(request(three, "western", buttonSeat=5)).order) == ["B", "C", "A"]
