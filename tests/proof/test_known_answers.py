@@ -66,17 +66,15 @@ def request_digest(request: pb.SettleRequest) -> str:
 
 
 QUOTE_PROFILE_DIGEST = (
-    "SHA-256 of the fully resolved profile as canonical JSON: sorted keys, separators `,` and "
-    "`:`, UTF-8, no escaping of non-ASCII")
+    "SHA-256 of the fully resolved profile (preset or inline, overrides applied) as canonical "
+    "JSON: sorted keys, separators `,` and `:`, UTF-8, no escaping of non-ASCII. Digest format "
+    "**v2**: the table's stake is not part of the profile")
 
 
-def resolved_profile_json(profile_json: dict[str, Any], unit_value: int | None) -> dict[str, Any]:
-    """The profile JSON form with the table's stake applied (``money.unitValue``): the stake
-    is still part of the resolved profile here (a coming change moves it onto the table)."""
-    out = copy.deepcopy(profile_json)
-    if unit_value is not None:
-        out["money"] = {**out.get("money", {}), "unitValue": unit_value}
-    return out
+def resolved_profile_json(profile_json: dict[str, Any]) -> dict[str, Any]:
+    """The profile JSON form as resolved (digest format v2): the table's stake (the request's
+    ``unitValue``) is not folded in; ``money.unitValue`` stays the house default."""
+    return copy.deepcopy(profile_json)
 
 
 def profile_digest(resolved: dict[str, Any]) -> str:
@@ -194,11 +192,11 @@ def inline_profile() -> dict[str, Any]:
 # (request JSON, the resolved profile JSON form the doc's profile digest is taken over)
 TABLES = {
     "preset-with-stake": (_request(preset="western", unitValue=25),
-                          resolved_profile_json(preset_json("western"), 25)),
+                          resolved_profile_json(preset_json("western"))),
     "preset-default-stake": (_request(preset="eastern"),
-                             resolved_profile_json(preset_json("eastern"), None)),
+                             resolved_profile_json(preset_json("eastern"))),
     "inline-non-ascii": (_request(profile=inline_profile(), unitValue=7),
-                         resolved_profile_json(inline_profile(), 7)),
+                         resolved_profile_json(inline_profile())),
 }
 
 
@@ -231,6 +229,8 @@ def test_served_proofs_equal_the_doc_formulas(name: str,
     assert s.request_digest == want_request
     assert s.profile.digest == want_profile
     assert s.engine_version == want_engine
+    # the stake is the table's (digest format v2): on the settlement, under its digest
+    assert s.unit_value == TABLES[name][0].get("unitValue", TABLES[name][1]["money"]["unitValue"])
     assert s.settlement_id == settlement_id(want_request, want_profile, want_engine)
     want_digest = settlement_digest(s)
     assert s.settlement_digest == want_digest
@@ -242,7 +242,7 @@ def test_served_proofs_equal_the_doc_formulas(name: str,
 def test_the_profile_digest_is_the_one_the_server_lists(signed_client: SettlementClient) -> None:
     for name in ("western", "ofc", "one-six"):
         summary = signed_client.get_profile(name).summary
-        assert summary.digest == profile_digest(resolved_profile_json(preset_json(name), None))
+        assert summary.digest == profile_digest(resolved_profile_json(preset_json(name)))
 
 
 def test_the_id_depends_on_what_the_doc_says_and_nothing_else(
