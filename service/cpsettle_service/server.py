@@ -25,6 +25,7 @@ from .domain.profile import ProfileRegistry
 from .integrity import check_installation
 from .keys import KeyProblem, load_signing_key, published_keys
 from .observability import metrics, tracing
+from .observability.exposition import start_metrics_server
 from .observability.logging import chain, configure, get_logger
 from .security import TokenChecker, server_credentials
 
@@ -189,9 +190,7 @@ async def serve(settings: Settings) -> int:
             log.error("tracing.unavailable", reason=f"{e}: install cpsettle[otel]")
             return 2
     if settings.metrics_port:
-        from prometheus_client import start_http_server
-
-        start_http_server(settings.metrics_port, addr=settings.host, registry=metrics.REGISTRY)
+        await start_metrics_server(settings.host, settings.metrics_port, metrics.REGISTRY)
     metrics.BUILD_INFO.info({"version": VERSION, "engine_version": sealer.engine_version,
                              "engine_digest": sealer.engine_digest})
     metrics.SIGNING_ENABLED.set(1 if sealer.key is not None else 0)

@@ -48,3 +48,17 @@ def reject_malformed(request: Any) -> None:
     """Raise the ``InvalidInput`` of a ``Malformed`` request; anything else passes."""
     if type(request) is Malformed:
         raise request.invalid()
+
+
+def reject_unknown(request: Any) -> None:
+    """``reject_malformed``, and fields this schema does not know are refused too: for requests
+    with no fields of their own (``ListProfilesRequest``), where junk bytes that happen to parse
+    would otherwise pass as an empty request."""
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
+    reject_malformed(request)
+    if len(UnknownFieldSet(request)):
+        raise InvalidInput([Violation(
+            "request", f"{request.DESCRIPTOR.full_name} has fields this service does not know",
+            ViolationCode.MALFORMED_REQUEST,
+        )])

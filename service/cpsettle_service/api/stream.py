@@ -84,7 +84,7 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
         rest = pb.AuditResult()
         if paid is not None:
             report = check_payouts(settlement, paid)
-            player_checks_to_proto(report.players, rest.checks)
+            player_checks_to_proto(report.players, rest.checks, "paid")
             rest.all_match = report.all_match
             if not report.all_match:
                 metrics.PAYOUT_MISMATCHES.inc()

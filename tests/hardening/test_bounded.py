@@ -1,0 +1,198 @@
+"""Memory and CPU are bounded for any input (issue #13), against a real server process.
+
+- Profiles hold no more than the rules allow (DECISIONS.md decision 23), and the profile cache
+  is bounded by bytes: 1,000 distinct maximal valid profiles leave the RSS bounded.
+- A request within the size limit but absurd in bulk is refused on its counts, before its items
+  are read: one violation per absurd count, a bounded list in the BadRequest saying how many
+  were left out, and one increment of the validation metric per request.
+- Ids have a length limit.
+"""
+
+from __future__ import annotations
+
+import socket
+import urllib.request
+from pathlib import Path
+from typing import Any, Iterator
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+
+from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
+from tests.hardening.profiles import maximal_profile
+from tests.hardening.support import rss_kib, stop_process
+from tests.support.server_process import start, wait_serving
+from tests.support.tables import table
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, tmp_path: Path) -> None:
+        self.metrics_port = free_port()
+        sock = tmp_path / "b.sock"
+        self.log = tmp_path / "server.log"
+        self.proc = start(sock, self.log, CPSETTLE_METRICS_PORT=str(self.metrics_port),
+                          CPSETTLE_HOST="127.0.0.1", CPSETTLE_LOG_FORMAT="json")
+        self.address = f"unix://{sock}"
+        wait_serving(self.address, self.proc)
+
+    def scrape(self) -> dict[str, float]:
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        text = urllib.request.urlopen(url, timeout=10).read().decode()
+        out = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name, _, value = line.rpartition(" ")
+                out[name] = float(value)
+        return out
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    s = Server(tmp_path_factory.mktemp("bounded"))
+    yield s
+    stop_process(s.proc)
+
+
+def rejected(call: Any, *args: Any) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as e:
+        call(*args, timeout=30)
+    return e.value
+
+
+def bad_request(error: grpc.RpcError) -> error_details_pb2.BadRequest:
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            out = error_details_pb2.BadRequest()
+            status.details[0].Unpack(out)
+            return out
+    raise AssertionError("no BadRequest detail")
+
+
+# --------------------------------------------------------------------------- profiles
+
+
+@pytest.mark.parametrize("entries,path,bound", [
+    (16_000, "profile", "at most 49152"),  # the issue's attack: refused before it is decoded
+    (43, "profile.fantasyland.progressive", "at most 42"),  # one past what the rules allow
+])
+def test_a_table_past_the_rules_size_is_refused(server: Server, entries: int, path: str,
+                                                bound: str) -> None:
+    data = maximal_profile(0)
+    data["fantasyland"]["progressive"] = [{"handClass": "PAIR", "cards": 14}] * entries
+    request = table(profile=data)
+    del request["preset"]
+    with SettlementClient(server.address) as c, pytest.raises(SettlementError) as e:
+        c.settle(request)
+    assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in e.value.violations] == [path]
+    assert bound in e.value.violations[0].reason
+
+
+def test_maximal_profiles_leave_memory_bounded(server: Server) -> None:
+    """1,000 distinct maximal valid profiles: the RSS grows less than 64 MiB past its warm level
+    (before: every profile cached at its full size in a 512-entry cache and a 1,024-entry plan
+    table; with 16,000-entry tables, 190 requests took a process from 115 to 588 MB)."""
+    base = table()
+    del base["preset"]
+    with SettlementClient(server.address, timeout=30) as c:
+        def settle(n: int) -> None:
+            request = request_from_json({**base, "profile": maximal_profile(n)})
+            assert c.settle(request).settlement.profile.source == "inline"
+
+        for n in range(100):  # warm: the code paths, the allocator's arenas
+            settle(n)
+        warm = rss_kib(server.proc.pid)
+        for n in range(100, 1_100):
+            settle(n)
+        grown = rss_kib(server.proc.pid) - warm
+    assert grown < 64 * 1024, f"RSS grew {grown} KiB over 1,000 distinct profiles"
+
+
+# --------------------------------------------------------------------------- bulk requests
+
+
+def bulk_requests() -> dict[str, tuple[str, Any]]:
+    """Invalid in bulk, each within the 1 MiB message limit."""
+    dead = request_from_json(table())
+    dead.dead_cards.extend(["Zz"] * 200_000)
+    players = request_from_json(table())
+    for i in range(12_000):
+        players.players.add(player_id=f"p{i}", seat=i + 10)
+    row = request_from_json(table())
+    row.players[0].arrangement.middle.extend(["Zz"] * 150_000)
+    pairs = pb.ValidatePayoutsRequest(request=request_from_json(table()))
+    for i in range(60_000):
+        pairs.proposed_pairs.add(first="A", second=f"p{i}", money_for_first=1)
+    return {
+        "200,000 dead cards": ("Settle", dead),
+        "12,000 players": ("Settle", players),
+        "150,000 cards in one row": ("Settle", row),
+        "60,000 proposed pairs": ("ValidatePayouts", pairs),
+    }
+
+
+@pytest.mark.parametrize("case", list(bulk_requests()))
+def test_absurd_counts_are_refused_before_the_items_are_read(server: Server, case: str) -> None:
+    method, request = bulk_requests()[case]
+    assert request.ByteSize() < 1024 * 1024
+    before = server.scrape()
+    with grpc.insecure_channel(server.address) as channel:
+        call = channel.unary_unary(f"/cpsettle.v1.SettlementService/{method}",
+                                   request_serializer=type(request).SerializeToString)
+        error = rejected(call, request)
+    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
+    violations = bad_request(error).field_violations
+    # one violation for the absurd count, not one per item
+    assert len(violations) == 1, [v.field for v in violations]
+    assert "at most" in violations[0].description
+    after = server.scrape()
+    moved = sum(after.get(k, 0) - before.get(k, 0) for k in after
+                if k.startswith("cpsettle_validation_errors_total{"))
+    assert moved == 1, "one increment per rejected request"
+
+
+def test_a_bounded_number_of_violations_says_how_many_were_left_out(server: Server) -> None:
+    """A request with more problems than the BadRequest lists ends with the count left out."""
+    overrides = {f"junk{i}": i for i in range(1_500)}  # 1,500 unknown fields, within 48 KiB
+    with SettlementClient(server.address) as c, pytest.raises(SettlementError) as e:
+        c.settle(table(profileOverrides=overrides))
+    violations = e.value.violations
+    assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert len(violations) <= 51
+    assert violations[-1].field == "request"
+    left_out = int(violations[-1].reason.split()[0])
+    assert left_out + len(violations) - 1 == 1_500
+    assert e.value.message.startswith("1500 problems")
+
+
+# --------------------------------------------------------------------------- ids
+
+
+@pytest.mark.parametrize("field", ["handId", "tableId", "roundId", "dealerId", "playerId"])
+def test_ids_have_a_length_limit(server: Server, field: str) -> None:
+    request = table()
+    if field == "playerId":
+        request["players"][0]["playerId"] = "p" * 900_000
+        path = "players[0].playerId"
+    else:
+        request[field] = "h" * 900_000
+        path = field
+    with SettlementClient(server.address) as c, pytest.raises(SettlementError) as e:
+        c.settle(request)
+    assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in e.value.violations] == [path]
+    assert "at most 128" in e.value.violations[0].reason
+    # an id of the limit's length is fine
+    request = table(handId="h" * 128)
+    with SettlementClient(server.address) as c:
+        assert c.settle(request).settlement.context.hand_id == "h" * 128
+    assert max(len(line) for line in server.log.read_bytes().splitlines()) < 64 * 1024
