@@ -85,7 +85,10 @@ async def build_server(
     registry = registry if registry is not None else load_registry(settings)
     sealer = sealer if sealer is not None else make_sealer(settings)
     options = [
-        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        # grpc reads up to 4x the limit, so that the handlers see (and the interceptor counts
+        # and logs) requests past CPSETTLE_MAX_MESSAGE_BYTES and refuses them itself; only
+        # beyond 4x does grpc refuse a request unseen.
+        ("grpc.max_receive_message_length", 4 * settings.max_message_bytes),
         ("grpc.max_send_message_length", 4 * settings.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
@@ -107,7 +110,8 @@ async def build_server(
     )
     servicer = SettlementServicer(ProfileResolver(registry), sealer)
     server.add_generic_rpc_handlers(
-        (generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes),)
+        (generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes,
+                         max_request_bytes=settings.max_message_bytes),)
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

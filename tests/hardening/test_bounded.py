@@ -10,48 +10,17 @@
 
 from __future__ import annotations
 
-import socket
-import urllib.request
-from pathlib import Path
 from typing import Any, Iterator
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2, status_pb2
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
+from tests.hardening.live import Server, bad_request, rejected
 from tests.hardening.profiles import maximal_profile
 from tests.hardening.support import rss_kib, stop_process
-from tests.support.server_process import start, wait_serving
 from tests.support.tables import table
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    def __init__(self, tmp_path: Path) -> None:
-        self.metrics_port = free_port()
-        sock = tmp_path / "b.sock"
-        self.log = tmp_path / "server.log"
-        self.proc = start(sock, self.log, CPSETTLE_METRICS_PORT=str(self.metrics_port),
-                          CPSETTLE_HOST="127.0.0.1", CPSETTLE_LOG_FORMAT="json")
-        self.address = f"unix://{sock}"
-        wait_serving(self.address, self.proc)
-
-    def scrape(self) -> dict[str, float]:
-        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
-        text = urllib.request.urlopen(url, timeout=10).read().decode()
-        out = {}
-        for line in text.splitlines():
-            if line and not line.startswith("#"):
-                name, _, value = line.rpartition(" ")
-                out[name] = float(value)
-        return out
 
 
 @pytest.fixture(scope="module")
@@ -59,22 +28,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     s = Server(tmp_path_factory.mktemp("bounded"))
     yield s
     stop_process(s.proc)
-
-
-def rejected(call: Any, *args: Any) -> grpc.RpcError:
-    with pytest.raises(grpc.RpcError) as e:
-        call(*args, timeout=30)
-    return e.value
-
-
-def bad_request(error: grpc.RpcError) -> error_details_pb2.BadRequest:
-    for key, value in error.trailing_metadata() or ():
-        if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
-            out = error_details_pb2.BadRequest()
-            status.details[0].Unpack(out)
-            return out
-    raise AssertionError("no BadRequest detail")
 
 
 # --------------------------------------------------------------------------- profiles

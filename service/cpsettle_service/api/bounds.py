@@ -48,17 +48,13 @@ def _length(out: list[Violation], path: str, value: str, limit: int) -> None:
                                    "allowed", ViolationCode.OTHER))
 
 
-def _profile_size(out: list[Violation], msg: Any, has_profile: bool, has_overrides: bool) -> None:
-    if has_profile:
-        size = msg.profile.ByteSize()
-        if size > MAX_PROFILE_BYTES:
-            out.append(Violation(f"profile", f"is {size} bytes; a valid profile is at "
-                                 f"most {MAX_PROFILE_BYTES}", ViolationCode.PROFILE))
-    if has_overrides:
-        size = msg.profile_overrides.ByteSize()
-        if size > MAX_PROFILE_BYTES:
-            out.append(Violation(f"profileOverrides", f"is {size} bytes; a valid "
-                                 f"profile is at most {MAX_PROFILE_BYTES}", ViolationCode.PROFILE))
+def _profile_size(out: list[Violation], msg: Any) -> None:
+    for name, path in (("profile", "profile"), ("profile_overrides", "profileOverrides")):
+        if msg.HasField(name):
+            size = getattr(msg, name).ByteSize()
+            if size > MAX_PROFILE_BYTES:
+                out.append(Violation(path, f"is {size} bytes; a valid profile is at most "
+                                     f"{MAX_PROFILE_BYTES}", ViolationCode.PROFILE))
 
 
 def _cards(out: list[Violation], path: str, cards: Any) -> None:
@@ -73,7 +69,7 @@ def settle_request_problems(req: Any) -> list[Violation]:
     _length(out, "preset", req.preset, MAX_NAME_CHARS)
     _count(out, "deadCards", len(req.dead_cards), MAX_DEAD_CARDS, "cards",
            ViolationCode.OTHER)
-    _profile_size(out, req, req.HasField("profile"), req.HasField("profile_overrides"))
+    _profile_size(out, req)
     players = req.players
     if _count(out, "players", len(players), MAX_PLAYERS, "players",
               ViolationCode.PLAYER_COUNT):
@@ -120,7 +116,7 @@ def check_evaluate_request(req: Any) -> None:
     """The bounds of an ``EvaluateArrangementRequest``."""
     out: list[Violation] = []
     _length(out, "preset", req.preset, MAX_NAME_CHARS)
-    _profile_size(out, req, req.HasField("profile"), req.HasField("profile_overrides"))
+    _profile_size(out, req)
     _cards(out, "cards", req.cards)
     a = req.arrangement
     for row, cards in (("front", a.front), ("middle", a.middle), ("back", a.back)):

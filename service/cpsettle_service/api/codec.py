@@ -14,14 +14,20 @@ from google.protobuf.message import DecodeError, Message
 from ..domain.errors import InvalidInput, Violation, ViolationCode
 
 
+class MessageTooLarge(Exception):
+    """A request past the service's message-size limit (RESOURCE_EXHAUSTED)."""
+
+
 class Malformed:
-    """What the tolerant deserializer hands over when the bytes are not the request message."""
+    """What the tolerant deserializer hands over when the bytes are not the request message,
+    or are more than the service reads (``too_large``)."""
 
-    __slots__ = ("message", "error")
+    __slots__ = ("message", "error", "too_large")
 
-    def __init__(self, message: str, error: Exception) -> None:
+    def __init__(self, message: str, error: Exception, too_large: bool = False) -> None:
         self.message = message
         self.error = error
+        self.too_large = too_large
 
     def invalid(self) -> InvalidInput:
         return InvalidInput([Violation(
@@ -30,12 +36,21 @@ class Malformed:
         )])
 
 
-def tolerant(message_cls: type[Message]) -> Callable[[bytes], Any]:
-    """A deserializer that never raises (grpc would answer INTERNAL): bad bytes -> Malformed."""
+def tolerant(message_cls: type[Message], max_bytes: int | None = None) -> Callable[[bytes], Any]:
+    """A deserializer that never raises (grpc would answer INTERNAL): bad bytes -> Malformed.
+
+    ``max_bytes``: the service's own size limit. It is checked here, not only by grpc (whose
+    limit is set higher), so that a refused request passes through the interceptor and is
+    counted and logged like every other call; before, grpc refused it unseen.
+    """
     from_string = message_cls.FromString
     name = message_cls.DESCRIPTOR.full_name
 
     def deserialize(data: bytes) -> Any:
+        if max_bytes is not None and len(data) > max_bytes:
+            return Malformed(name, MessageTooLarge(
+                f"the request is {len(data)} bytes, over this server's limit of {max_bytes}"
+            ), too_large=True)
         try:
             return from_string(data)
         except (DecodeError, ValueError, RuntimeError) as e:
@@ -47,6 +62,8 @@ def tolerant(message_cls: type[Message]) -> Callable[[bytes], Any]:
 def reject_malformed(request: Any) -> None:
     """Raise the ``InvalidInput`` of a ``Malformed`` request; anything else passes."""
     if type(request) is Malformed:
+        if request.too_large:
+            raise request.error
         raise request.invalid()
 
 

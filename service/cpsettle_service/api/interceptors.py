@@ -21,6 +21,7 @@ from ..domain.errors import InvalidInput
 from ..observability import metrics, tracing
 from ..observability.logging import get_logger
 from ..security import TokenChecker, Unauthenticated
+from .codec import MessageTooLarge
 
 
 class NotFound(LookupError):
@@ -42,6 +43,7 @@ ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
     (DeadlineCapExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
     (AtCapacity, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (MessageTooLarge, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
 
 _log = get_logger("cpsettle.rpc")
@@ -295,7 +297,10 @@ def _classify(
     if isinstance(error, grpc.aio.AbortError):
         code = context.code()
         return (code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"), None
-    if isinstance(error, asyncio.CancelledError):
+    if isinstance(error, (asyncio.CancelledError, GeneratorExit)):
+        # GeneratorExit: grpc.aio closes a stream handler's generator when the client cancels
+        # (or the call otherwise ends under it); nothing may be awaited then, least of all an
+        # abort, whose failure surfaced as "Task exception was never retrieved"
         return "CANCELLED", None
     if isinstance(error, InvalidInput):
         count_invalid(error)

@@ -200,13 +200,15 @@ class SettlementServicer:
 
 
 def generic_handler(
-    servicer: SettlementServicer, *, max_result_bytes: int | None = None
+    servicer: SettlementServicer, *, max_result_bytes: int | None = None,
+    max_request_bytes: int | None = None,
 ) -> grpc.GenericRpcHandler:
     """The service's handlers, with tolerant deserializers (bad bytes -> INVALID_ARGUMENT).
 
     ``max_result_bytes``: the largest SettleStream answer to send (the server's send limit);
     a batch whose results are bigger gets a per-batch error instead of failing the stream.
     Default: ``stream.DEFAULT_MAX_RESULT_BYTES``, the default server's limit.
+    ``max_request_bytes``: the largest request message read (RESOURCE_EXHAUSTED past it).
     """
     result_limit = stream.DEFAULT_MAX_RESULT_BYTES if max_result_bytes is None else max_result_bytes
 
@@ -222,7 +224,7 @@ def generic_handler(
         method: Any, req: type[Message], resp: type[Message]
     ) -> grpc.RpcMethodHandler[Any, Any]:
         return grpc.unary_unary_rpc_method_handler(
-            method, request_deserializer=tolerant(req),
+            method, request_deserializer=tolerant(req, max_request_bytes),
             response_serializer=wire.passthrough(resp.SerializeToString),
         )
 
@@ -249,7 +251,7 @@ def generic_handler(
         ),
         "SettleStream": grpc.stream_stream_rpc_method_handler(
             settle_stream,
-            request_deserializer=tolerant(pb.SettleBatch),
+            request_deserializer=tolerant(pb.SettleBatch, max_request_bytes),
             response_serializer=wire.passthrough(pb.SettleBatchResult.SerializeToString),
         ),
     }

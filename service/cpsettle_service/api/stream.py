@@ -120,6 +120,10 @@ def batch_error(code: str, message: str,
 
 def _batch_problem(batch: Any, max_items: int) -> tuple[str, str, list[Violation]] | None:
     if type(batch) is Malformed:
+        if batch.too_large:
+            v = Violation("batch", f"{batch.error}: send fewer hands per batch",
+                          ViolationCode.OTHER)
+            return RESOURCE_EXHAUSTED, str(v), [v]
         error = batch.invalid()
         return INVALID_ARGUMENT, invalid_message(error), list(error.violations)
     n = len(batch.items)
