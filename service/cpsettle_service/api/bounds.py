@@ -29,6 +29,10 @@ MAX_NAME_CHARS = 64  # a preset or profile name (a profile's own name is bounded
 # as a RuleProfile and 30 KB as overrides (a Struct); an inline profile or overrides past this
 # cannot be valid and is refused before it is decoded.
 MAX_PROFILE_BYTES = 48 * 1024
+# The largest a valid Settle, ValidatePayouts or EvaluateArrangement request can be: an inline
+# profile and overrides at their bound (96 KiB) and a table at the bounds above (under 8 KiB).
+# Larger bytes are refused before they are parsed: parsing 200,000 dead cards alone took 9 ms.
+MAX_REQUEST_BYTES = 128 * 1024
 
 _IDS = (("handId", "hand_id"), ("tableId", "table_id"), ("roundId", "round_id"),
         ("dealerId", "dealer_id"))

@@ -36,21 +36,29 @@ class Malformed:
         )])
 
 
-def tolerant(message_cls: type[Message], max_bytes: int | None = None) -> Callable[[bytes], Any]:
+def tolerant(message_cls: type[Message], max_bytes: int | None = None,
+             max_valid_bytes: int | None = None) -> Callable[[bytes], Any]:
     """A deserializer that never raises (grpc would answer INTERNAL): bad bytes -> Malformed.
 
-    ``max_bytes``: the service's own size limit. It is checked here, not only by grpc (whose
-    limit is set higher), so that a refused request passes through the interceptor and is
-    counted and logged like every other call; before, grpc refused it unseen.
+    ``max_bytes``: the service's own size limit (RESOURCE_EXHAUSTED past it). It is checked
+    here, not only by grpc (whose limit is set higher), so that a refused request passes
+    through the interceptor and is counted and logged like every other call; before, grpc
+    refused it unseen. ``max_valid_bytes``: the most a valid message of this type can be
+    (``bounds.MAX_REQUEST_BYTES``); larger bytes are invalid without being parsed.
     """
     from_string = message_cls.FromString
     name = message_cls.DESCRIPTOR.full_name
 
     def deserialize(data: bytes) -> Any:
-        if max_bytes is not None and len(data) > max_bytes:
+        n = len(data)
+        if max_bytes is not None and n > max_bytes:
             return Malformed(name, MessageTooLarge(
-                f"the request is {len(data)} bytes, over this server's limit of {max_bytes}"
+                f"the request is {n} bytes, over this server's limit of {max_bytes}"
             ), too_large=True)
+        if max_valid_bytes is not None and n > max_valid_bytes:
+            return Malformed(name, ValueError(
+                f"{n} bytes; a valid one is at most {max_valid_bytes} (DECISIONS.md decision 23)"
+            ))
         try:
             return from_string(data)
         except (DecodeError, ValueError, RuntimeError) as e:

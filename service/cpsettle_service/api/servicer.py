@@ -199,6 +199,9 @@ class SettlementServicer:
         out.description = profile.description
 
 
+_BOUNDED_REQUESTS = (pb.SettleRequest, pb.ValidatePayoutsRequest, pb.EvaluateArrangementRequest)
+
+
 def generic_handler(
     servicer: SettlementServicer, *, max_result_bytes: int | None = None,
     max_request_bytes: int | None = None,
@@ -223,8 +226,9 @@ def generic_handler(
     def unary(
         method: Any, req: type[Message], resp: type[Message]
     ) -> grpc.RpcMethodHandler[Any, Any]:
+        valid = bounds.MAX_REQUEST_BYTES if req in _BOUNDED_REQUESTS else None
         return grpc.unary_unary_rpc_method_handler(
-            method, request_deserializer=tolerant(req, max_request_bytes),
+            method, request_deserializer=tolerant(req, max_request_bytes, valid),
             response_serializer=wire.passthrough(resp.SerializeToString),
         )
 

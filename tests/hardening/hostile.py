@@ -1,12 +1,16 @@
-"""The largest profiles the rules allow: every table at its bound, every text at its length."""
+"""Hostile but size-limited requests (issue #13): the largest profiles the rules allow, and
+requests invalid in bulk. Shared by the attack tests and ``bench/bench_hostile.py``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_client.client import request_from_json
 from cpsettle_service.domain.hands import HandClass
 from cpsettle_service.domain.naturals import Natural
 from cpsettle_service.domain.profile import FRONT_CLASSES, load_preset, profile_to_dict
+from tests.support.tables import table
 
 RANKS = "23456789TJQKA"
 
@@ -34,3 +38,27 @@ def maximal_profile(n: int) -> dict[str, Any]:
     data["naturals"]["table"] = [{"natural": x.value, "rank": i, "units": 3 + i}
                                  for i, x in enumerate(Natural)]
     return data
+
+
+def bulk_requests() -> dict[str, tuple[str, Any]]:
+    """Invalid in bulk, each within the 1 MiB message limit (the issue's four, and one within
+    the 128 KiB a valid request may be, refused on its count)."""
+    dead = request_from_json(table())
+    dead.dead_cards.extend(["Zz"] * 200_000)
+    players = request_from_json(table())
+    for i in range(12_000):
+        players.players.add(player_id=f"p{i}", seat=i + 10)
+    row = request_from_json(table())
+    row.players[0].arrangement.middle.extend(["Zz"] * 150_000)
+    pairs = pb.ValidatePayoutsRequest(request=request_from_json(table()))
+    for i in range(60_000):
+        pairs.proposed_pairs.add(first="A", second=f"p{i}", money_for_first=1)
+    fewer = request_from_json(table())
+    fewer.dead_cards.extend(["Zz"] * 20_000)  # within a valid request's 128 KiB: the count
+    return {
+        "200,000 dead cards": ("Settle", dead),
+        "20,000 dead cards": ("Settle", fewer),
+        "12,000 players": ("Settle", players),
+        "150,000 cards in one row": ("Settle", row),
+        "60,000 proposed pairs": ("ValidatePayouts", pairs),
+    }
