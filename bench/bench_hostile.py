@@ -20,13 +20,13 @@ import time
 from typing import Any, Callable
 
 from _support import (
+    ROOT,
     SETTLE_METHOD,
     cpu_seconds,
     machine_line,
     percentile,
     request_bytes,
     start_server,
-    ROOT,
 )
 
 
