@@ -14,7 +14,7 @@ from cpsettle_service.domain.natural_facts import hand_facts
 from cpsettle_service.domain.cards import parse_cards
 from cpsettle_service.domain.profile import (
     EXTENSION_DEFAULTS,
-    MAX_NATURALS,
+    MAX_NATURAL_ENTRIES,
     Deck,
     HouseNatural,
     NaturalTie,
@@ -108,8 +108,8 @@ def test_extension_defaults_are_what_an_absent_field_means():
      "profile.naturals.table[0].natural", "may duplicate"),
     ({"table": [dict(ONE_RED, definition={"rankGroups": [6, 2]})]},
      "profile.naturals.table[0].definition", "2 joker(s)"),
-    ({"table": [dict(ONE_RED, natural=f"N{i}") for i in range(MAX_NATURALS + 1)]},
-     "profile.naturals.table", f"at most {MAX_NATURALS}"),
+    ({"table": [dict(ONE_RED, natural=f"N{i}") for i in range(MAX_NATURAL_ENTRIES + 1)]},
+     "profile.naturals.table", f"at most {MAX_NATURAL_ENTRIES}"),
     ({"equalRank": "HIGHEST_CARD"}, "profile.naturals.equalRank", "PUSH, COMPARE_CARDS"),
     ({"quadsAsTwoPairs": "yes"}, "profile.naturals.quadsAsTwoPairs", "true or false"),
 ])

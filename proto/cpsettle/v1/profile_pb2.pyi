@@ -273,7 +273,11 @@ class Royalties(_message.Message):
     mode: _builtins.str
     """NONE | ALWAYS | ON_WIN_ADDED | ON_WIN_REPLACES"""
     @_builtins.property
-    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___RoyaltyEntry]: ...
+    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___RoyaltyEntry]:
+        """At most 296 entries: one per row, class and rank (or none), never repeated
+        (docs/DECISIONS.md decision 23).
+        """
+
     def __init__(
         self,
         *,
@@ -486,7 +490,9 @@ class Naturals(_message.Message):
     equal_rank: Global___NaturalTie.ValueType
     """How two naturals of equal rank settle (default NATURAL_TIE_PUSH)."""
     @_builtins.property
-    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___NaturalEntry]: ...
+    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___NaturalEntry]:
+        """at most 32 entries, one per natural"""
+
     def __init__(
         self,
         *,
@@ -808,7 +814,9 @@ class Fantasyland(_message.Message):
     @_builtins.property
     def entry(self) -> Global___HandThreshold: ...
     @_builtins.property
-    def progressive(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProgressiveEntry]: ...
+    def progressive(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProgressiveEntry]:
+        """at most 42: one per front threshold"""
+
     @_builtins.property
     def stay(self) -> Global___FantasylandStay: ...
     def __init__(

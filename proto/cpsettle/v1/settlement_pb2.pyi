@@ -25,6 +25,10 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class Arrangement(_message.Message):
+    """Bounds (docs/DECISIONS.md decision 23): a request past them is INVALID_ARGUMENT, refused on
+    the count or length alone. Ids are at most 128 characters; names at most 64.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     FRONT_FIELD_NUMBER: _builtins.int
@@ -70,6 +74,7 @@ class Player(_message.Message):
     STACK_FIELD_NUMBER: _builtins.int
     IN_FANTASYLAND_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
+    """at most 128 characters"""
     seat: _builtins.int
     declared_natural: _builtins.str
     surrender: _builtins.bool
@@ -81,7 +86,9 @@ class Player(_message.Message):
         """Exactly one of: an arrangement; 13 cards with a declared natural; a surrender."""
 
     @_builtins.property
-    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """at most 13 (each row too)"""
+
     def __init__(
         self,
         *,
@@ -120,12 +127,12 @@ class SettleRequest(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     DEAD_CARDS_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
-    """Audit context, echoed back in the settlement."""
+    """Audit context, echoed back in the settlement; each id at most 128 characters."""
     table_id: _builtins.str
     round_id: _builtins.str
     dealer_id: _builtins.str
     preset: _builtins.str
-    """Either a preset / house profile by name, or a complete inline profile."""
+    """Either a preset / house profile by name, or a complete inline profile (at most 48 KiB)."""
     unit_value: _builtins.int
     """the table's stake; overrides the profile's money.unit_value"""
     button_seat: _builtins.int
@@ -133,13 +140,17 @@ class SettleRequest(_message.Message):
     def profile(self) -> _profile_pb2.RuleProfile: ...
     @_builtins.property
     def profile_overrides(self) -> _struct_pb2.Struct:
-        """Optional partial profile laid over the named or inline one (a table's caps, rake, …)."""
+        """Optional partial profile laid over the named or inline one (a table's caps, rake, …);
+        at most 48 KiB.
+        """
 
     @_builtins.property
-    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___Player]: ...
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___Player]:
+        """2 to 4"""
+
     @_builtins.property
     def dead_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """e.g. Pineapple discards, checked for duplicates"""
+        """e.g. Pineapple discards, checked for duplicates; at most 52"""
 
     def __init__(
         self,
@@ -686,10 +697,12 @@ class ValidatePayoutsRequest(_message.Message):
     @_builtins.property
     def request(self) -> Global___SettleRequest: ...
     @_builtins.property
-    def proposed(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProposedPayout]: ...
+    def proposed(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProposedPayout]:
+        """at most 8"""
+
     @_builtins.property
     def proposed_pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProposedPairPayout]:
-        """optional, per pair of players"""
+        """optional, per pair of players; at most 12"""
 
     def __init__(
         self,

@@ -21,6 +21,7 @@ from ..domain.errors import InvalidInput
 from ..observability import metrics, tracing
 from ..observability.logging import get_logger
 from ..security import TokenChecker, Unauthenticated
+from .codec import MessageTooLarge
 
 
 class NotFound(LookupError):
@@ -42,16 +43,17 @@ ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
     (DeadlineCapExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
     (AtCapacity, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (MessageTooLarge, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
 
 _log = get_logger("cpsettle.rpc")
 
 def count_invalid(error: InvalidInput) -> None:
-    """Count each violation of rejected input under its code: a low-cardinality label (metrics
-    never carry ids or values), and never derived from the reason, which is English for people
-    and may quote the request."""
-    for v in error.violations:
-        metrics.VALIDATION_ERRORS.labels(v.code.value).inc()
+    """Count a rejected request once, under its first violation's code: a low-cardinality label
+    (metrics never carry ids or values), never derived from the reason, which is English for
+    people and may quote the request. Once per request, not per violation: a request with
+    thousands of problems costs one increment, and the rate reads as rejected requests."""
+    metrics.VALIDATION_ERRORS.labels(error.violations[0].code.value).inc()
 
 
 # The status travels in trailers, which clients refuse past 8 KiB (grpc.max_metadata_size):
@@ -59,6 +61,8 @@ def count_invalid(error: InvalidInput) -> None:
 # detail keeps to a byte budget and every text to a length, so the client still gets it.
 _DETAIL_BUDGET = 3072
 _TEXT_LIMIT = 200
+_MESSAGE_LIMIT = 1024
+_MAX_LISTED = 50  # violations listed at most; the rest are counted in one last entry
 
 
 def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
@@ -68,7 +72,7 @@ def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
 def invalid_argument_status(error: InvalidInput) -> grpc.Status:
     detail = error_details_pb2.BadRequest()
     size = 0
-    for v in error.violations:
+    for v in error.violations[:_MAX_LISTED]:
         item = error_details_pb2.BadRequest.FieldViolation(
             field=_clip(v.field), description=_clip(v.reason)
         )
@@ -293,7 +297,10 @@ def _classify(
     if isinstance(error, grpc.aio.AbortError):
         code = context.code()
         return (code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"), None
-    if isinstance(error, asyncio.CancelledError):
+    if isinstance(error, (asyncio.CancelledError, GeneratorExit)):
+        # GeneratorExit: grpc.aio closes a stream handler's generator when the client cancels
+        # (or the call otherwise ends under it); nothing may be awaited then, least of all an
+        # abort, whose failure surfaced as "Task exception was never retrieved"
         return "CANCELLED", None
     if isinstance(error, InvalidInput):
         count_invalid(error)
@@ -302,6 +309,7 @@ def _classify(
         return "INVALID_ARGUMENT", (status.code, status.details, status.trailing_metadata)
     for kind, code in ERROR_CODES:
         if isinstance(error, kind):
-            return code.name, (code, str(error))
+            # clipped: a message quoting a 40 KB profile name would overflow the trailers
+            return code.name, (code, _clip(str(error), _MESSAGE_LIMIT))
     _log.error("rpc.failed", exc_info=error)
     return "INTERNAL", (grpc.StatusCode.INTERNAL, "internal error")

@@ -20,10 +20,12 @@ from ..domain.settlement import (
     EvaluatedRow,
     Fantasyland,
     HandEvaluation,
+    PairCheck,
     PayoutCheck,
     PayoutReport,
 )
 from ..domain.table import AuditContext, PlayerInput, ProfileChoice, Table
+from . import bounds
 
 
 def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
@@ -144,6 +146,7 @@ def _check_known(req: pb.SettleRequest) -> None:
 
 
 def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
+    bounds.check_settle_request(req)
     _check_known(req)
     table = Table(
         players=tuple(_player(p) for p in req.players),
@@ -183,6 +186,7 @@ def nets_from_proto(
     items: Any, path: str, problems: list[Violation]
 ) -> dict[str, int]:
     """``ProposedPayout`` messages as player -> net money; a player named twice is a problem."""
+    bounds.check_proposals(items, path)
     nets: dict[str, int] = {}
     for i, p in enumerate(items):
         if p.player_id in nets:
@@ -196,6 +200,7 @@ def nets_from_proto(
 def payouts_from_proto(
     req: pb.ValidatePayoutsRequest,
 ) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    bounds.check_pairs(req.proposed_pairs)
     problems: list[Violation] = []
     proposed = nets_from_proto(req.proposed, "proposed", problems)
     pairs: dict[tuple[str, str], int] = {}
@@ -211,14 +216,33 @@ def payouts_from_proto(
     return proposed, pairs
 
 
-def player_checks_to_proto(checks: Iterable[PayoutCheck], out: Any) -> None:
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _check_differences(checks: Iterable[PayoutCheck | PairCheck], path: str) -> None:
+    """A proposal so far from the expected amount that the difference leaves int64 (the API's
+    money type) is the caller's mistake, not ours: INVALID_ARGUMENT, never INTERNAL."""
+    problems = [
+        Violation(path, f"proposes {c.proposed} where {c.expected} is expected: the difference "
+                  "does not fit an int64 amount", ViolationCode.OTHER)
+        for c in checks if not INT64_MIN <= c.difference <= INT64_MAX
+    ]
+    if problems:
+        raise InvalidInput(problems)
+
+
+def player_checks_to_proto(checks: Iterable[PayoutCheck], out: Any, path: str = "proposed"
+                           ) -> None:
     """Each player's payout check appended to ``out`` (a repeated ``PayoutCheck`` field)."""
+    checks = tuple(checks)
+    _check_differences(checks, path)
     for c in checks:
         out.add(player_id=c.player_id, expected=c.expected, proposed=c.proposed,
                 difference=c.difference, matches=c.matches, explanation=c.explanation)
 
 
 def payout_report_to_proto(report: PayoutReport, out: pb.ValidatePayoutsResponse) -> None:
+    _check_differences((*report.players, *report.pairs), "proposed")
     out.all_match = report.all_match
     player_checks_to_proto(report.players, out.players)
     for c in report.pairs:

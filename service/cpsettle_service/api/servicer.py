@@ -14,8 +14,8 @@ from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.profile import RuleProfile
 from ..domain.settlement import Settlement, check_payouts, evaluate_hand, settle
 from ..observability import metrics
-from . import mapping, stream, wire
-from .codec import reject_malformed, tolerant
+from . import bounds, mapping, stream, wire
+from .codec import reject_malformed, reject_unknown, tolerant
 from .interceptors import NotFound
 from .profiles import ProfileResolver, profile_digest
 
@@ -25,8 +25,8 @@ __all__ = ["SERVICE_NAME", "ProfileResolver", "SettlementServicer", "generic_han
            "profile_digest", "tolerant"]
 
 
-def _record(settlement: Settlement) -> None:
-    metrics.SETTLEMENTS.labels(settlement.profile.name).inc()
+def _record(settlement: Settlement, profile_label: str) -> None:
+    metrics.SETTLEMENTS.labels(profile_label).inc()
     for p in settlement.players:
         if p.fouled:
             metrics.FOULS.inc()
@@ -55,7 +55,10 @@ class SettlementServicer:
         if self.sealer is not None:
             data = self.sealer.seal(data, request.SerializeToString(deterministic=True), digest,
                                     settlement)
-        _record(settlement)
+        # The profile label is never client text (an inline profile's name, or a name laid on by
+        # overrides, would make a series per request): inline profiles count as "inline", and a
+        # registry profile, overrides or not, under the registry name the request chose.
+        _record(settlement, "inline" if source.startswith("inline") else request.preset)
         return data, settlement
 
     # Plain functions: the async RPC methods below and the CLI's --local mode both use them,
@@ -84,6 +87,7 @@ class SettlementServicer:
 
     def evaluate_response(self, request: Any) -> pb.EvaluateArrangementResponse:
         reject_malformed(request)
+        bounds.check_evaluate_request(request)
         choice = mapping.profile_choice(
             request.preset, request.HasField("profile"), request.profile,
             request.HasField("profile_overrides"), request.profile_overrides,
@@ -153,6 +157,7 @@ class SettlementServicer:
     async def GetVerificationKeys(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetVerificationKeysResponse:
+        reject_unknown(request)
         return self.keys_response()
 
     async def VerifyIntegrity(
@@ -176,6 +181,7 @@ class SettlementServicer:
     async def ListProfiles(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ListProfilesResponse:
+        reject_unknown(request)
         return self.list_response()
 
     async def GetProfile(
@@ -193,14 +199,19 @@ class SettlementServicer:
         out.description = profile.description
 
 
+_BOUNDED_REQUESTS = (pb.SettleRequest, pb.ValidatePayoutsRequest, pb.EvaluateArrangementRequest)
+
+
 def generic_handler(
-    servicer: SettlementServicer, *, max_result_bytes: int | None = None
+    servicer: SettlementServicer, *, max_result_bytes: int | None = None,
+    max_request_bytes: int | None = None,
 ) -> grpc.GenericRpcHandler:
     """The service's handlers, with tolerant deserializers (bad bytes -> INVALID_ARGUMENT).
 
     ``max_result_bytes``: the largest SettleStream answer to send (the server's send limit);
     a batch whose results are bigger gets a per-batch error instead of failing the stream.
     Default: ``stream.DEFAULT_MAX_RESULT_BYTES``, the default server's limit.
+    ``max_request_bytes``: the largest request message read (RESOURCE_EXHAUSTED past it).
     """
     result_limit = stream.DEFAULT_MAX_RESULT_BYTES if max_result_bytes is None else max_result_bytes
 
@@ -215,8 +226,9 @@ def generic_handler(
     def unary(
         method: Any, req: type[Message], resp: type[Message]
     ) -> grpc.RpcMethodHandler[Any, Any]:
+        valid = bounds.MAX_REQUEST_BYTES if req in _BOUNDED_REQUESTS else None
         return grpc.unary_unary_rpc_method_handler(
-            method, request_deserializer=tolerant(req),
+            method, request_deserializer=tolerant(req, max_request_bytes, valid),
             response_serializer=wire.passthrough(resp.SerializeToString),
         )
 
@@ -243,7 +255,7 @@ def generic_handler(
         ),
         "SettleStream": grpc.stream_stream_rpc_method_handler(
             settle_stream,
-            request_deserializer=tolerant(pb.SettleBatch),
+            request_deserializer=tolerant(pb.SettleBatch, max_request_bytes),
             response_serializer=wire.passthrough(pb.SettleBatchResult.SerializeToString),
         ),
     }

@@ -8,7 +8,8 @@ item's own ``AuditError``. One bad hand never ends the stream.
 Batch-level problems answer the batch with a single result whose ``ref`` is empty and whose
 error says what went wrong (the client's refs are never empty, so it can tell):
 
-- bytes that are not a ``SettleBatch`` (``codec``'s tolerant deserializer's ``Malformed``);
+- bytes that are not a ``SettleBatch`` (``codec``'s tolerant deserializer's ``Malformed``), or
+  more bytes than the server reads (RESOURCE_EXHAUSTED);
 - more than ``max_items`` hands in one message;
 - results too big to send in one message (``max_result_bytes``): send fewer hands per batch.
 
@@ -84,7 +85,7 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
         rest = pb.AuditResult()
         if paid is not None:
             report = check_payouts(settlement, paid)
-            player_checks_to_proto(report.players, rest.checks)
+            player_checks_to_proto(report.players, rest.checks, "paid")
             rest.all_match = report.all_match
             if not report.all_match:
                 metrics.PAYOUT_MISMATCHES.inc()
@@ -120,6 +121,10 @@ def batch_error(code: str, message: str,
 
 def _batch_problem(batch: Any, max_items: int) -> tuple[str, str, list[Violation]] | None:
     if type(batch) is Malformed:
+        if batch.too_large:
+            v = Violation("batch", f"{batch.error}: send fewer hands per batch",
+                          ViolationCode.OTHER)
+            return RESOURCE_EXHAUSTED, str(v), [v]
         error = batch.invalid()
         return INVALID_ARGUMENT, invalid_message(error), list(error.violations)
     n = len(batch.items)

@@ -34,7 +34,7 @@ from .results import (
 from .rows import ROWS
 from .table import PlayerInput
 from .validation import ROW_KEYS, check_cards
-from .working import Plan, PlayerState, plan_for
+from .working import PLAN_CACHE_ENTRIES, Plan, PlayerState, plan_for
 
 _SUITED_CLASSES = frozenset(
     {HandClass.STRAIGHT, HandClass.FLUSH, HandClass.STRAIGHT_FLUSH, HandClass.ROYAL_FLUSH}
@@ -173,7 +173,9 @@ def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
                 p.royalty_total = r0 + r1 + r2
                 values = plan.values_cache.get(r)
                 if values is None:
-                    values = plan.values_cache[r] = _row_values(profile, r)
+                    values = _row_values(profile, r)
+                    if len(plan.values_cache) < PLAN_CACHE_ENTRIES:
+                        plan.values_cache[r] = values
                 p.values = values
             else:  # royalties (0, 0, 0) and their total 0 are PlayerState's defaults
                 p.values = plan.plain_values
@@ -198,7 +200,9 @@ def _royalties(profile: RuleProfile, plan: Plan, hf: HandRank, hm: HandRank,
     for cache, row, hand in zip(plan.row_cache, ROWS, (hf, hm, hb)):
         units = cache.get(hand.strength)
         if units is None:
-            units = cache[hand.strength] = profile.royalties.units(row, hand)
+            units = profile.royalties.units(row, hand)
+            if len(cache) < PLAN_CACHE_ENTRIES:
+                cache[hand.strength] = units
         out.append(units)
     return out[0], out[1], out[2]
 
@@ -276,7 +280,9 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
                 if entry.threshold.met_by(front):
                     cards = entry.cards
                     break
-        hit = cache[front.strength] = (cards, front.phrase)
+        hit = (cards, front.phrase)
+        if len(cache) < PLAN_CACHE_ENTRIES:
+            cache[front.strength] = hit
     cards, phrase = hit
     if not cards:
         return fantasyland_result(qualifies=False, cards=0, fmt=_FL_NOT_QUALIFIED,

@@ -87,6 +87,18 @@ MAX_UNIT_VALUE = 10**12  # minor units per scoring unit: ten billion in a two-de
 MAX_MONEY = 2**63 - 1  # every amount must fit the int64 money fields of the API
 
 FRONT_CLASSES = frozenset({HandClass.HIGH_CARD, HandClass.PAIR, HandClass.THREE_OF_A_KIND})
+
+# The most entries a table can hold where the rules allow no more (DECISIONS.md decision 23):
+# beyond them a profile is refused before its entries are read, so no profile a client sends
+# is larger than the rules make sensible. A royalty entry is one (row, class, rank or none),
+# never repeated: the front's 3 classes x (13 ranks + the whole class) = 42, and each 5-card
+# row's ranked classes (9, and five of a kind with jokers: 10) x 14 + the royal flush = 141,
+# so 42 + 2 x 141 = 324. A progressive
+# entry is one front threshold: 3 classes x 14 = 42. A naturals entry is one natural: the 14 of
+# the catalogue, the 3 RULES.md §16.1 adds, and room for a house's own definitions: 32.
+MAX_ROYALTY_ENTRIES = len(FRONT_CLASSES) * 14 + 2 * ((len(HandClass) - 1) * 14 + 1)
+MAX_PROGRESSIVE_ENTRIES = len(FRONT_CLASSES) * 14
+MAX_NATURAL_ENTRIES = 32
 DEFAULT_SUIT_ORDER: tuple[Suit, ...] = (Suit.SPADE, Suit.HEART, Suit.CLUB, Suit.DIAMOND)
 
 
@@ -159,7 +171,6 @@ class Foul:
     pays_opponent_royalties: bool = False
 
 
-MAX_NATURALS = 32  # entries in a naturals table
 NATURAL_NAME_PATTERN = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
 
 
@@ -334,6 +345,16 @@ class RuleProfile:
 # --------------------------------------------------------------------------- reading
 
 
+def _bounded(errors: Collector, r: Reader, key: str, limit: int) -> list[tuple[str, Any]]:
+    """A list field's items, or none (and one problem) when it holds more than ``limit``."""
+    items = r.items(key)
+    if len(items) > limit:
+        errors.add(r.at(key), f"holds {len(items)} entries; at most {limit} can differ",
+                   ViolationCode.PROFILE)
+        return []
+    return items
+
+
 def _rank(errors: Collector, path: str, value: object) -> Rank | None:
     if isinstance(value, str):
         text = "T" if value == "10" else value.upper()
@@ -386,7 +407,7 @@ def _royalties(errors: Collector, r: Reader, deck: Deck) -> Royalties:
     mode = r.enum("mode", RoyaltyMode, RoyaltyMode.NONE)
     entries: list[RoyaltyEntry] = []
     seen: dict[tuple[Row, HandClass, Rank | None], str] = {}
-    for path, item in r.items("table"):
+    for path, item in _bounded(errors, r, "table", MAX_ROYALTY_ENTRIES):
         e = Reader(errors, path, item, ViolationCode.PROFILE)
         row = e.enum("row", Row, Row.BACK)
         hand_class = e.enum("handClass", HandClass, HandClass.HIGH_CARD)
@@ -440,12 +461,7 @@ def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
     equal_rank = read_wire_enum(r, "equalRank", NaturalTie, "NATURAL_TIE_", NaturalTie.PUSH)
     entries: list[NaturalEntry] = []
     seen: dict[str, str] = {}
-    items = r.items("table")
-    if len(items) > MAX_NATURALS:
-        errors.add(r.at("table"), f"may list at most {MAX_NATURALS} naturals, got {len(items)}",
-                   ViolationCode.PROFILE)
-        items = items[:MAX_NATURALS]
-    for path, item in items:
+    for path, item in _bounded(errors, r, "table", MAX_NATURAL_ENTRIES):
         before = len(errors.violations)
         e = Reader(errors, path, item, ViolationCode.PROFILE)
         for key in ("natural", "rank", "units"):
@@ -489,7 +505,7 @@ def _ranking(errors: Collector, r: Reader) -> Ranking:
     wheel = r.enum("wheel", Wheel, Wheel.LOWEST)
     row_tie = r.enum("rowTie", RowTie, RowTie.PUSH)
     suit_order = DEFAULT_SUIT_ORDER
-    items = r.items("suitOrder")
+    items = _bounded(errors, r, "suitOrder", len(Suit))
     if items:
         suits = [parse_enum(errors, p, Suit, v, Suit.SPADE, ViolationCode.PROFILE)
                  for p, v in items]
@@ -509,7 +525,7 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
     entry = _threshold(errors, r, "entry", default.entry) or default.entry
     entry_cards = r.integer("entryCards", 14, minimum=13, maximum=52)
     progressive: list[ProgressiveEntry] = []
-    for path, item in r.items("progressive"):
+    for path, item in _bounded(errors, r, "progressive", MAX_PROGRESSIVE_ENTRIES):
         e = Reader(errors, path, item, ViolationCode.PROFILE)
         hand_class = e.enum("handClass", HandClass, HandClass.PAIR)
         if not e.has("handClass"):

@@ -96,6 +96,13 @@ class PairState:
         self.scoop_by: PlayerState | None = None
 
 
+# The most entries each of a plan's caches keeps; past it a value is computed and not kept.
+# A plan lives as long as its profile, and the service keeps inline profiles in a cache: the
+# bound keeps a plan under about 400 KB however many distinct hands its profile settles (the
+# row caches alone could grow to 3 x 7,462 entries, the royalty triples further still).
+PLAN_CACHE_ENTRIES = 256
+
+
 class Plan:
     """The settings the hot path reads, flattened once per profile, and the caches that
     depend only on the profile. The stake is not here: it is the table's."""
@@ -147,7 +154,7 @@ class Plan:
         self.values_cache: dict[tuple[int, ...], tuple[int, ...]] = {}
         unit = scoring.row_unit
         self.plain_values = (unit, unit, unit)
-        # strength -> royalty, per row (front, middle, back); at most 7,462 entries each
+        # strength -> royalty, per row (front, middle, back); PLAN_CACHE_ENTRIES each
         self.row_cache: tuple[dict[int, int], ...] = ({}, {}, {})
 
 
@@ -169,4 +176,4 @@ def plan_for(profile: RuleProfile) -> Plan:
     return plan
 
 
-__all__ = ["NO_ROYALTIES", "PairState", "Plan", "PlayerState", "plan_for"]
+__all__ = ["NO_ROYALTIES", "PLAN_CACHE_ENTRIES", "PairState", "Plan", "PlayerState", "plan_for"]

@@ -10,9 +10,21 @@ import logging
 import time
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+)
 
 REGISTRY = CollectorRegistry(auto_describe=True)
+# The standard process_* (memory, CPU, open files) and python_info series, as every Prometheus
+# client exports them: what an operator's memory and CPU alerts are written against.
+ProcessCollector(registry=REGISTRY)
+PlatformCollector(registry=REGISTRY)
 
 STARTED = Counter(
     "grpc_server_started_total",
@@ -40,7 +52,7 @@ IN_FLIGHT = Gauge(
 )
 SETTLEMENTS = Counter(
     "cpsettle_settlements_total",
-    "Hands settled, by profile name.",
+    "Hands settled, by profile: a registry profile's name, or inline (never client text).",
     ["profile"],
     registry=REGISTRY,
 )
@@ -60,7 +72,7 @@ PAYOUT_MISMATCHES = Counter(
 )
 VALIDATION_ERRORS = Counter(
     "cpsettle_validation_errors_total",
-    "Field violations in rejected requests, by reason class.",
+    "Requests rejected as invalid input, by the code of their first violation.",
     ["reason"],
     registry=REGISTRY,
 )

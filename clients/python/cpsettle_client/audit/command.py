@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
+from ..backend import Backend, CliError
 from . import checkpoint as checkpoints
 from .outcome import AuditFailure
 from .progress import MODES, Progress
@@ -75,8 +76,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
-    from ..backend import Backend, CliError
-
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     path = args.history
@@ -168,8 +167,6 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
 
 def _resume_point(args: argparse.Namespace) -> checkpoints.Checkpoint | None:
     """The checkpoint ``--resume`` goes on from (None without ``--resume``)."""
-    from ..cli import CliError
-
     if not args.resume:
         return None
     if not args.report:
