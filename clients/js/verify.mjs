@@ -195,8 +195,8 @@ export function verifySettlement(stored, keys) {
   const profile = s.profile ?? {};
   const failures = [];
   const digest = sha256(content);
-  const id = sha256(Buffer.from(`cpsettle-settlement-id/v1\n${get('requestDigest')}\n` +
-    `${profile.digest ?? ''}\n${get('engineVersion')}`, 'utf8'));
+  const id = sha256(Buffer.from(`cpsettle-settlement-id/v2\n${get('requestDigest')}\n` +
+    `${profile.digest ?? ''}\n${get('engineVersion')}\n${get('engineDigest')}`, 'utf8'));
   if (get('settlementId') !== id) failures.push('settlement_id');
   if (get('settlementDigest') !== digest) failures.push('settlement_digest');
   const sig = s.signature ?? {};
