@@ -174,8 +174,13 @@ class ThreadSink:
                     self._waiters.remove(entry)
 
     def watch(self, listener: Callable[[bool], None]) -> None:
-        """Call ``listener(healthy)`` (from any thread) whenever the log turns stuck or well."""
-        self._listeners.append(listener)
+        """Call ``listener(healthy)`` (from any thread) whenever the log turns stuck or well,
+        and now if it is stuck already."""
+        with self._cond:
+            self._listeners.append(listener)
+            stuck = self.stuck
+        if stuck:
+            listener(False)
 
     def flush(self, timeout: float) -> bool:
         """Wait (blocking) until every queued line is written; False after ``timeout``."""
