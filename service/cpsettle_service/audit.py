@@ -162,7 +162,8 @@ class Sealer:
         """Log ``settlement.not_delivered`` for each settlement sealed (and logged as issued)
         that will not reach its caller: with ``settlement.issued`` the log reconciles one to one
         with what clients received. ``reason``: ``audit_log_unavailable``, ``cancelled``,
-        ``deadline_exceeded``, ``result_too_large``, ``shutdown``."""
+        ``deadline_exceeded``, ``result_too_large``, or ``cancelled_while_sending`` (the stream was
+        cancelled while the batch's answer was being written: it may have arrived)."""
         if self.log is not None:
             log_not_delivered(self.log, issued, reason, detail)
 

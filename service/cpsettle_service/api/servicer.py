@@ -23,6 +23,11 @@ from .interceptors import DeadlineCapExceeded, NotFound
 from .profiles import ProfileResolver, profile_digest
 
 SERVICE_NAME = "cpsettle.v1.SettlementService"
+# An answer with less time than this left before the call's deadline is not sent: it would
+# reach the client after the client's own deadline (which fires a little earlier than the
+# server's, by the request's transit), so its settlement would be logged as issued and never
+# received. The call ends DEADLINE_EXCEEDED and the settlement gets settlement.not_delivered.
+DELIVERY_MARGIN_SECONDS = 0.01
 
 __all__ = ["SERVICE_NAME", "ProfileResolver", "SettlementServicer", "generic_handler",
            "profile_digest", "tolerant"]
@@ -190,7 +195,7 @@ class SettlementServicer:
             self.not_delivered(issued, "cancelled")
             raise
         remaining = context.time_remaining()
-        if remaining is not None and remaining <= 0:
+        if remaining is not None and remaining < DELIVERY_MARGIN_SECONDS:
             self.not_delivered(issued, "deadline_exceeded")
             raise DeadlineCapExceeded("the call's deadline passed before its answer could go out")
 

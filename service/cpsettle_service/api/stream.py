@@ -217,6 +217,7 @@ async def settle_stream(
     draining: asyncio.Event = getattr(servicer, "draining", None) or asyncio.Event()
     issued: list[Issued] = []  # sealed for the batch in hand, not yet delivered
     batches = 0
+    sending = False
     try:
         while True:
             batch, why = await _next_batch(request_iterator, draining, idle_seconds)
@@ -250,10 +251,17 @@ async def settle_stream(
                 issued = handed  # in the transport's hands now: undelivered only if cancelled
             # Yielding suspends this generator until grpc.aio has written the message: the next
             # batch is read only then, so a slow reader throttles the whole pipeline.
+            sending = True
             yield answer
+            sending = False
             issued = []
     except (asyncio.CancelledError, GeneratorExit):
-        servicer.not_delivered(issued, "cancelled")
+        if sending:  # the message may have reached the client just before the cancel
+            servicer.not_delivered(issued, "cancelled_while_sending",
+                                   "the call was cancelled while this answer was being written: "
+                                   "the client may have received it")
+        else:
+            servicer.not_delivered(issued, "cancelled")
         raise
     except LogUnavailable as e:
         servicer.not_delivered(issued, "audit_log_unavailable", str(e))
