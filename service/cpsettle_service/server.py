@@ -130,7 +130,8 @@ async def build_server(
                                      + settings.max_concurrent_streams) + 64,
     )
     servicer = SettlementServicer(ProfileResolver(registry), sealer,
-                                  log_timeout=settings.audit_log_stall_seconds)
+                                  log_timeout=settings.audit_log_stall_seconds,
+                                  live=interceptor.live)
     server.add_generic_rpc_handlers(
         (generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes,
                          stream_idle_seconds=settings.stream_idle_seconds),)

@@ -22,6 +22,7 @@ from ..domain.errors import InvalidInput
 from ..observability import metrics
 from ..observability.logging import get_logger
 from ..security import TokenChecker, Unauthenticated
+from .priority import LiveFirst
 
 
 class NotFound(LookupError):
@@ -117,6 +118,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         deadline_cap: float = 10.0,
         max_in_flight: int | None = None,
         max_streams: int | None = None,
+        live: LiveFirst | None = None,
     ) -> None:
         self._cache: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
         self._skip = skip_services
@@ -130,6 +132,8 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         self._in_flight = 0
         self._stream_limit = max_streams
         self._streams = 0
+        # unary calls in flight, which bulk streams let go first
+        self.live = live if live is not None else LiveFirst()
 
     def _enter(self) -> None:
         if self._limit is not None and self._in_flight >= self._limit:
@@ -137,6 +141,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 f"{self._in_flight} calls in flight, the limit of this replica; retry shortly"
             )
         self._in_flight += 1
+        self.live.enter()
 
     def _enter_stream(self) -> None:
         if self._stream_limit is not None and self._streams >= self._stream_limit:
@@ -268,6 +273,7 @@ class _Bookkeeping:
         if entered:
             if self.kind == "unary":
                 self.owner._in_flight -= 1
+                self.owner.live.leave()
             else:
                 self.owner._streams -= 1
         elapsed = time.perf_counter() - start

@@ -20,6 +20,7 @@ from ..observability.logging import audit_written
 from . import mapping, stream, wire
 from .codec import reject_malformed, tolerant
 from .interceptors import DeadlineCapExceeded, NotFound
+from .priority import LiveFirst
 from .profiles import ProfileResolver, profile_digest
 
 SERVICE_NAME = "cpsettle.v1.SettlementService"
@@ -49,9 +50,11 @@ def _record(settlement: Settlement) -> None:
 
 class SettlementServicer:
     def __init__(self, resolver: ProfileResolver, sealer: Sealer | None = None,
-                 log_timeout: float = 0.5) -> None:
+                 log_timeout: float = 0.5, live: LiveFirst | None = None) -> None:
         self.resolver = resolver
         self.sealer = sealer
+        # live (unary) calls in flight: streams let them go first between two hands
+        self.live = live if live is not None else LiveFirst()
         # how long an answer waits for its audit lines to be written before it fails closed
         self.log_timeout = log_timeout
         # set when the server drains: streams end at their next batch boundary

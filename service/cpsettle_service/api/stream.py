@@ -16,9 +16,9 @@ Flow control: the handler reads the next batch only after the previous result ha
 to the transport (grpc.aio awaits each yielded message), so a slow reader holds the server back
 instead of making it buffer: at most the result being written plus what the HTTP/2 windows hold.
 
-Live tables come first: the handler gives the event loop back after every hand, so a unary
-Settle waits behind at most one hand of a bulk batch, never behind the batch
-(``bench/bench_bulk_yield.py`` measures it). The stream ends cleanly (status OK) at a batch
+Live tables come first: between two hands the handler waits its turn (``priority.LiveFirst``):
+while unary calls are in flight it lets them finish first, so a live Settle waits behind at most
+one hand of a bulk batch, never behind the batch (``bench/bench_bulk_yield.py`` measures it). The stream ends cleanly (status OK) at a batch
 boundary when it has sent nothing for ``idle_seconds`` or when the server drains (SIGTERM): every
 batch answered so far is delivered, and a client that has batches left reconnects and sends them
 again (``cpsettle audit --server`` does).
@@ -51,6 +51,7 @@ from . import wire
 from .codec import Malformed
 from .interceptors import count_invalid, invalid_message
 from .mapping import nets_from_proto, player_checks_to_proto
+from .priority import LiveFirst
 
 MAX_ITEMS_PER_BATCH = 1000
 # The default server sends messages of up to 4 x CPSETTLE_MAX_MESSAGE_BYTES (1 MiB) = 4 MiB.
@@ -215,6 +216,7 @@ async def settle_stream(
 ) -> AsyncIterator[bytes | pb.SettleBatchResult]:
     """The SettleStream handler: one result per batch, in order, one batch at a time."""
     draining: asyncio.Event = getattr(servicer, "draining", None) or asyncio.Event()
+    live: LiveFirst = getattr(servicer, "live", None) or LiveFirst()
     issued: list[Issued] = []  # sealed for the batch in hand, not yet delivered
     batches = 0
     sending = False
@@ -238,9 +240,8 @@ async def settle_stream(
                 sealed = last_issued.get()
                 if sealed is not None:
                     issued.append(sealed)
-                # Give the loop back after every hand: a live Settle waits behind one hand of
-                # this batch at most, not behind all of it.
-                await asyncio.sleep(0)
+                # Live calls first: a live Settle waits behind one hand of this batch at most.
+                await live.wait_turn()
             answer = _result(results, max_result_bytes)
             if not isinstance(answer, bytes):
                 servicer.not_delivered(issued, "result_too_large")
