@@ -57,6 +57,16 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# Ids issued before the engine digest was part of them (0.1.0): still accepted by verify(), so
+# settlements stored then stay provable (docs/VERSIONING.md).
+LEGACY_ID_PREFIX = "cpsettle-settlement-id/v1\n"
+
+
+def legacy_settlement_id(request_digest: str, profile_digest: str, engine_version: str) -> str:
+    text = f"{LEGACY_ID_PREFIX}{request_digest}\n{profile_digest}\n{engine_version}"
+    return sha256_hex(text.encode("utf-8"))
+
+
 def settlement_id(request_digest: str, profile_digest: str, engine_version: str,
                   engine_digest: str) -> str:
     text = f"{ID_PREFIX}{request_digest}\n{profile_digest}\n{engine_version}\n{engine_digest}"
@@ -261,7 +271,8 @@ def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
     findings: list[Finding] = []
     want_id = settlement_id(s.request_digest, s.profile.digest, s.engine_version,
                             s.engine_digest)
-    if s.settlement_id != want_id:
+    if s.settlement_id != want_id and s.settlement_id != legacy_settlement_id(
+            s.request_digest, s.profile.digest, s.engine_version):
         findings.append(Finding("settlement_id", f"is {s.settlement_id or '(empty)'}, the "
                                 f"request/profile/engine digests give {want_id}"))
     digest = sha256_hex(content_bytes(s))

@@ -234,7 +234,6 @@ async def serve(settings: Settings) -> int:
     log.info("service.stopped")
     if audit_chain is not None:
         audit_chain.sign_head("shutdown")
-        audit_chain.sink.flush(settings.grace_seconds)  # what the sink will still take
     return 0
 
 
@@ -247,7 +246,11 @@ def main() -> None:
     configure(settings.log_level, settings.log_format, head_every=settings.audit_head_events,
               background=True, queue_lines=settings.audit_log_queue_lines,
               stall_seconds=settings.audit_log_stall_seconds)
-    sys.exit(asyncio.run(serve(settings)))
+    code = asyncio.run(serve(settings))
+    audit_chain = chain()
+    if audit_chain is not None:  # the writer thread's last lines, as far as stdout takes them
+        audit_chain.sink.flush(settings.grace_seconds)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
