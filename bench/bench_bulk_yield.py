@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import grpc  # noqa: E402
 from _support import (  # noqa: E402
     SETTLE_METHOD,
     machine_line,
@@ -38,8 +39,6 @@ from _support import (  # noqa: E402
     random_requests,
     start_server,
 )
-
-import grpc  # noqa: E402
 
 from cpsettle.v1 import settlement_pb2 as pb  # noqa: E402
 

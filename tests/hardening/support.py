@@ -198,7 +198,7 @@ def length_delimited(field: int, payload: bytes) -> bytes:
     return tag(field, 2) + varint(len(payload)) + payload
 
 
-# --------------------------------------------------------------------------- a real process, any sink
+# ------------------------------------------------------------------ a real process, any sink
 
 
 def spawn_server_to(stdout: Any, stderr: Path, pythonpath: list[Path] | None = None,

@@ -18,10 +18,12 @@ instead of making it buffer: at most the result being written plus what the HTTP
 
 Live tables come first: between two hands the handler waits its turn (``priority.LiveFirst``):
 while unary calls are in flight it lets them finish first, so a live Settle waits behind at most
-one hand of a bulk batch, never behind the batch (``bench/bench_bulk_yield.py`` measures it). The stream ends cleanly (status OK) at a batch
-boundary when it has sent nothing for ``idle_seconds`` or when the server drains (SIGTERM): every
-batch answered so far is delivered, and a client that has batches left reconnects and sends them
-again (``cpsettle audit --server`` does).
+one hand of a bulk batch, never behind the batch (``bench/bench_bulk_yield.py`` measures it).
+
+The stream ends cleanly (status OK) at a batch boundary when it has sent nothing for
+``idle_seconds`` or when the server drains (SIGTERM): every batch answered so far is delivered,
+and a client that has batches left reconnects and sends them again (``cpsettle audit --server``
+does).
 
 Every settlement answered is logged as ``settlement.issued`` before its batch goes out (the
 batch waits until the audit log has written it); one that cannot go out (results too big, the
