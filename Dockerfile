@@ -16,16 +16,22 @@ ENV PIP_NO_CACHE_DIR=1 \
 
 WORKDIR /src
 # Only what the wheel needs (see .dockerignore).
+COPY requirements.lock ./
 COPY pyproject.toml README.md hatch_build.py ./
 COPY service/ service/
 COPY clients/ clients/
 COPY proto/ proto/
 
 # The venv has no pip of its own: the builder's pip installs into it, so the
-# final image carries no installer.
+# final image carries no installer. Dependencies come only from
+# requirements.lock (scripts/lock), every file checked against its SHA-256,
+# wheels only; then the project's own wheel without resolving anything.
 RUN pip wheel --no-deps --wheel-dir /wheels . \
  && python -m venv --without-pip /opt/cpsettle \
- && pip --python /opt/cpsettle/bin/python install /wheels/*.whl
+ && pip --python /opt/cpsettle/bin/python install --require-hashes --only-binary=:all: \
+        -r requirements.lock \
+ && pip --python /opt/cpsettle/bin/python install --no-deps /wheels/*.whl \
+ && pip --python /opt/cpsettle/bin/python check
 
 # ---- final: the virtualenv on a clean Python, nothing else ------------------
 FROM python:3.11.11-slim-bookworm
@@ -47,12 +53,14 @@ ENV PATH="/opt/cpsettle/bin:${PATH}" \
     PYTHONDONTWRITEBYTECODE=1 \
     CPSETTLE_HOST=0.0.0.0 \
     CPSETTLE_PORT=50051 \
-    CPSETTLE_METRICS_PORT=9464
+    CPSETTLE_METRICS_PORT=9464 \
+    CPSETTLE_HEALTH_PORT=50052
 
 USER 10001
 
-# gRPC, Prometheus metrics (/metrics).
-EXPOSE 50051 9464
+# gRPC (TLS when CPSETTLE_TLS_* are set), Prometheus metrics (/metrics), and the
+# plaintext port that serves only grpc.health.v1 (for the kubelet's probes).
+EXPOSE 50051 9464 50052
 
 # No Docker HEALTHCHECK: Kubernetes ignores it and probes the standard
 # grpc.health.v1 service itself (native gRPC probes in deploy/base), and the

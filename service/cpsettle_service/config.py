@@ -22,6 +22,9 @@ class Settings:
     port: int = 50051
     unix_socket: str = ""  # serve on unix://PATH instead of host:port when set
     metrics_port: int = 9464  # 0 = no metrics HTTP endpoint
+    # A second, plaintext port that serves only grpc.health.v1 (for the kubelet's gRPC probes,
+    # which cannot speak TLS); 0 = none, health is answered on the main port only.
+    health_port: int = 0
     max_concurrent_rpcs: int = 64  # unary calls in flight (Settle, ValidatePayouts, ...)
     max_concurrent_streams: int = 8  # SettleStreams open, a budget of their own
     stream_idle_seconds: float = 60.0  # a stream that sends no batch for this long is closed
@@ -47,6 +50,9 @@ class Settings:
     tls_key_file: str = ""
     tls_client_ca_file: str = ""
     auth_tokens_file: str = ""
+    # OTLP/gRPC collector address (e.g. http://otel-collector:4317): spans are exported when set
+    # (needs the `otel` extra). Empty = no spans.
+    otel_endpoint: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -85,6 +91,11 @@ class Settings:
             out.append(f"CPSETTLE_PORT must be 0-65535, got {self.port}")
         if not 0 <= self.metrics_port <= 65535:
             out.append(f"CPSETTLE_METRICS_PORT must be 0-65535, got {self.metrics_port}")
+        if not 0 <= self.health_port <= 65535:
+            out.append(f"CPSETTLE_HEALTH_PORT must be 0-65535, got {self.health_port}")
+        elif self.health_port and self.health_port in (self.port, self.metrics_port):
+            out.append("CPSETTLE_HEALTH_PORT must differ from CPSETTLE_PORT and "
+                       "CPSETTLE_METRICS_PORT")
         if self.max_concurrent_rpcs < 1:
             out.append("CPSETTLE_MAX_CONCURRENT_RPCS must be at least 1")
         if self.max_concurrent_streams < 1:

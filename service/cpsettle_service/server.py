@@ -28,7 +28,7 @@ from .domain.errors import InvalidInput
 from .domain.profile import ProfileRegistry
 from .integrity import check_installation
 from .keys import KeyProblem, load_signing_key, published_keys
-from .observability import metrics
+from .observability import metrics, tracing
 from .observability.logging import chain, configure, get_logger
 from .security import TokenChecker, server_credentials
 
@@ -44,6 +44,9 @@ class Running:
     health: health.aio.HealthServicer
     port: int
     settings: Settings
+    # The plaintext health-only listener (CPSETTLE_HEALTH_PORT), when configured.
+    health_server: grpc.aio.Server | None = None
+    health_port: int = 0
     servicer: SettlementServicer | None = None
     draining: bool = False
 
@@ -83,6 +86,9 @@ class Running:
         if self.servicer is not None:
             self.servicer.draining.set()
         await self.server.stop(self.settings.grace_seconds)
+        # The health port outlives the drain: liveness keeps answering while calls finish.
+        if self.health_server is not None:
+            await self.health_server.stop(0)
 
 
 def load_registry(settings: Settings) -> ProfileRegistry:
@@ -95,8 +101,8 @@ def load_registry(settings: Settings) -> ProfileRegistry:
 def make_sealer(settings: Settings) -> Sealer:
     """Digests and signatures for every settlement, with the audit log events."""
     key = load_signing_key(settings)
-    return Sealer(key, wire, log=get_logger("cpsettle.audit"),
-                  include_request=settings.audit_include_request,
+    log = metrics.CountedAuditLog(get_logger("cpsettle.audit"))
+    return Sealer(key, wire, log=log, include_request=settings.audit_include_request,
                   keys=published_keys(settings, key))
 
 
@@ -157,11 +163,31 @@ async def build_server(
     if not settings.unix_socket and port == 0:
         raise RuntimeError(f"could not bind {settings.address}")
     await server.start()
-    running = Running(server, health_servicer, port, settings, servicer)
+    running = Running(server, health_servicer, port, settings, servicer=servicer)
+    if settings.health_port:
+        running.health_server, running.health_port = await start_health_server(
+            settings, health_servicer
+        )
     await running.set_serving(True)
     running.watch_audit_log()
     await health_servicer.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
     return running
+
+
+async def start_health_server(
+    settings: Settings, health_servicer: health.aio.HealthServicer
+) -> tuple[grpc.aio.Server, int]:
+    """A plaintext listener that serves only ``grpc.health.v1`` (the same servicer, so the same
+    statuses): the kubelet's native gRPC probes cannot speak TLS, the main port may. Any other
+    method on it is UNIMPLEMENTED; settlements never travel in plaintext."""
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)], maximum_concurrent_rpcs=64)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    port = server.add_insecure_port(f"{host}:{settings.health_port}")
+    if port == 0:
+        raise RuntimeError(f"could not bind the health port {host}:{settings.health_port}")
+    await server.start()
+    return server, port
 
 
 async def serve(settings: Settings) -> int:
@@ -191,12 +217,20 @@ async def serve(settings: Settings) -> int:
     audit_chain = chain()
     if audit_chain is not None:
         audit_chain.signer = sealer.key
+    if settings.otel_endpoint:
+        try:
+            tracing.configure(settings.otel_endpoint, service_version=VERSION)
+        except ImportError as e:
+            log.error("tracing.unavailable", reason=f"{e}: install cpsettle[otel]")
+            return 2
     if settings.metrics_port:
         from prometheus_client import start_http_server
 
         start_http_server(settings.metrics_port, addr=settings.host, registry=metrics.REGISTRY)
     metrics.BUILD_INFO.info({"version": VERSION, "engine_version": sealer.engine_version,
                              "engine_digest": sealer.engine_digest})
+    metrics.SIGNING_ENABLED.set(1 if sealer.key is not None else 0)
+    metrics.MAX_CONCURRENT_RPCS.set(settings.max_concurrent_rpcs)
     running = await build_server(settings, registry, sealer)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -211,10 +245,12 @@ async def serve(settings: Settings) -> int:
         files_checked=report.files_checked,
         address=settings.address,
         port=running.port,
+        health_port=running.health_port or None,
         metrics_port=settings.metrics_port,
         signing_key_id=sealer.key.key_id if sealer.key else None,
         audit_chain=audit_chain.chain_id if audit_chain is not None else None,
         tls=bool(settings.tls_cert_file),
+        otel_endpoint=settings.otel_endpoint or None,
         mutual_tls=bool(settings.tls_client_ca_file),
         profiles=[
             {"name": e.profile.name, "version": e.profile.version, "source": e.source,

@@ -32,7 +32,7 @@ def test_the_label_is_the_code_whatever_the_reason_says() -> None:
     count_invalid(InvalidInput([
         Violation("players[0].stack", NEEDLES, ViolationCode.BUTTON_SEAT),
         Violation("profile.rows", NEEDLES, ViolationCode.DUPLICATE_CARD),
-        Violation("request", NEEDLES),
+        Violation("request", NEEDLES, ViolationCode.OTHER),
     ]))
     assert moved(before, counts()) == {"button_seat": 1, "duplicate_card": 1, "other": 1}
 

@@ -41,6 +41,7 @@ STAMP = "INPUTS.sha256"
 APP = "cpsettle"
 GRPC_PORT = 50051
 METRICS_PORT = 9464
+HEALTH_PORT = 50052  # plaintext, grpc.health.v1 only: what the kubelet's probes call
 READINESS_SERVICE = "cpsettle.v1.SettlementService"
 LIVENESS_SERVICE = "liveness"
 UID = 10001
@@ -51,12 +52,21 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...], str | None]] = {
     "base": ("base", (), None),
     "dev": ("overlays/dev", (), "cpsettle-dev"),
     "prod": ("overlays/prod", (), "cpsettle"),
-    "prod-servicemonitor": ("overlays/prod", ("components/servicemonitor",), "cpsettle"),
-    "prod-grpc-tls": ("overlays/prod", ("components/grpc-tls",), "cpsettle"),
+    "prod-monitoring": (
+        "overlays/prod",
+        (
+            "components/servicemonitor",
+            "components/prometheus-rules",
+            "components/grafana-dashboard",
+        ),
+        "cpsettle",
+    ),
+    "prod-mutual-tls": ("overlays/prod", ("components/mutual-tls",), "cpsettle"),
     "prod-bulk-audit": ("overlays/prod", ("components/bulk-audit",), "cpsettle"),
 }
-PROD_VARIANTS = ("prod", "prod-servicemonitor", "prod-grpc-tls", "prod-bulk-audit")
+PROD_VARIANTS = ("prod", "prod-monitoring", "prod-mutual-tls", "prod-bulk-audit")
 BULK = "cpsettle-bulk-audit"  # the bulk re-audit component's Deployment, Service, NetworkPolicy
+RUNBOOK = REPO / "docs" / "RUNBOOK.md"
 
 
 # --------------------------------------------------------------------------- #
@@ -167,6 +177,8 @@ def kustomize(directory: Path, docs: list[dict[str, Any]] | None = None) -> list
         out = kustomize(comp, out)
     for gen in k.get("configMapGenerator", []):
         assert set(gen) <= {"name", "files", "options"}, f"unsupported generator keys in {gen}"
+        # disableNameSuffixHash needs nothing here: the comparison with kustomize drops hashes.
+        assert set(gen.get("options", {})) <= {"labels", "disableNameSuffixHash"}, gen
         cm: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -318,7 +330,11 @@ def pre_stop_seconds(c: dict[str, Any]) -> int:
 
 def check_probes(docs: list[dict[str, Any]]) -> None:
     c = container(docs)
-    grpc_port = {p["name"]: p["containerPort"] for p in c["ports"]}["grpc"]
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    # The probes call the plaintext health-only port the service opens at CPSETTLE_HEALTH_PORT
+    # (the kubelet's gRPC probes cannot speak TLS; the gRPC port may).
+    health_port = int(env(docs)["CPSETTLE_HEALTH_PORT"])
+    assert ports["health"] == health_port == HEALTH_PORT != ports["grpc"]
     services = {}
     for kind in ("readinessProbe", "livenessProbe", "startupProbe"):
         probe = c.get(kind)
@@ -328,7 +344,7 @@ def check_probes(docs: list[dict[str, Any]]) -> None:
         assert set(probe) & {"grpc", "httpGet", "tcpSocket", "exec"} == {"grpc"}, (
             f"{kind} must be a native gRPC probe"
         )
-        assert probe["grpc"]["port"] == grpc_port == GRPC_PORT, f"{kind} port"
+        assert probe["grpc"]["port"] == health_port, f"{kind} must call the health port"
         services[kind] = probe["grpc"].get("service")
         for field in ("periodSeconds", "timeoutSeconds", "failureThreshold"):
             assert field in probe, f"{kind}.{field} must be set"
@@ -484,7 +500,11 @@ def check_network_policy(docs: list[dict[str, Any]]) -> None:
 def check_ports_and_services(docs: list[dict[str, Any]]) -> None:
     c = container(docs)
     ports = {p["name"]: (p["containerPort"], p.get("protocol", "TCP")) for p in c["ports"]}
-    assert ports == {"grpc": (GRPC_PORT, "TCP"), "metrics": (METRICS_PORT, "TCP")}
+    assert ports == {
+        "grpc": (GRPC_PORT, "TCP"),
+        "metrics": (METRICS_PORT, "TCP"),
+        "health": (HEALTH_PORT, "TCP"),
+    }
     e = env(docs)
     assert e["CPSETTLE_PORT"] == str(GRPC_PORT)
     assert e["CPSETTLE_METRICS_PORT"] == str(METRICS_PORT)
@@ -498,6 +518,9 @@ def check_ports_and_services(docs: list[dict[str, Any]]) -> None:
             assert p["targetPort"] in ports, (
                 f"Service {s['metadata']['name']} targets {p['targetPort']}"
             )
+            # The health port is for the kubelet only: no Service and no NetworkPolicy rule
+            # (check_network_policy) leads to it.
+            assert p["targetPort"] != "health" and p["port"] != HEALTH_PORT
 
 
 def check_config(docs: list[dict[str, Any]]) -> None:
@@ -506,6 +529,7 @@ def check_config(docs: list[dict[str, Any]]) -> None:
         "CPSETTLE_HOST",
         "CPSETTLE_PORT",
         "CPSETTLE_METRICS_PORT",
+        "CPSETTLE_HEALTH_PORT",
         "CPSETTLE_MAX_CONCURRENT_RPCS",
         "CPSETTLE_MAX_MESSAGE_BYTES",
         "CPSETTLE_LOG_LEVEL",
@@ -563,6 +587,10 @@ def check_workload(docs: list[dict[str, Any]]) -> None:
     for section in ("requests", "limits"):
         for res in ("cpu", "memory"):
             assert res in c["resources"][section], f"resources.{section}.{res}"
+    # One Python process settles on one core: the pod requests that core and is limited to it
+    # (README.md and deploy/README.md say so; test_docs_state_the_cpu_request).
+    assert cpu_cores(c["resources"]["requests"]["cpu"]) == 1.0
+    assert cpu_cores(c["resources"]["limits"]["cpu"]) == 1.0
     hosts = [
         t for t in spec["topologySpreadConstraints"] if t["topologyKey"] == "kubernetes.io/hostname"
     ]
@@ -570,6 +598,11 @@ def check_workload(docs: list[dict[str, Any]]) -> None:
     strategy = dep["spec"]["strategy"]
     assert strategy["type"] == "RollingUpdate"
     assert strategy["rollingUpdate"]["maxUnavailable"] == 0
+
+
+def cpu_cores(quantity: Any) -> float:
+    text = str(quantity)
+    return int(text[:-1]) / 1000 if text.endswith("m") else float(text)
 
 
 def check_all(docs: list[dict[str, Any]], hpa_required: bool) -> None:
@@ -649,18 +682,89 @@ def check_variant(name: str, docs: list[dict[str, Any]]) -> None:
         ]
         assert len(zones) == 1 and zones[0]["whenUnsatisfiable"] == "ScheduleAnyway"
     tls_env = {k for k in e if k.startswith("CPSETTLE_TLS_")}
-    if name == "prod-grpc-tls":
-        assert tls_env == {
-            "CPSETTLE_TLS_CERT_FILE",
-            "CPSETTLE_TLS_KEY_FILE",
-            "CPSETTLE_TLS_CLIENT_CA_FILE",
-        }
-        for k in tls_env:
-            assert e[k].startswith("/etc/cpsettle/tls/")
+    if name in PROD_VARIANTS:
+        check_prod_tls(docs)
+        mutual = {"CPSETTLE_TLS_CLIENT_CA_FILE"} if name == "prod-mutual-tls" else set()
+        assert tls_env == {"CPSETTLE_TLS_CERT_FILE", "CPSETTLE_TLS_KEY_FILE"} | mutual
     else:
-        # See deploy/components/grpc-tls: native gRPC probes cannot speak TLS.
         assert not tls_env
-    assert bool(all_of(docs, "ServiceMonitor")) == (name == "prod-servicemonitor")
+    monitoring = name == "prod-monitoring"
+    assert bool(all_of(docs, "ServiceMonitor")) == monitoring
+    assert bool(all_of(docs, "PrometheusRule")) == monitoring
+    dashboards = [d for d in all_of(docs, "ConfigMap")
+                  if d["metadata"].get("labels", {}).get("grafana_dashboard") == "1"]
+    assert bool(dashboards) == monitoring
+    if monitoring:
+        check_prometheus_rule(one(docs, "PrometheusRule"))
+        [dashboard] = dashboards
+        check_dashboard(dashboard)
+
+
+def check_prod_tls(docs: list[dict[str, Any]]) -> None:
+    """The gRPC port serves TLS with the certificate of the `cpsettle-tls` Secret; the probes
+    call the plaintext health-only port (tests/ops/test_health_port.py runs the real server
+    with this environment and calls the probes' services on that port)."""
+    e = env(docs)
+    tls_dir = "/etc/cpsettle/tls"
+    assert mounts(docs)[tls_dir]["name"] == "tls"
+    secret = volume(docs, "tls")["secret"]
+    assert secret["secretName"] == "cpsettle-tls" and secret["optional"] is False
+    # The keys of a kubernetes.io/tls Secret (cert-manager writes ca.crt beside them).
+    assert e["CPSETTLE_TLS_CERT_FILE"] == f"{tls_dir}/tls.crt"
+    assert e["CPSETTLE_TLS_KEY_FILE"] == f"{tls_dir}/tls.key"
+    if "CPSETTLE_TLS_CLIENT_CA_FILE" in e:
+        assert e["CPSETTLE_TLS_CLIENT_CA_FILE"] == f"{tls_dir}/ca.crt"
+    assert "items" not in secret or {i["key"] for i in secret["items"]} >= {"tls.crt", "tls.key"}
+    c = container(docs)
+    probe_ports = {c[k]["grpc"]["port"] for k in ("startupProbe", "readinessProbe", "livenessProbe")}
+    assert probe_ports == {int(e["CPSETTLE_HEALTH_PORT"])}
+    assert int(e["CPSETTLE_PORT"]) not in probe_ports, "probes cannot speak TLS"
+
+
+def runbook_anchors() -> set[str]:
+    """GitHub's anchors of the runbook's headings (lower case, spaces to dashes)."""
+    out = set()
+    for line in RUNBOOK.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            out.add(re.sub(r"[^a-z0-9 _-]", "", title).replace(" ", "-"))
+    return out
+
+
+ALERTS = {
+    "CpsettleErrorRatioHigh",
+    "CpsettleLatencyP99High",
+    "CpsettlePayoutMismatchRate",
+    "CpsettleEngineDigestMismatch",
+    "CpsettleSigningDisabled",
+    "CpsettleAuditLogStuck",
+    "CpsettleNearConcurrencyLimit",
+}
+
+
+def check_prometheus_rule(rule: dict[str, Any]) -> None:
+    assert rule["apiVersion"] == "monitoring.coreos.com/v1"
+    alerts = [r for g in rule["spec"]["groups"] for r in g["rules"]]
+    assert {a["alert"] for a in alerts} == ALERTS
+    anchors = runbook_anchors()
+    for a in alerts:
+        assert a["labels"]["severity"] in ("critical", "warning"), a["alert"]
+        assert a["annotations"]["summary"] and a["annotations"]["description"], a["alert"]
+        path, _, anchor = a["annotations"]["runbook_url"].partition("#")
+        assert path == "docs/RUNBOOK.md" and anchor == a["alert"].lower(), a["alert"]
+        assert anchor in anchors, f"docs/RUNBOOK.md has no section {a['alert']}"
+
+
+def check_dashboard(cm: dict[str, Any]) -> None:
+    [text] = cm["data"].values()
+    dashboard = json.loads(text)
+    assert dashboard["uid"] == "cpsettle" and dashboard["title"]
+    queries = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    assert len(queries) >= 15 and all(q.strip() for q in queries)
+    # Every panel reads the Prometheus chosen in the dashboard's datasource variable.
+    for p in dashboard["panels"]:
+        if p["type"] != "row":
+            assert p["datasource"]["uid"] == "${datasource}", p["title"]
 
 
 # --------------------------------------------------------------------------- #
@@ -733,7 +837,11 @@ def test_service_accepts_the_environment(name: str) -> None:
     for dep in all_of(build_variant(name), "Deployment"):  # the bulk-audit one as well
         settings = config.Settings.from_env(env([dep]))
         assert settings.port == GRPC_PORT and settings.metrics_port == METRICS_PORT
-        assert settings.host == "0.0.0.0"
+        assert settings.host == "0.0.0.0" and settings.health_port == HEALTH_PORT
+        if dep["metadata"]["name"] == BULK:
+            continue  # the prod overlay's TLS patch is the live Deployment's
+        assert bool(settings.tls_cert_file) == (name in PROD_VARIANTS)
+        assert bool(settings.tls_client_ca_file) == (name == "prod-mutual-tls")
 
 
 def test_house_profiles_load_in_the_service() -> None:
@@ -778,7 +886,7 @@ def test_dockerfile() -> None:
     assert ("USER", str(UID)) in final, "numeric non-root USER"
     assert words.index("USER") > max(i for i, w in enumerate(words) if w == "RUN")
     exposed = {p for w, rest in final if w == "EXPOSE" for p in rest.split()}
-    assert exposed == {str(GRPC_PORT), str(METRICS_PORT)}
+    assert exposed == {str(GRPC_PORT), str(METRICS_PORT), str(HEALTH_PORT)}
     [entry] = [rest for w, rest in final if w == "ENTRYPOINT"]
     assert json.loads(entry) == ["cpsettle-server"], "exec form, so the server is PID 1"
     assert "CMD" not in words
@@ -788,6 +896,15 @@ def test_dockerfile() -> None:
     assert copies == ["--from=builder /opt/cpsettle /opt/cpsettle"]
     builder = ins[: max(i for i, (w, _) in enumerate(ins) if w == "FROM")]
     assert any(w == "ENV" and "PIP_NO_CACHE_DIR=1" in rest for w, rest in builder)
+    # Dependencies only from the hash-pinned lock; the project's wheel adds none of its own.
+    installs = [rest for w, rest in builder if w == "RUN" for rest in rest.split("&&")
+                if " install " in f" {rest} "]
+    assert installs and all(
+        "--require-hashes" in i and "-r requirements.lock" in i or "--no-deps" in i
+        for i in installs
+    ), installs
+    assert any("--require-hashes" in i for i in installs)
+    assert ("COPY", "requirements.lock ./") in builder
     for w, rest in ins:
         if w == "RUN":
             assert not re.search(
@@ -802,7 +919,8 @@ def test_dockerignore_keeps_the_context_small() -> None:
         if line.strip() and not line.startswith("#")
     ]
     assert lines[0] == "*", "allow-list: ignore everything, then re-include"
-    copied = {"pyproject.toml", "README.md", "service/", "clients/", "proto/"}
+    copied = {"pyproject.toml", "requirements.lock", "README.md", "service/", "clients/",
+              "proto/"}
     assert copied <= {line.removeprefix("!") for line in lines if line.startswith("!")}
 
 
@@ -843,3 +961,41 @@ def test_model_matches_kustomize(name: str) -> None:
     assert sorted(model) == sorted(real)
     for key in real:
         assert model[key] == real[key], f"{key}: the test's kustomize model differs from kustomize"
+
+
+def test_the_lock_pins_every_dependency_with_hashes() -> None:
+    """requirements.lock (scripts/lock) pins each of pyproject's dependencies at a version its
+    specifier allows, and every pinned package carries hashes (pip --require-hashes needs
+    them all). .ci/supply-chain installs it for real."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    text = (REPO / "requirements.lock").read_text(encoding="utf-8")
+    entries = re.findall(
+        r"^([A-Za-z0-9_.-]+)==([^\s;]+)(?: ; [^\\\n]+)? \\\n((?:    --hash=sha256:[0-9a-f]{64}.*\n)+)",
+        text, flags=re.M,
+    )
+    pins = {canonicalize_name(name): version for name, version, _ in entries}
+    requirement_lines = [line for line in text.splitlines() if re.match(r"^[A-Za-z0-9]", line)]
+    assert len(requirement_lines) == len(entries) > 5, "a pin without hashes"
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for dep in project["dependencies"]:
+        req = Requirement(dep)
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{req.name} is not in requirements.lock: run scripts/lock"
+        assert req.specifier.contains(pins[name], prereleases=True), (
+            f"requirements.lock pins {req.name}=={pins[name]}, pyproject wants {req.specifier}"
+        )
+
+
+def test_docs_state_the_cpu_request() -> None:
+    """The READMEs give the pod's CPU request and limit as the manifests set them."""
+    c = container(build_variant("prod"))
+    assert cpu_cores(c["resources"]["requests"]["cpu"]) == 1.0
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    deploy_readme = " ".join((DEPLOY / "README.md").read_text(encoding="utf-8").split())
+    assert "requests one CPU (limit one CPU)" in readme
+    assert "the container requests one CPU and is limited to one" in deploy_readme
+    assert "500m" not in readme and "0.5 CPU" not in deploy_readme

@@ -13,7 +13,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from cpsettle_client.client import SettlementClient, SettlementError
 from cpsettle_service.api.interceptors import invalid_argument_status
-from cpsettle_service.domain.errors import InvalidInput, Violation
+from cpsettle_service.domain.errors import InvalidInput, Violation, ViolationCode
 from tests.support.tables import table
 
 
@@ -23,7 +23,7 @@ def trailer_bytes(status: grpc.Status) -> int:
 
 @pytest.mark.parametrize("count,size", [(1, 300_000), (5_000, 40), (40, 5_000)])
 def test_the_status_keeps_to_a_budget(count: int, size: int) -> None:
-    error = InvalidInput([Violation(f"players[{i}].{'f' * size}", "r" * size)
+    error = InvalidInput([Violation(f"players[{i}].{'f' * size}", "r" * size, ViolationCode.OTHER)
                           for i in range(count)])
     status = invalid_argument_status(error)
     assert trailer_bytes(status) < 6 * 1024
@@ -38,8 +38,8 @@ def test_the_status_keeps_to_a_budget(count: int, size: int) -> None:
 
 
 def test_a_small_status_is_unchanged() -> None:
-    violations = [Violation("players[0].seat", "must be 0 or more, got -1"),
-                  Violation("buttonSeat", "must be a seat at the table")]
+    violations = [Violation("players[0].seat", "must be 0 or more, got -1", ViolationCode.OTHER),
+                  Violation("buttonSeat", "must be a seat at the table", ViolationCode.BUTTON_SEAT)]
     status = invalid_argument_status(InvalidInput(violations))
     assert status.details == ("2 problems: players[0].seat: must be 0 or more, got -1; "
                               "buttonSeat: must be a seat at the table")

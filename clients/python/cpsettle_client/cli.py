@@ -9,7 +9,6 @@ non-zero, without a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any, Sequence, TypeVar
@@ -19,7 +18,7 @@ from google.protobuf.message import Message
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from . import render
+from . import render, strict_json
 from .backend import (  # the exit codes and CliError are part of this module's interface too
     EXIT_INVALID,
     EXIT_MISMATCH,
@@ -30,24 +29,27 @@ from .backend import (  # the exit codes and CliError are part of this module's 
 )
 from .backend import read_bytes as _read_bytes
 from .client import FieldViolation
+from .escape import json_text, shown
 
 __all__ = ["EXIT_INVALID", "EXIT_MISMATCH", "EXIT_OK", "EXIT_UNAVAILABLE", "Backend", "CliError",
            "build_parser", "entry", "main"]
 
 
 def to_json(message: Message) -> str:
-    return json.dumps(json_format.MessageToDict(message), indent=2, ensure_ascii=False)
+    return json_text(json_format.MessageToDict(message))
 
 
 def read_json(path: str) -> Any:
     try:
         if path == "-":
-            return json.load(sys.stdin)
+            return strict_json.loads(sys.stdin.read())
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            return strict_json.loads(f.read())
     except OSError as e:
         raise CliError(f"cannot read {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
+    except strict_json.DuplicateKey as e:
+        raise CliError(f"{path}: {e}") from None
+    except ValueError as e:  # not JSON, or not UTF-8
         raise CliError(f"{path} is not JSON: {e}") from None
 
 
@@ -158,8 +160,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                                 lambda c: c.settle(request))
     diffs = differences(settlement_dict(stored), settlement_dict(response.settlement))
     if args.output == "json":
-        print(json.dumps({"identical": not diffs, "differences": diffs}, indent=2,
-                         ensure_ascii=False))
+        print(json_text({"identical": not diffs, "differences": diffs}))
     elif diffs:
         print(f"Replay differs from {args.settlement} in {len(diffs)} place(s):")
         for d in diffs:
@@ -251,9 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def print_error(error: CliError) -> None:
-    print(f"cpsettle: {error}", file=sys.stderr)
+    print(f"cpsettle: {shown(str(error))}", file=sys.stderr)
     for v in error.violations:
-        print(f"  - {v}", file=sys.stderr)
+        print(f"  - {shown(str(v))}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

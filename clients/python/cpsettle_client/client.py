@@ -128,7 +128,9 @@ class SettlementClient:
         tls: TlsConfig | None = None,
         token: str | None = None,
         options: Iterable[tuple[str, Any]] = (),
+        metadata: Iterable[tuple[str, str]] = (),
     ) -> None:
+        """``metadata`` goes with every call (e.g. a W3C ``traceparent``)."""
         opts = list(options)
         if tls is not None:
             if tls.server_name:
@@ -139,7 +141,9 @@ class SettlementClient:
         self._stub = pb_grpc.SettlementServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.timeout = timeout
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self._metadata = tuple(metadata) + (
+            (("authorization", f"Bearer {token}"),) if token else ()
+        )
 
     def __enter__(self) -> SettlementClient:
         return self

@@ -15,6 +15,9 @@ from google.protobuf import json_format
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from . import strict_json
+from .escape import json_text, shown
+
 VARYING = ("issuedAt", "signature")  # the only fields outside the digests
 
 
@@ -31,7 +34,9 @@ def load_settlement(data: bytes) -> pb.Settlement:
         text = None
     if text is not None and text.lstrip().startswith("{"):
         try:
-            obj = json.loads(text)
+            obj = strict_json.loads(text)
+        except strict_json.DuplicateKey as e:
+            raise ProofError(str(e)) from None
         except json.JSONDecodeError as e:
             raise ProofError(f"not valid JSON: {e}") from None
         if not isinstance(obj, dict):
@@ -60,9 +65,9 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
                 continue
             sub = f"{path}.{key}" if path else key
             if key not in old:
-                out.append(f"{sub}: (absent) -> {json.dumps(new[key], ensure_ascii=False)[:120]}")
+                out.append(f"{sub}: (absent) -> {json_text(new[key], None)[:120]}")
             elif key not in new:
-                out.append(f"{sub}: {json.dumps(old[key], ensure_ascii=False)[:120]} -> (absent)")
+                out.append(f"{sub}: {json_text(old[key], None)[:120]} -> (absent)")
             else:
                 out.extend(differences(old[key], new[key], sub))
         return out
@@ -71,15 +76,15 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
         for i in range(max(len(old), len(new))):
             sub = f"{path}[{i}]"
             if i >= len(old):
-                out.append(f"{sub}: (absent) -> {json.dumps(new[i], ensure_ascii=False)[:120]}")
+                out.append(f"{sub}: (absent) -> {json_text(new[i], None)[:120]}")
             elif i >= len(new):
-                out.append(f"{sub}: {json.dumps(old[i], ensure_ascii=False)[:120]} -> (absent)")
+                out.append(f"{sub}: {json_text(old[i], None)[:120]} -> (absent)")
             else:
                 out.extend(differences(old[i], new[i], sub))
         return out
     if old != new:
-        return [f"{path}: {json.dumps(old, ensure_ascii=False)} -> "
-                f"{json.dumps(new, ensure_ascii=False)}"]
+        return [f"{path}: {json_text(old, None)} -> "
+                f"{json_text(new, None)}"]
     return []
 
 
@@ -119,22 +124,23 @@ def cmd_verify(args: Any) -> int:
     try:
         settlement = load_settlement(_read_bytes(args.file))
     except ProofError as e:
-        print(f"{args.file}: FAILED")
-        print(f"  - file: {e}")
+        print(f"{shown(args.file)}: FAILED")
+        print(f"  - file: {shown(str(e))}")
         return EXIT_FAILED
     findings = verify(settlement, keys)
     failed = [f for f in findings if f.checked]
     if failed:
-        print(f"{args.file}: FAILED")
+        print(f"{shown(args.file)}: FAILED")
         for f in failed:
-            print(f"  - {f}")
+            print(f"  - {shown(str(f))}")
         return EXIT_FAILED
     if findings:  # only the signature, not checked
-        print(f"{args.file}: digests OK (settlement {settlement.settlement_id}); the signature "
-              f"was NOT checked: {findings[0].detail}. Give --keys KEYS.json to check it.")
+        print(f"{shown(args.file)}: digests OK (settlement {shown(settlement.settlement_id)}); the "
+              f"signature was NOT checked: {shown(findings[0].detail)}. Give --keys KEYS.json to "
+              "check it.")
         return EXIT_UNCHECKED
-    print(f"{args.file}: OK — settlement {settlement.settlement_id}, digests match and the "
-          f"Ed25519 signature by key {settlement.signature.key_id!r} is valid")
+    print(f"{shown(args.file)}: OK — settlement {shown(settlement.settlement_id)}, digests match "
+          f"and the Ed25519 signature by key '{shown(settlement.signature.key_id)}' is valid")
     return EXIT_VERIFIED
 
 
@@ -190,7 +196,7 @@ def cmd_audit_log_verify(args: Any) -> int:
     except OSError as e:
         raise CliError(f"cannot read {e.filename}: {e.strerror}") from None
     for line in describe(report, keys is not None):
-        print(line)
+        print(shown(line))  # chain ids and values come from the log files
     if not report.chains:
         print("no chained audit lines found")
         return EXIT_FAILED

@@ -1,13 +1,17 @@
-"""Readable text for the CLI's table output."""
+"""Readable text for the CLI's table output.
+
+Every renderer starts from ``shown_message``: each string of the answer (ids, names, sentences
+that quote them) is escaped before it is laid out, so nothing in it can act on the terminal.
+"""
 
 from __future__ import annotations
-
-import json
 
 from google.protobuf import json_format
 
 from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
+
+from .escape import json_text, shown_message
 
 
 def _signed(n: int) -> str:
@@ -28,6 +32,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def settlement(s: pb.Settlement) -> str:
+    s = shown_message(s)
     ctx = s.context
     ids = " · ".join(f"{k} {v}" for k, v in (("hand", ctx.hand_id), ("table", ctx.table_id),
                                              ("round", ctx.round_id), ("dealer", ctx.dealer_id))
@@ -58,12 +63,13 @@ def settlement(s: pb.Settlement) -> str:
         out += ["", f"Rake to the house: {s.rake}"]
     if s.settlement_id:
         signed = "unsigned" if s.signature.algorithm in ("", "NONE") else (
-            f"signed by key {s.signature.key_id!r}")
+            f"signed by key '{s.signature.key_id}'")
         out += ["", f"Settlement id {s.settlement_id} ({signed}, issued {s.issued_at})"]
     return "\n".join(out)
 
 
 def payouts(r: pb.ValidatePayoutsResponse) -> str:
+    r = shown_message(r)
     rows = [[c.player_id, str(c.expected), str(c.proposed), _signed(c.difference),
              "ok" if c.matches else "MISMATCH"] for c in r.players]
     out = [_table(["Player", "Expected", "Proposed", "Difference", "Check"], rows)]
@@ -79,6 +85,7 @@ def payouts(r: pb.ValidatePayoutsResponse) -> str:
 
 
 def evaluation(e: pb.EvaluateArrangementResponse) -> str:
+    e = shown_message(e)
     out = [f"Profile {e.profile.name} v{e.profile.version}"]
     for r in e.rows:
         royalty = f" (royalty {r.royalty})" if r.royalty else ""
@@ -95,6 +102,7 @@ def evaluation(e: pb.EvaluateArrangementResponse) -> str:
 
 
 def profiles(r: pb.ListProfilesResponse) -> str:
+    r = shown_message(r)
     rows = [[p.name, p.version, p.source, p.digest[:12]] for p in r.profiles]
     return _table(["Profile", "Version", "Source", "Digest"], rows)
 
@@ -108,10 +116,10 @@ def profile_json(p: profile_pb2.RuleProfile) -> str:
     from cpsettle_service.domain.profile import profile_from_dict, profile_to_dict
 
     data = json_format.MessageToDict(p)
-    return json.dumps(profile_to_dict(profile_from_dict(data)), indent=2, ensure_ascii=False)
+    return json_text(profile_to_dict(profile_from_dict(data)))
 
 
 def profile(r: pb.GetProfileResponse) -> str:
-    s = r.summary
+    s = shown_message(r.summary)
     head = [f"{s.name} v{s.version} ({s.source}) digest {s.digest}", s.description, ""]
     return "\n".join(head) + profile_json(r.profile)

@@ -19,7 +19,7 @@ from grpc_status import rpc_status
 
 from ..audit_chain import LogUnavailable
 from ..domain.errors import InvalidInput
-from ..observability import metrics
+from ..observability import metrics, tracing
 from ..observability.logging import get_logger
 from ..security import TokenChecker, Unauthenticated
 from .priority import LiveFirst
@@ -195,7 +195,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         cap = self._cap
 
         async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            start = book.begin(_request_context(request))
+            start, span = book.begin(_request_context(request), context)
             code = "OK"
             entered = False
             try:
@@ -216,7 +216,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                     await context.abort(*abort)
                 raise
             finally:
-                book.end(start, code, entered)
+                book.end(start, code, entered, span)
 
         return wrapper
 
@@ -226,7 +226,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         async def wrapper(
             request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> Any:
-            start = book.begin({})
+            start, span = book.begin({}, context)
             code = "OK"
             entered = False
             try:
@@ -241,7 +241,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                     await context.abort(*abort)
                 raise
             finally:
-                book.end(start, code, entered)
+                book.end(start, code, entered, span)
 
         return wrapper
 
@@ -255,21 +255,27 @@ class _Bookkeeping:
         self.owner = owner
         self.kind, self.service, self.name = kind, service, name
         self.started = metrics.STARTED.labels(kind, service, name)
-        self.handling = metrics.HANDLING.labels(kind, service, name)
+        histogram = metrics.STREAM_HANDLING if kind == "bidi_stream" else metrics.HANDLING
+        self.handling = histogram.labels(kind, service, name)
         self.handled: dict[str, Any] = {}
 
-    def begin(self, context: dict[str, str]) -> float:
+    def begin(
+        self, context: dict[str, str], call: grpc.aio.ServicerContext[Any, Any]
+    ) -> tuple[float, Any]:
         self.started.inc()
         metrics.IN_FLIGHT.inc()
         # Every per-call key is set on each call (Ellipsis = absent, which merge_contextvars
         # skips), so nothing of an earlier call can show: cheaper than clear_contextvars(),
         # which walks every context variable of the process.
+        trace_id, span_id, span = tracing.begin(call.invocation_metadata(), self.service,
+                                                self.name)
         structlog.contextvars.bind_contextvars(
-            rpc=self.name, **{key: context.get(key, ...) for key in _CALL_KEYS}
+            rpc=self.name, trace_id=trace_id, span_id=span_id,
+            **{key: context.get(key, ...) for key in _CALL_KEYS},
         )
-        return time.perf_counter()
+        return time.perf_counter(), span
 
-    def end(self, start: float, code: str, entered: bool) -> None:
+    def end(self, start: float, code: str, entered: bool, span: Any = None) -> None:
         if entered:
             if self.kind == "unary":
                 self.owner._in_flight -= 1
@@ -286,6 +292,7 @@ class _Bookkeeping:
             )
         counter.inc()
         _log.info("rpc", method=self.name, code=code, duration_ms=round(elapsed * 1000, 3))
+        tracing.finish(span, code)
 
 
 _CALL_KEYS = ("hand_id", "table_id", "round_id", "dealer_id", "caller")

@@ -71,13 +71,12 @@ class LazyChoice:
 
     def __init__(
         self, preset: str, has_profile: bool, profile: profile_pb2.RuleProfile,
-        has_overrides: bool, overrides: Message, unit_value: int | None,
+        has_overrides: bool, overrides: Message,
     ) -> None:
         self.key = (
             preset,
             profile.SerializeToString(deterministic=True) if has_profile else None,
             overrides.SerializeToString(deterministic=True) if has_overrides else None,
-            unit_value,
         )
         self._args = (has_profile, profile, has_overrides, overrides)
 
@@ -93,15 +92,14 @@ class LazyChoice:
             preset=self.key[0],
             profile=profile_dict_from_proto(profile) if has_profile else None,
             overrides=over,
-            unit_value=self.key[3],
         )
 
 
 def profile_choice(
     preset: str, has_profile: bool, profile: profile_pb2.RuleProfile, has_overrides: bool,
-    overrides: Message, unit_value: int | None,
+    overrides: Message,
 ) -> LazyChoice:
-    return LazyChoice(preset, has_profile, profile, has_overrides, overrides, unit_value)
+    return LazyChoice(preset, has_profile, profile, has_overrides, overrides)
 
 
 def _player(p: pb.Player) -> PlayerInput:
@@ -152,6 +150,7 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
         button_seat=req.button_seat if req.HasField("button_seat") else None,
         dead_cards=tuple(req.dead_cards),
         context=AuditContext(req.hand_id, req.table_id, req.round_id, req.dealer_id),
+        unit_value=req.unit_value if req.HasField("unit_value") else None,
     )
     choice = profile_choice(
         req.preset,
@@ -159,7 +158,6 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
         req.profile,
         req.HasField("profile_overrides"),
         req.profile_overrides,
-        req.unit_value if req.HasField("unit_value") else None,
     )
     return table, choice
 

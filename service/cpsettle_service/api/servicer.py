@@ -109,7 +109,7 @@ class SettlementServicer:
         reject_malformed(request)
         choice = mapping.profile_choice(
             request.preset, request.HasField("profile"), request.profile,
-            request.HasField("profile_overrides"), request.profile_overrides, None,
+            request.HasField("profile_overrides"), request.profile_overrides,
         )
         profile, digest, source = self.resolver.resolve(choice)
         evaluation = evaluate_hand(mapping.evaluate_input(request), profile)

@@ -35,7 +35,7 @@ class Violation:
 
     field: str
     reason: str
-    code: ViolationCode = ViolationCode.OTHER
+    code: ViolationCode  # required: a site cannot forget to say what kind of problem it is
 
     def __str__(self) -> str:
         return f"{self.field}: {self.reason}"
@@ -59,7 +59,7 @@ class Collector:
     def __init__(self) -> None:
         self.violations: list[Violation] = []
 
-    def add(self, field: str, reason: str, code: ViolationCode = ViolationCode.OTHER) -> None:
+    def add(self, field: str, reason: str, code: ViolationCode) -> None:
         self.violations.append(Violation(field, reason, code))
 
     def __bool__(self) -> bool:

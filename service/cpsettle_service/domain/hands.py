@@ -280,8 +280,8 @@ def _five_shapes(wheel: Wheel) -> list[_Shape]:
         rest = [r for r in _DESC if r != a]
         for kick in combinations(rest, 3):
             add((HandClass.PAIR, (a, *kick), (a, a, *kick), False))
-        for two in combinations(rest, 2):
-            add((HandClass.THREE_OF_A_KIND, (a, *two), (a, a, a, *two), False))
+        for kickers in combinations(rest, 2):
+            add((HandClass.THREE_OF_A_KIND, (a, *kickers), (a, a, a, *kickers), False))
         for b in rest:
             add((HandClass.FULL_HOUSE, (a, b), (a, a, a, b, b), False))
             add((HandClass.FOUR_OF_A_KIND, (a, b), (a, a, a, a, b), False))
@@ -379,7 +379,7 @@ def evaluate_three(cards: Sequence[str | Card]) -> HandRank:
 def evaluate_row(cards: Sequence[str | Card], wheel: Wheel = Wheel.LOWEST) -> HandRank:
     """``evaluate_three`` or ``evaluate_five`` by the number of cards."""
     if not hasattr(cards, "__len__") or isinstance(cards, str):
-        cards = parse_cards(cards)  # type: ignore[arg-type]  # here a generator or "As Kd 7c"
+        cards = parse_cards(cards)  # type: ignore[arg-type]  # a generator, or "As Kd 7c"
     n = len(cards)
     if n == 5:
         return evaluate_five(cards, wheel)

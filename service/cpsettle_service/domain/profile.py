@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
 from .cards import Rank, Suit
-from .errors import Collector, InvalidInput, Violation
+from .errors import Collector, InvalidInput, Violation, ViolationCode
 from .hands import HandClass, HandRank, Wheel
 from .naturals import Natural
 from .reader import Reader, parse_enum
@@ -252,9 +253,6 @@ class RuleProfile:
     ranking: Ranking = Ranking()
     fantasyland: Fantasyland = Fantasyland()
 
-    def with_unit_value(self, unit_value: int) -> RuleProfile:
-        return replace(self, money=Money(unit_value))
-
 
 # --------------------------------------------------------------------------- reading
 
@@ -266,7 +264,7 @@ def _rank(errors: Collector, path: str, value: object) -> Rank | None:
             return Rank(text)
         except ValueError:
             pass
-    errors.add(path, f"must be a rank (2-9, T, J, Q, K, A); got {value!r}")
+    errors.add(path, f"must be a rank (2-9, T, J, Q, K, A); got {value!r}", ViolationCode.PROFILE)
     return None
 
 
@@ -282,7 +280,7 @@ def _threshold(
         return default
     hand_class = r.enum("handClass", HandClass, HandClass.HIGH_CARD)
     if not r.has("handClass"):
-        errors.add(r.at("handClass"), "is required")
+        errors.add(r.at("handClass"), "is required", ViolationCode.PROFILE)
     rank = _rank(errors, r.at("rank"), r.raw("rank")) if r.has("rank") else None
     r.finish()
     return HandThreshold(hand_class, rank)
@@ -312,26 +310,28 @@ def _royalties(errors: Collector, r: Reader) -> Royalties:
     entries: list[RoyaltyEntry] = []
     seen: dict[tuple[Row, HandClass, Rank | None], str] = {}
     for path, item in r.items("table"):
-        e = Reader(errors, path, item)
+        e = Reader(errors, path, item, ViolationCode.PROFILE)
         row = e.enum("row", Row, Row.BACK)
         hand_class = e.enum("handClass", HandClass, HandClass.HIGH_CARD)
-        for name in ("row", "handClass", "units"):
-            if not e.has(name):
-                errors.add(e.at(name), "is required")
+        for key in ("row", "handClass", "units"):
+            if not e.has(key):
+                errors.add(e.at(key), "is required", ViolationCode.PROFILE)
         rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
         units = e.integer("units", 0, minimum=0, maximum=1_000_000)
         e.finish()
         if not e.ok:
             continue
         if row is Row.FRONT and hand_class not in FRONT_CLASSES:
-            errors.add(e.at("handClass"), f"a {row.value} row cannot make {hand_class.value}")
+            errors.add(e.at("handClass"), f"a {row.value} row cannot make {hand_class.value}",
+                       ViolationCode.PROFILE)
         if rank is not None and hand_class is HandClass.ROYAL_FLUSH:
-            errors.add(e.at("rank"), "a royal flush has no rank to narrow")
-        key = (row, hand_class, rank)
-        if key in seen:
-            errors.add(path, f"duplicates the royalty entry at {seen[key]}")
+            errors.add(e.at("rank"), "a royal flush has no rank to narrow", ViolationCode.PROFILE)
+        entry_key = (row, hand_class, rank)
+        if entry_key in seen:
+            errors.add(path, f"duplicates the royalty entry at {seen[entry_key]}",
+                       ViolationCode.PROFILE)
         else:
-            seen[key] = path
+            seen[entry_key] = path
         entries.append(RoyaltyEntry(row, hand_class, rank, units))
     r.finish()
     return Royalties(mode, tuple(entries))
@@ -343,10 +343,10 @@ def _naturals(errors: Collector, r: Reader) -> Naturals:
     entries: list[NaturalEntry] = []
     seen: dict[Natural, str] = {}
     for path, item in r.items("table"):
-        e = Reader(errors, path, item)
+        e = Reader(errors, path, item, ViolationCode.PROFILE)
         for key in ("natural", "rank", "units"):
             if not e.has(key):
-                errors.add(e.at(key), "is required")
+                errors.add(e.at(key), "is required", ViolationCode.PROFILE)
         natural = e.enum("natural", Natural, Natural.DRAGON)
         rank = e.integer("rank", 0, minimum=0, maximum=1000)
         units = e.integer("units", 0, minimum=0, maximum=1_000_000)
@@ -354,7 +354,7 @@ def _naturals(errors: Collector, r: Reader) -> Naturals:
         if not e.ok:
             continue
         if natural in seen and e.has("natural"):
-            errors.add(path, f"duplicates the natural at {seen[natural]}")
+            errors.add(path, f"duplicates the natural at {seen[natural]}", ViolationCode.PROFILE)
         seen.setdefault(natural, path)
         entries.append(NaturalEntry(natural, rank, units))
     r.finish()
@@ -367,9 +367,11 @@ def _ranking(errors: Collector, r: Reader) -> Ranking:
     suit_order = DEFAULT_SUIT_ORDER
     items = r.items("suitOrder")
     if items:
-        suits = [parse_enum(errors, p, Suit, v, Suit.SPADE) for p, v in items]
+        suits = [parse_enum(errors, p, Suit, v, Suit.SPADE, ViolationCode.PROFILE)
+                 for p, v in items]
         if len(suits) != 4 or len(set(suits)) != 4:
-            errors.add(r.at("suitOrder"), "must list each of the four suits s, h, d, c once")
+            errors.add(r.at("suitOrder"), "must list each of the four suits s, h, d, c once",
+                       ViolationCode.PROFILE)
         else:
             suit_order = tuple(suits)
     tiebreak = r.boolean("suitOrderTiebreak", False)
@@ -384,15 +386,16 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
     entry_cards = r.integer("entryCards", 14, minimum=13, maximum=52)
     progressive: list[ProgressiveEntry] = []
     for path, item in r.items("progressive"):
-        e = Reader(errors, path, item)
+        e = Reader(errors, path, item, ViolationCode.PROFILE)
         hand_class = e.enum("handClass", HandClass, HandClass.PAIR)
         if not e.has("handClass"):
-            errors.add(e.at("handClass"), "is required")
+            errors.add(e.at("handClass"), "is required", ViolationCode.PROFILE)
         rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
         cards = e.integer("cards", 14, minimum=13, maximum=52)
         e.finish()
         if hand_class not in FRONT_CLASSES:
-            errors.add(e.at("handClass"), f"a FRONT row cannot make {hand_class.value}")
+            errors.add(e.at("handClass"), f"a FRONT row cannot make {hand_class.value}",
+                       ViolationCode.PROFILE)
         progressive.append(ProgressiveEntry(HandThreshold(hand_class, rank), cards))
     if r.has("stay"):
         s = r.obj("stay")
@@ -406,17 +409,16 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
         r.raw("stay")
         stay = default.stay
     if entry.hand_class not in FRONT_CLASSES:
-        errors.add(r.at("entry.handClass"), f"a FRONT row cannot make {entry.hand_class.value}")
+        errors.add(r.at("entry.handClass"), f"a FRONT row cannot make {entry.hand_class.value}",
+                   ViolationCode.PROFILE)
     stay_cards = r.integer("stayCards", 14, minimum=13, maximum=52)
     r.finish()
     # The best qualifying progressive entry is the strongest threshold the front meets.
     ordered = tuple(
         sorted(
             progressive,
-            key=lambda p: (
-                p.threshold.hand_class.order,
-                p.threshold.rank.value_int if p.threshold.rank else 0,
-            ),
+            key=lambda p: (p.threshold.hand_class.order,
+                           p.threshold.rank.value_int if p.threshold.rank else 0),
             reverse=True,
         )
     )
@@ -424,10 +426,10 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
 
 
 def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
-    r = Reader(errors, path, data)
+    r = Reader(errors, path, data, ViolationCode.PROFILE)
     name = r.string("name", "", max_length=64)
     if not name and r.ok:
-        errors.add(r.at("name"), "is required")
+        errors.add(r.at("name"), "is required", ViolationCode.PROFILE)
     version = r.string("version", "1", max_length=64)
     description = r.string("description", "", max_length=2000)
     scoring = _scoring(r.obj("scoring"))
@@ -573,10 +575,8 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
                 {**_threshold_dict(e.threshold), "cards": e.cards}
                 for e in sorted(
                     fl.progressive,
-                    key=lambda e: (
-                        e.threshold.hand_class.order,
-                        e.threshold.rank.value_int if e.threshold.rank else 0,
-                    ),
+                    key=lambda e: (e.threshold.hand_class.order,
+                                   e.threshold.rank.value_int if e.threshold.rank else 0),
                 )
             ],
             "stay": stay,
@@ -603,7 +603,7 @@ def apply_overrides(
     The result is validated as a whole; problems are reported under ``path``.
     """
     if not isinstance(overrides, Mapping):
-        raise InvalidInput([Violation(path, "must be an object")])
+        raise InvalidInput([Violation(path, "must be an object", ViolationCode.PROFILE)])
     return profile_from_dict(_merge(profile_to_dict(profile), overrides), path)
 
 
@@ -660,7 +660,8 @@ class ProfileRegistry:
             try:
                 data = json.loads(path.read_text("utf-8"))
             except (OSError, ValueError) as e:
-                problems.append(Violation(str(path), f"cannot be read as JSON: {e}"))
+                problems.append(Violation(str(path), f"cannot be read as JSON: {e}",
+                                          ViolationCode.PROFILE))
                 continue
             try:
                 profile = profile_from_dict(data, str(path))
@@ -670,7 +671,7 @@ class ProfileRegistry:
             if profile.name in entries:
                 problems.append(
                     Violation(f"{path}.name", f"profile {profile.name!r} is already defined "
-                              f"({entries[profile.name].source})")
+                              f"({entries[profile.name].source})", ViolationCode.PROFILE)
                 )
                 continue
             entries[profile.name] = RegisteredProfile(profile, str(path))

@@ -1,7 +1,9 @@
 """Strict reading of JSON-shaped input (dicts, lists, scalars) into typed values.
 
-Every problem becomes a ``Violation`` with a field path (``profile.caps.basis``); reading goes
-on after a problem so that one pass reports everything. Unknown keys are problems too.
+Every problem becomes a ``Violation`` with a field path (``profile.caps.basis``) and the code
+the reader was made with (a profile's reader says ``PROFILE``, a request's
+``MALFORMED_REQUEST``); reading goes on after a problem so that one pass reports everything.
+Unknown keys are problems too.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from .errors import Collector
+from .errors import Collector, ViolationCode
 
 E = TypeVar("E", bound=StrEnum)
 _MISSING: Any = object()
@@ -37,18 +39,19 @@ def describe(value: object) -> str:
 class Reader:
     """Reads the fields of one JSON object, recording which keys were used."""
 
-    __slots__ = ("errors", "path", "data", "_seen", "ok")
+    __slots__ = ("_seen", "code", "data", "errors", "ok", "path")
 
-    def __init__(self, errors: Collector, path: str, data: object) -> None:
+    def __init__(self, errors: Collector, path: str, data: object, code: ViolationCode) -> None:
         self.errors = errors
         self.path = path
+        self.code = code
         self._seen: set[str] = set()
         if isinstance(data, dict):
             self.data: dict[str, Any] = data
             self.ok = True
         else:
             if data is not None:
-                errors.add(path, f"must be an object, got {describe(data)}")
+                errors.add(path, f"must be an object, got {describe(data)}", code)
             self.data = {}
             self.ok = data is None
 
@@ -76,13 +79,13 @@ class Reader:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            self.errors.add(self.at(key), f"must be an integer, got {describe(value)}")
+            self.errors.add(self.at(key), f"must be an integer, got {describe(value)}", self.code)
             return default
         if minimum is not None and value < minimum:
-            self.errors.add(self.at(key), f"must be at least {minimum}, got {value}")
+            self.errors.add(self.at(key), f"must be at least {minimum}, got {value}", self.code)
             return default
         if maximum is not None and value > maximum:
-            self.errors.add(self.at(key), f"must be at most {maximum}, got {value}")
+            self.errors.add(self.at(key), f"must be at most {maximum}, got {value}", self.code)
             return default
         return value
 
@@ -91,7 +94,8 @@ class Reader:
         if value is _MISSING:
             return default
         if not isinstance(value, bool):
-            self.errors.add(self.at(key), f"must be true or false, got {describe(value)}")
+            self.errors.add(self.at(key), f"must be true or false, got {describe(value)}",
+                            self.code)
             return default
         return value
 
@@ -100,10 +104,10 @@ class Reader:
         if value is _MISSING:
             return default
         if not isinstance(value, str):
-            self.errors.add(self.at(key), f"must be a string, got {describe(value)}")
+            self.errors.add(self.at(key), f"must be a string, got {describe(value)}", self.code)
             return default
         if len(value) > max_length:
-            self.errors.add(self.at(key), f"must be at most {max_length} characters")
+            self.errors.add(self.at(key), f"must be at most {max_length} characters", self.code)
             return default
         return value
 
@@ -111,10 +115,10 @@ class Reader:
         value = self.raw(key, _MISSING)
         if value is _MISSING or value == "":
             return default
-        return parse_enum(self.errors, self.at(key), enum, value, default)
+        return parse_enum(self.errors, self.at(key), enum, value, default, self.code)
 
     def obj(self, key: str) -> Reader:
-        return Reader(self.errors, self.at(key), self.raw(key))
+        return Reader(self.errors, self.at(key), self.raw(key), self.code)
 
     def items(self, key: str) -> list[tuple[str, Any]]:
         """The elements of a list field with their paths (``key[0]``)."""
@@ -122,7 +126,7 @@ class Reader:
         if value is _MISSING:
             return []
         if not isinstance(value, list):
-            self.errors.add(self.at(key), f"must be a list, got {describe(value)}")
+            self.errors.add(self.at(key), f"must be a list, got {describe(value)}", self.code)
             return []
         return [(f"{self.at(key)}[{i}]", v) for i, v in enumerate(value)]
 
@@ -130,15 +134,17 @@ class Reader:
         """Report every key that no reader asked for."""
         for key in self.data:
             if key not in self._seen:
-                self.errors.add(self.at(key), "unknown field")
+                self.errors.add(self.at(key), "unknown field", self.code)
 
 
-def parse_enum(errors: Collector, path: str, enum: type[E], value: object, default: E) -> E:
+def parse_enum(
+    errors: Collector, path: str, enum: type[E], value: object, default: E, code: ViolationCode
+) -> E:
     if isinstance(value, str):
         try:
             return enum(value)
         except ValueError:
             pass
     allowed = ", ".join(m.value for m in enum)
-    errors.add(path, f"must be one of {allowed}; got {value!r}")
+    errors.add(path, f"must be one of {allowed}; got {value!r}", code)
     return default

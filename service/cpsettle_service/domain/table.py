@@ -7,11 +7,12 @@ files, the CLI's local mode).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from .errors import Collector, InvalidInput
-from .profile import MAX_UNIT_VALUE, ProfileRegistry, RuleProfile
+from .errors import Collector, InvalidInput, ViolationCode
+from .profile import ProfileRegistry, RuleProfile, apply_overrides, profile_from_dict
 from .reader import Reader, describe
 
 
@@ -47,30 +48,38 @@ class AuditContext:
 
 @dataclass(frozen=True, slots=True)
 class Table:
+    """One hand at one table: the players, the button, dead cards, the ids and the stake.
+
+    ``unit_value`` is the table's stake in minor units per scoring unit; None plays the
+    profile's ``money.unitValue`` (the house default). The stake is a fact about the table, not
+    a rule: the same profile settles tables at every stake.
+    """
+
     players: tuple[PlayerInput, ...]
     button_seat: int | None = None
     dead_cards: tuple[str, ...] = ()
     context: AuditContext = field(default_factory=AuditContext)
+    unit_value: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ProfileChoice:
-    """How a request names its rules: a preset (or house profile) name, or a whole profile."""
+    """How a request names its rules: a preset (or house profile) name, or a whole profile.
+
+    The stake is not part of the rules: it travels on the ``Table``.
+    """
 
     preset: str = ""
     profile: Mapping[str, Any] | None = None
     overrides: Mapping[str, Any] | None = None
-    unit_value: int | None = None
 
 
 def resolve_profile(choice: ProfileChoice, registry: ProfileRegistry) -> RuleProfile:
     """The fully resolved profile a request settles under; ``InvalidInput`` if it can't be."""
-    from .profile import apply_overrides, profile_from_dict
-
     errors = Collector()
     profile: RuleProfile | None = None
     if choice.preset and choice.profile is not None:
-        errors.add("profile", "send either preset or profile, not both")
+        errors.add("profile", "send either preset or profile, not both", ViolationCode.PROFILE)
     elif choice.profile is not None:
         try:
             profile = profile_from_dict(choice.profile, "profile")
@@ -80,22 +89,15 @@ def resolve_profile(choice: ProfileChoice, registry: ProfileRegistry) -> RulePro
         profile = registry.get(choice.preset)
         if profile is None:
             known = ", ".join(registry.names())
-            errors.add("preset", f"unknown preset {choice.preset!r}; known: {known}")
+            errors.add("preset", f"unknown preset {choice.preset!r}; known: {known}",
+                       ViolationCode.UNKNOWN_PRESET)
     else:
-        errors.add("preset", "is required (or send an inline profile)")
+        errors.add("preset", "is required (or send an inline profile)", ViolationCode.OTHER)
     if profile is not None and choice.overrides:
         try:
             profile = apply_overrides(profile, choice.overrides)
         except InvalidInput as e:
             errors.violations.extend(e.violations)
-    if choice.unit_value is not None:
-        if not 1 <= choice.unit_value <= MAX_UNIT_VALUE:
-            errors.add(
-                "unitValue",
-                f"must be 1 to {MAX_UNIT_VALUE:,} minor units, got {choice.unit_value}",
-            )
-        elif profile is not None:
-            profile = profile.with_unit_value(choice.unit_value)
     errors.raise_if_any()
     assert profile is not None
     return profile
@@ -109,7 +111,8 @@ def _cards(errors: Collector, r: Reader, key: str) -> tuple[str, ...] | None:
     items = r.items(key)
     for path, value in items:
         if not isinstance(value, str):
-            errors.add(path, f"must be a card string, got {describe(value)}")
+            errors.add(path, f"must be a card string, got {describe(value)}",
+                       ViolationCode.MALFORMED_CARD)
         else:
             out.append(value)
     return tuple(out)
@@ -118,7 +121,7 @@ def _cards(errors: Collector, r: Reader, key: str) -> tuple[str, ...] | None:
 def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
     """Read the JSON form of a ``SettleRequest``. Shapes only: ``settle`` checks the content."""
     errors = Collector()
-    r = Reader(errors, "", data)
+    r = Reader(errors, "", data, ViolationCode.MALFORMED_REQUEST)
     context = AuditContext(
         hand_id=r.string("handId", ""),
         table_id=r.string("tableId", ""),
@@ -128,11 +131,13 @@ def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
     preset = r.string("preset", "")
     profile = r.raw("profile")
     if profile is not None and not isinstance(profile, dict):
-        errors.add("profile", f"must be an object, got {describe(profile)}")
+        errors.add("profile", f"must be an object, got {describe(profile)}",
+                   ViolationCode.PROFILE)
         profile = None
     overrides = r.raw("profileOverrides")
     if overrides is not None and not isinstance(overrides, dict):
-        errors.add("profileOverrides", f"must be an object, got {describe(overrides)}")
+        errors.add("profileOverrides", f"must be an object, got {describe(overrides)}",
+                   ViolationCode.PROFILE)
         overrides = None
     unit_value = r.integer("unitValue", 0) if r.has("unitValue") else None
     button = r.integer("buttonSeat", 0) if r.has("buttonSeat") else None
@@ -142,7 +147,7 @@ def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
         r.raw("unitValue")
     players: list[PlayerInput] = []
     for path, item in r.items("players"):
-        p = Reader(errors, path, item)
+        p = Reader(errors, path, item, ViolationCode.MALFORMED_REQUEST)
         arrangement = p.obj("arrangement")
         front = _cards(errors, arrangement, "front")
         middle = _cards(errors, arrangement, "middle")
@@ -169,5 +174,5 @@ def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
     dead = _cards(errors, r, "deadCards") or ()
     r.finish()
     errors.raise_if_any()
-    table = Table(tuple(players), button, dead, context)
-    return table, ProfileChoice(preset, profile, overrides, unit_value)
+    table = Table(tuple(players), button, dead, context, unit_value)
+    return table, ProfileChoice(preset, profile, overrides)

@@ -6,6 +6,10 @@ player, table, hand or request id).
 
 from __future__ import annotations
 
+import logging
+import time
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -62,3 +66,70 @@ VALIDATION_ERRORS = Counter(
 )
 BUILD_INFO = Info("cpsettle_build", "Version and engine digest of the running service.",
                   registry=REGISTRY)
+# Streams live for as long as the caller keeps them open (a day's re-audit: minutes), far past
+# the unary buckets above: their own histogram, so neither fills the other's +Inf.
+STREAM_HANDLING = Histogram(
+    "cpsettle_stream_duration_seconds",
+    "Time from the start to the end of a streaming RPC.",
+    ["grpc_type", "grpc_service", "grpc_method"],
+    buckets=(0.01, 0.05, 0.25, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0),
+    registry=REGISTRY,
+)
+MAX_CONCURRENT_RPCS = Gauge(
+    "cpsettle_max_concurrent_rpcs",
+    "This replica's limit of settlement calls in flight (CPSETTLE_MAX_CONCURRENT_RPCS).",
+    registry=REGISTRY,
+)
+SIGNING_ENABLED = Gauge(
+    "cpsettle_signing_enabled",
+    "1 when settlements are signed with a key, 0 when they are issued unsigned.",
+    registry=REGISTRY,
+)
+AUDIT_EVENTS = Counter(
+    "cpsettle_audit_events_total",
+    "Audit log events written (settlement.issued, payout.validated, payout.mismatch).",
+    ["event"],
+    registry=REGISTRY,
+)
+AUDIT_LAST_WRITE = Gauge(
+    "cpsettle_audit_last_write_timestamp_seconds",
+    "Unix time of the last audit log event written.",
+    registry=REGISTRY,
+)
+
+
+_ROOT = logging.getLogger()
+
+
+class CountedAuditLog:
+    """The audit logger, counting each event once its line is written (the write is
+    synchronous: when ``info`` returns, the line is out). Events the log level filters out are
+    not counted. Everything else is the wrapped logger's."""
+
+    __slots__ = ("_log", "_counters")
+
+    def __init__(self, log: Any) -> None:
+        self._log = log
+        self._counters: dict[str, Any] = {}
+
+    def info(self, event: str, **kw: Any) -> None:
+        self._log.info(event, **kw)
+        self._written(event, logging.INFO)
+
+    def warning(self, event: str, **kw: Any) -> None:
+        self._log.warning(event, **kw)
+        self._written(event, logging.WARNING)
+
+    def _written(self, event: str, level: int) -> None:
+        # observability.logging.configure gives structlog and the root logger the same level;
+        # the root logger's check is cached (asking structlog's lazy proxy binds a logger).
+        if not _ROOT.isEnabledFor(level):
+            return
+        counter = self._counters.get(event)
+        if counter is None:
+            counter = self._counters[event] = AUDIT_EVENTS.labels(event)
+        counter.inc()
+        AUDIT_LAST_WRITE.set(time.time())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._log, name)

@@ -7,9 +7,11 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
+from ..backend import Backend, CliError
+from . import checkpoint as checkpoints
 from .outcome import AuditFailure
 from .progress import MODES, Progress
 from .reading import RECORDED_FIELD, chunks, count_lines, read_lines
@@ -53,8 +55,11 @@ def add_parser(sub: Any, connection: Callable[[argparse.ArgumentParser], None]) 
     p.add_argument("--batch", type=_positive(MAX_BATCH), default=DEFAULT_BATCH,
                    help=f"hands per SettleBatch message (default {DEFAULT_BATCH})")
     p.add_argument("--report", metavar="OUT.json", help="write the full report as JSON here")
-    p.add_argument("--start-line", type=_positive(), default=1,
-                   help="skip the lines before this one (resume an interrupted audit)")
+    p.add_argument("--start-line", type=_positive(), default=None,
+                   help="skip the lines before this one (default 1)")
+    p.add_argument("--resume", action="store_true",
+                   help="go on from the checkpoint beside --report (OUT.json.checkpoint) that an "
+                        "interrupted, killed or failed run left: its totals and the next line")
     p.add_argument("--progress", choices=MODES, default="auto",
                    help="auto: a bar on a terminal, plain lines otherwise")
     p.add_argument("--progress-interval", type=float, default=5.0, metavar="SECONDS",
@@ -71,8 +76,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
         stderr: TextIO | None = None) -> int:
-    from ..backend import Backend, CliError
-
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     path = args.history
@@ -92,7 +95,22 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
                 "batch": args.batch}
     if not local:
         settings["server"] = args.server
-    report = Report(prefix, args.start_line, settings)
+    resume = _resume_point(args)
+    first_line = resume.first_line if resume else (args.start_line or 1)
+    report = Report(resume.source if resume else prefix, first_line, settings)
+    lines: Iterator[tuple[int, bytes]] = read_lines(path, first_line)
+    saver = None
+    if args.report and path != "-":  # (--resume makes sure of both)
+        digest = checkpoints.LinesDigest()
+        saver = checkpoints.Checkpointer(checkpoints.path_for(args.report), digest)
+        if resume:
+            report.restore(resume.outcome, resume.started_at, resume.elapsed)
+            try:
+                lines = checkpoints.resumed(lines, digest, resume)
+            except checkpoints.CheckpointError as e:
+                raise CliError(str(e)) from None
+        else:
+            lines = digest.feed(lines)
 
     backend = None
     runner: LocalRunner | ServerRunner
@@ -104,13 +122,16 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
     else:
         backend = Backend(args)
         runner = ServerRunner(backend.client(), args.workers)
-    progress = Progress(stderr, args.progress, total, args.start_line, args.progress_interval)
+    progress = Progress(stderr, args.progress, total, report.last_line + 1,
+                        args.progress_interval, read_before=report.total.read)
     reason = ""
     code = EXIT_OK
     restore = _sigterm_as_interrupt()
     try:
-        for outcome in runner.run(prefix, chunks(read_lines(path, args.start_line), args.batch)):
+        for outcome in runner.run(report.source, chunks(lines, args.batch)):
             report.add(outcome)
+            if saver is not None:
+                saver.maybe_save(report)
             progress.update(report)
     except KeyboardInterrupt:
         reason, code = "interrupted", EXIT_INTERRUPTED
@@ -127,6 +148,12 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
         if backend is not None:
             backend.__exit__(None, None, None)
     report.finish(complete=not reason, reason=reason)
+    if saver is not None:
+        if report.complete:
+            saver.remove()
+        else:
+            saver.save(report)
+            report.checkpointed = True
     progress.update(report, final=True)
     if args.report:
         report.write_json(args.report)
@@ -136,6 +163,22 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
     if code == EXIT_OK and report.findings:
         code = EXIT_FINDINGS
     return code
+
+
+def _resume_point(args: argparse.Namespace) -> checkpoints.Checkpoint | None:
+    """The checkpoint ``--resume`` goes on from (None without ``--resume``)."""
+    if not args.resume:
+        return None
+    if not args.report:
+        raise CliError("--resume needs --report OUT.json: the checkpoint is OUT.json.checkpoint")
+    if args.history == "-":
+        raise CliError("--resume needs the history as a file, not stdin")
+    if args.start_line is not None:
+        raise CliError("give --resume or --start-line, not both")
+    try:
+        return checkpoints.load(checkpoints.path_for(args.report))
+    except checkpoints.CheckpointError as e:
+        raise CliError(str(e)) from None
 
 
 def _sigterm_as_interrupt() -> Callable[[], None]:

@@ -40,7 +40,7 @@ class Progress:
     """
 
     def __init__(self, stream: TextIO, mode: str, total_lines: int | None, first_line: int,
-                 interval: float) -> None:
+                 interval: float, read_before: int = 0) -> None:
         if mode == "auto":
             isatty = getattr(stream, "isatty", None)
             mode = "bar" if isatty is not None and isatty() else "lines"
@@ -48,6 +48,7 @@ class Progress:
         self.stream = stream
         self.total = (total_lines - first_line + 1) if total_lines is not None else None
         self.first_line = first_line
+        self.read_before = read_before  # hands an earlier run read (--resume): not in the rate
         self.interval = interval
         self.started = time.monotonic()
         self.last = self.started
@@ -67,7 +68,7 @@ class Progress:
         return report.total.last_line - self.first_line + 1
 
     def _rate(self, report: Report) -> float:
-        return report.total.read / max(time.monotonic() - self.started, 1e-9)
+        return (report.total.read - self.read_before) / max(time.monotonic() - self.started, 1e-9)
 
     @staticmethod
     def _findings(report: Report, short: bool = False) -> str:

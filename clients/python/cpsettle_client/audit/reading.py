@@ -17,6 +17,8 @@ from google.protobuf import json_format
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from .. import strict_json
+
 RECORDED_FIELD = "recordedPayouts"
 
 _IDS = ("handId", "tableId", "roundId", "dealerId")
@@ -103,9 +105,12 @@ def prepare(ref_prefix: str, line: int, raw: bytes, batch: pb.SettleBatch) -> Ha
         return hand
 
     try:
-        data = json.loads(raw)
+        data = strict_json.loads(raw)
     except UnicodeDecodeError:
         return invalid("line", "is not UTF-8 text")
+    except strict_json.DuplicateKey as e:
+        _salvage_ids(hand, raw)
+        return invalid("line", str(e))
     except ValueError as e:
         _salvage_ids(hand, raw)
         return invalid("line", f"is not JSON: {e}")

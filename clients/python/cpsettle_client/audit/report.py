@@ -5,15 +5,35 @@ The JSON format (``cpsettle.audit/v1``) is described in docs/BULK_AUDIT.md.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
+import secrets
 import time
 from datetime import UTC, datetime
 from typing import Any
 
+from ..escape import json_text, shown, shown_data
 from .outcome import Outcome, Tally
 
 REPORT_FORMAT = "cpsettle.audit/v1"
+
+
+def write_atomically(path: str, text: str) -> None:
+    """``text`` into ``path`` through a temporary file in the same folder, flushed to disk, and a
+    rename: a kill at any moment leaves the old file or the new one, never half of one."""
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _now() -> str:
@@ -32,8 +52,10 @@ class Report:
         self.started_at = _now()
         self.finished_at = ""
         self.elapsed = 0.0
+        self.elapsed_before = 0.0  # the running time of the runs this one resumes
         self.complete = False
         self.stop_reason = ""
+        self.checkpointed = False  # a checkpoint beside the report: say --resume
 
     @property
     def last_line(self) -> int:
@@ -43,10 +65,19 @@ class Report:
         """Merge the outcome of the lines right after those already in."""
         self.total.merge(outcome)
 
+    def restore(self, outcome: Outcome, started_at: str, elapsed: float) -> None:
+        """Go on from an earlier run's outcome (``--resume``): its lines, its time."""
+        self.total = outcome
+        self.started_at = started_at
+        self.elapsed_before = elapsed
+
+    def elapsed_so_far(self) -> float:
+        return round(self.elapsed_before + time.monotonic() - self.started, 3)
+
     def finish(self, complete: bool, reason: str = "") -> None:
         self.complete = complete
         self.stop_reason = reason
-        self.elapsed = time.monotonic() - self.started
+        self.elapsed = self.elapsed_so_far()
         self.finished_at = _now()
 
     @property
@@ -87,25 +118,26 @@ class Report:
         }
 
     def write_json(self, path: str) -> None:
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.to_dict(), f, indent=1, ensure_ascii=False)
-            f.write("\n")
-        os.replace(tmp, path)
+        write_atomically(path, json_text(self.to_dict(), indent=1) + "\n")
 
     def summary(self, show: int, report_path: str | None) -> str:
+        """The readable summary. Every text in it that came from outside (the history's ids,
+        the server's messages, the file's name) is shown escaped (``escape.shown``)."""
         t = self.total
         rate = t.read / self.elapsed if self.elapsed > 0 else 0.0
         mode = self.settings
         where = mode["mode"] if mode["mode"] == "local" else f"server {mode.get('server')}"
         workers = f"{mode['workers']} worker{'s' if mode['workers'] != 1 else ''}"
-        out = [f"cpsettle audit of {self.source} ({where}, {workers})"]
+        out = [f"cpsettle audit of {shown(self.source)} ({shown(where)}, {workers})"]
         span = f"lines {self.first_line:,} to {t.last_line:,}"
         if self.complete:
             out.append(f"  complete: {span}, {self.elapsed:.1f} s, {rate:,.0f} hands/s")
         else:
-            out.append(f"  INCOMPLETE ({self.stop_reason}): {span} only; resume with "
-                       f"--start-line {t.last_line + 1}")
+            how = f"--start-line {t.last_line + 1}"
+            if self.checkpointed:
+                how = f"--resume, or {how} for the rest alone"
+            out.append(f"  INCOMPLETE ({shown(self.stop_reason)}): {span} only; resume with "
+                       f"{how}")
         numbers = [
             ("hands read", t.read), ("hands checked", t.checked),
             ("hands without recorded payouts", t.unchecked),
@@ -117,7 +149,7 @@ class Report:
 
         def more(n: int) -> None:
             if n > show:
-                where = f"in {report_path}" if report_path else "with --report OUT.json"
+                where = f"in {shown(report_path)}" if report_path else "with --report OUT.json"
                 out.append(f"  … and {n - show:,} more (all of them {where})")
 
         def ids(e: dict[str, Any]) -> str:
@@ -130,7 +162,7 @@ class Report:
 
         if t.differences:
             out += ["", f"Payout differences ({len(t.differences):,})"]
-            for d in t.differences[:show]:
+            for d in shown_data(t.differences[:show]):
                 out.append(f"  {ids(d)}  [{d['profile']}, unit {d['unitValue']}]")
                 out.append(f"      {'player':<12}{'expected':>10}{'paid':>10}{'difference':>12}")
                 for p in d["players"]:
@@ -144,7 +176,7 @@ class Report:
             more(len(t.differences))
         if t.invalid:
             out += ["", f"Invalid hands ({len(t.invalid):,})"]
-            for e in t.invalid[:show]:
+            for e in shown_data(t.invalid[:show]):
                 out.append(f"  {ids(e)}  {e['code']}")
                 out += [f"      - {v['field']}: {v['reason']}" for v in e["violations"]]
             more(len(t.invalid))
@@ -152,6 +184,7 @@ class Report:
                                   ("Per dealer", t.dealers, "dealer")):
             if not rows:
                 continue
+            rows = {shown(k): r for k, r in rows.items()}
             width = max(len(what), *(len(k) for k in rows))
             head = (f"  {what:<{width}}{'hands':>9}{'differences':>13}{'invalid':>9}"
                     f"{'overpaid':>11}{'underpaid':>11}")

@@ -16,8 +16,11 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import multiprocessing
+import os
+import select
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -53,9 +56,51 @@ def _init_local(options: dict[str, Any]) -> None:
     _servicer = local_service(**options)
 
 
-def _init_worker(options: dict[str, Any]) -> None:
+def _init_worker(options: dict[str, Any], audit_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    die_with(audit_pid)
     _init_local(options)
+
+
+WATCH_INTERVAL = 0.5  # seconds between looks at the audit process, where pidfd is missing
+
+
+def die_with(audit_pid: int) -> None:
+    """End this worker as soon as the audit process ends, however it ends (SIGKILL included).
+
+    A worker's parent is the fork server, not the audit process, and the fork server lives as
+    long as any worker (they hold its "alive" pipe): a death signal from the parent
+    (PR_SET_PDEATHSIG) would never come. So a daemon thread watches the audit process itself:
+    on Linux it waits on a pidfd, which becomes readable the moment the process exits; elsewhere
+    it looks every ``WATCH_INTERVAL`` seconds whether the process is still there. Once the
+    workers are gone, the fork server and the resource tracker see their pipes close and end.
+    """
+    try:
+        pidfd = os.pidfd_open(audit_pid)  # type: ignore[attr-defined,unused-ignore]
+    except ProcessLookupError:
+        os._exit(1)  # already gone
+    except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
+        pidfd = None
+
+    def watch() -> None:
+        if pidfd is not None:
+            select.select([pidfd], [], [])
+        else:
+            while _alive(audit_pid):
+                time.sleep(WATCH_INTERVAL)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="audit-watchdog").start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def audit_chunk(prefix: str, first: int, last: int, lines: list[tuple[int, bytes]]) -> Outcome:
@@ -89,7 +134,7 @@ class LocalRunner:
                                         "cpsettle_service.local"])
         self.pool = concurrent.futures.ProcessPoolExecutor(
             self.workers, mp_context=context, initializer=_init_worker,
-            initargs=(self.options,),
+            initargs=(self.options, os.getpid()),
         )
         in_flight: collections.deque[concurrent.futures.Future[Outcome]] = collections.deque()
         limit = 3 * self.workers
@@ -290,11 +335,13 @@ class ServerRunner:
             nonlocal next_out
             with self.cond:
                 while True:
-                    if self.failure is not None:
-                        raise self.failure
+                    # What was answered goes first (in line order), then the failure: a stream
+                    # the server ended at a batch boundary delivered every batch it settled.
                     outcome = self.done.pop(next_out, None)
                     if outcome is not None:
                         break
+                    if self.failure is not None:
+                        raise self.failure
                     if not block:
                         return None
                     self.cond.wait(0.5)

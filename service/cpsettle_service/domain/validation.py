@@ -1,0 +1,220 @@
+"""Checking a table before it is settled (RULES.md §15): one path for every player.
+
+``validate`` names every problem of the request at once (``InvalidInput``) or returns each
+player's working state with his cards in canonical text. A good hand costs one C-level
+``map`` over its cards; only a hand with a problem is walked card by card to name each one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX
+from .errors import Collector, ViolationCode
+from .naturals import Natural
+from .profile import MAX_UNIT_VALUE, RuleProfile
+from .results import Status
+from .table import PlayerInput, Table
+from .working import PlayerState
+
+MAX_PLAYERS = 4
+MIN_PLAYERS = 2
+
+ROW_KEYS = (("front", 3), ("middle", 5), ("back", 5))  # an arrangement's rows and their sizes
+
+_CANON: dict[str, str] = {spelling: str(card) for spelling, card in CARD_BY_SPELLING.items()}
+_CANON_OF = _CANON.__getitem__  # any spelling -> the canonical text; KeyError otherwise
+
+
+def check_cards(
+    errors: Collector,
+    seen: dict[int, str] | None,
+    path: str,
+    cards: Sequence[str],
+    size: int | None,
+    out: list[str],
+) -> None:
+    """Report each card that is not a card (and, with ``seen``, each one used twice).
+
+    ``out`` receives the canonical text of each good card.
+    """
+    if size is not None and len(cards) != size:
+        errors.add(path, f"must hold {size} cards, got {len(cards)}", ViolationCode.ROW_SIZE)
+    for j, text in enumerate(cards):
+        index = CARD_INDEX.get(text)
+        if index is None:
+            index = CARD_INDEX.get(text.strip()) if isinstance(text, str) else None
+        where = f"{path}[{j}]"
+        if index is None:
+            if seen is None:
+                errors.add(
+                    where,
+                    f"{text!r} is not a card: write rank then suit, ranks 2-9 T J Q K A (or 10), "
+                    "suits s h d c (or ♠ ♥ ♦ ♣)",
+                    ViolationCode.MALFORMED_CARD,
+                )
+            continue
+        if seen is not None:
+            first = seen.get(index)
+            if first is not None:
+                errors.add(where, f"{CANONICAL[index]} is already used at {first}: one deck per "
+                           "table", ViolationCode.DUPLICATE_CARD)
+            else:
+                seen[index] = where
+        out.append(CANONICAL[index])
+
+
+def canonical_cards(cards: Sequence[str], size: int) -> tuple[str, ...] | None:
+    """The cards in canonical text when there are ``size`` known cards, else None."""
+    if len(cards) != size:
+        return None
+    try:  # map() runs in C: no bytecode per card
+        return tuple(map(_CANON_OF, cards))
+    except (KeyError, TypeError):
+        return None
+
+
+def _card_inputs(table: Table) -> list[tuple[str, Sequence[str]]]:
+    """Every card list of the table with its field path, in request order."""
+    out: list[tuple[str, Sequence[str]]] = []
+    for i, inp in enumerate(table.players):
+        for key, _ in ROW_KEYS:
+            cards = getattr(inp, key)
+            if cards is not None:
+                out.append((f"players[{i}].arrangement.{key}", cards))
+        if inp.cards is not None:
+            out.append((f"players[{i}].cards", inp.cards))
+    out.append(("deadCards", table.dead_cards))
+    return out
+
+
+def _check_player(errors: Collector, i: int, inp: PlayerInput, profile: RuleProfile
+                  ) -> PlayerState:
+    """Check one player's hand (``i``: his index in the request, for field paths)."""
+    p = PlayerState(inp)
+    if inp.stack is not None and inp.stack < 0:
+        errors.add(f"players[{i}].stack", f"must be 0 or more, got {inp.stack}",
+                   ViolationCode.STACK)
+    declared = inp.declared_natural
+    if declared:
+        if declared not in Natural.__members__:
+            errors.add(f"players[{i}].declaredNatural", f"{declared!r} is not a known natural",
+                       ViolationCode.NATURAL)
+        elif Natural(declared) not in profile.naturals.by_natural:
+            errors.add(
+                f"players[{i}].declaredNatural",
+                f"{declared} is not played under profile {profile.name!r}",
+                ViolationCode.NATURAL,
+            )
+    f, m, b, loose = inp.front, inp.middle, inp.back, inp.cards
+    arranged = f is not None or m is not None or b is not None
+    if inp.surrender:
+        p.status = Status.SURRENDERED
+        if not profile.surrender.allowed:
+            errors.add(f"players[{i}].surrender",
+                       f"profile {profile.name!r} does not allow surrender",
+                       ViolationCode.SURRENDER)
+        if declared:
+            errors.add(f"players[{i}]", "a player cannot both surrender and declare a natural",
+                       ViolationCode.SURRENDER)
+    elif not arranged and loose is None:
+        errors.add(
+            f"players[{i}]",
+            "needs an arrangement, 13 cards with a declared natural, or a surrender",
+            ViolationCode.SURRENDER,
+        )
+    if arranged:
+        if loose is not None:
+            errors.add(f"players[{i}]", "send either an arrangement or 13 cards, not both",
+                       ViolationCode.OTHER)
+        cards = (
+            canonical_cards(f + m + b, 13)
+            if f is not None and m is not None and b is not None
+            and len(f) == 3 and len(m) == 5 and len(b) == 5
+            else None
+        )
+        if cards is None:
+            named: list[str] = []
+            for key, size in ROW_KEYS:
+                row_cards = getattr(inp, key)
+                path = f"players[{i}].arrangement.{key}"
+                if row_cards is None:
+                    errors.add(path, f"is required ({size} cards)", ViolationCode.OTHER)
+                    continue
+                check_cards(errors, None, path, row_cards, size, named)
+            cards = tuple(named)
+        p.cards13 = cards
+    if loose is not None:
+        cards = canonical_cards(loose, 13)
+        if cards is None:
+            named = []
+            check_cards(errors, None, f"players[{i}].cards", loose, 13, named)
+            cards = tuple(named)
+        if not arranged:
+            p.cards13 = cards
+        if not inp.surrender and not declared and profile.naturals.require_declaration:
+            errors.add(
+                f"players[{i}].cards",
+                "13 loose cards need a declared natural under this profile; "
+                "otherwise send an arrangement",
+                ViolationCode.NATURAL,
+            )
+    return p
+
+
+def validate(table: Table, profile: RuleProfile) -> list[PlayerState]:
+    """Every player checked, in request order; ``InvalidInput`` names every problem."""
+    errors = Collector()
+    n = len(table.players)
+    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        errors.add("players", f"a table settles {MIN_PLAYERS} to {MAX_PLAYERS} players, got {n}",
+                   ViolationCode.PLAYER_COUNT)
+    if table.button_seat is not None and table.button_seat < 0:
+        errors.add("buttonSeat", f"must be a seat number (0 or more), got {table.button_seat}",
+                   ViolationCode.BUTTON_SEAT)
+    unit_value = table.unit_value
+    if unit_value is not None and not 1 <= unit_value <= MAX_UNIT_VALUE:
+        errors.add("unitValue", f"must be 1 to {MAX_UNIT_VALUE:,} minor units, got {unit_value}",
+                   ViolationCode.OTHER)
+    seats: dict[int, int] = {}
+    ids: dict[str, int] = {}
+    players: list[PlayerState] = []
+    used: list[str] = []
+    for i, inp in enumerate(table.players):
+        pid = inp.player_id
+        if pid in ids or not pid or len(pid) > 64 or not pid.isprintable():
+            if not pid:
+                errors.add(f"players[{i}].playerId", "is required", ViolationCode.OTHER)
+            elif pid in ids:
+                errors.add(f"players[{i}].playerId",
+                           f"{pid!r} is also the id of players[{ids[pid]}]",
+                           ViolationCode.DUPLICATE_SEAT_OR_ID)
+            else:
+                errors.add(f"players[{i}].playerId", "must be 1-64 printable characters",
+                           ViolationCode.OTHER)
+        else:
+            ids[pid] = i
+        seat = inp.seat
+        if seat < 0:
+            errors.add(f"players[{i}].seat", f"must be 0 or more, got {seat}", ViolationCode.OTHER)
+        elif seat in seats:
+            errors.add(f"players[{i}].seat", f"seat {seat} is also taken by players[{seats[seat]}]",
+                       ViolationCode.DUPLICATE_SEAT_OR_ID)
+        else:
+            seats[seat] = i
+        p = _check_player(errors, i, inp, profile)
+        players.append(p)
+        used += p.cards13
+    if table.dead_cards:
+        dead = canonical_cards(table.dead_cards, len(table.dead_cards))
+        if dead is None:
+            named: list[str] = []
+            check_cards(errors, None, "deadCards", table.dead_cards, None, named)
+            dead = tuple(named)
+        used += dead
+    if len(set(used)) != len(used):  # one deck per table: name every repeat and its first use
+        first: dict[int, str] = {}
+        for where, cards in _card_inputs(table):
+            check_cards(errors, first, where, cards, None, [])
+    errors.raise_if_any()
+    return players

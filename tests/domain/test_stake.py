@@ -1,0 +1,55 @@
+"""The stake is the table's: one profile settles every stake, with one warm plan."""
+
+from __future__ import annotations
+
+import pytest
+from cpsettle_service.domain.errors import InvalidInput
+from cpsettle_service.domain.profile import MAX_UNIT_VALUE, ProfileRegistry, RuleProfile
+from cpsettle_service.domain.settlement import Settlement, settle
+from cpsettle_service.domain.table import request_from_dict, resolve_profile
+from cpsettle_service.domain.working import plan_for
+
+from tests.support.tables import table
+
+REGISTRY = ProfileRegistry.builtin()
+
+
+def settled(preset: str = "western", **extra: object) -> tuple[Settlement, RuleProfile]:
+    t, choice = request_from_dict(table(preset, **extra))
+    profile = resolve_profile(choice, REGISTRY)
+    return settle(t, profile), profile
+
+
+def test_the_table_carries_the_stake_and_the_profile_its_default() -> None:
+    default, profile = settled()
+    assert profile.money.unit_value == 100  # western's house default
+    assert default.unit_value == 100
+    for stake in (1, 25, 7_000):
+        s, p = settled(unitValue=stake)
+        assert p is profile  # the stake did not make a new profile
+        assert p.money.unit_value == 100
+        assert s.unit_value == stake
+        for mine, base in zip(s.pairs, default.pairs):
+            assert mine.units == base.units
+            assert mine.owed == abs(mine.units) * stake
+        for mine, base in zip(s.players, default.players):
+            assert mine.net_units == base.net_units
+            assert mine.net_money == mine.net_units * stake  # no caps, no rake in western
+
+
+def test_one_plan_serves_every_stake() -> None:
+    _, profile = settled("ofc")
+    plan = plan_for(profile)
+    cached = len(plan.row_cache[2])
+    assert cached  # ofc pays back-row royalties: the rows above are cached
+    for stake in (3, 4, 5):
+        assert settled("ofc", unitValue=stake)[1] is profile
+    assert plan_for(profile) is plan and len(plan.row_cache[2]) == cached
+
+
+@pytest.mark.parametrize("stake", [0, -5, MAX_UNIT_VALUE + 1])
+def test_a_stake_out_of_range_is_invalid(stake: int) -> None:
+    with pytest.raises(InvalidInput) as e:
+        settled(unitValue=stake)
+    (v,) = e.value.violations
+    assert v.field == "unitValue" and f"got {stake}" in v.reason
