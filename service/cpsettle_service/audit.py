@@ -6,8 +6,9 @@ The service stores nothing, so each settlement carries its own proof (docs/AUDIT
   binary serialization of the ``SettleRequest`` as received (fields in field-number order,
   map entries sorted; any spelling of a card is kept as sent).
 - ``profile.digest``: SHA-256 of the resolved profile's canonical JSON (sorted keys, no spaces).
-- ``settlement_id``: SHA-256 of ``"cpsettle-settlement-id/v1\\n" + request_digest + "\\n" +
-  profile_digest + "\\n" + engine_version``.
+- ``settlement_id``: SHA-256 of ``"cpsettle-settlement-id/v2\\n" + request_digest + "\\n" +
+  profile_digest + "\\n" + engine_version + "\\n" + engine_digest``: two builds that share a
+  version but differ in code give different ids.
 - ``settlement_digest``: SHA-256 of the settlement's deterministic serialization with
   ``settlement_digest``, ``issued_at`` and ``signature`` empty. Everything else is inside it, so
   the same request gives the same bytes on every replica; only ``issued_at`` and ``signature``
@@ -21,6 +22,7 @@ The service stores nothing, so each settlement carries its own proof (docs/AUDIT
 from __future__ import annotations
 
 import base64
+import contextvars
 import hashlib
 import time
 from dataclasses import dataclass
@@ -32,7 +34,22 @@ from .domain.settlement import PayoutReport, Settlement
 from .integrity import ENGINE_VERSION, engine_digest
 from .keys import ALGORITHM, KeySet, SigningKey
 
-ID_PREFIX = "cpsettle-settlement-id/v1\n"
+ID_PREFIX = "cpsettle-settlement-id/v2\n"
+NOT_DELIVERED = "settlement.not_delivered"
+
+
+@dataclass(frozen=True, slots=True)
+class Issued:
+    """A settlement sealed (its ``settlement.issued`` logged), not necessarily delivered."""
+
+    settlement_id: str
+    hand_id: str
+
+
+# The settlement this task or thread sealed last (``Sealer.seal``), for the caller that must
+# account for it if it cannot be delivered.
+last_issued: contextvars.ContextVar[Issued | None] = contextvars.ContextVar(
+    "last_issued", default=None)
 UNSIGNED = "NONE"
 
 
@@ -40,8 +57,19 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def settlement_id(request_digest: str, profile_digest: str, engine_version: str) -> str:
-    text = f"{ID_PREFIX}{request_digest}\n{profile_digest}\n{engine_version}"
+# Ids issued before the engine digest was part of them (0.1.0): still accepted by verify(), so
+# settlements stored then stay provable (docs/VERSIONING.md).
+LEGACY_ID_PREFIX = "cpsettle-settlement-id/v1\n"
+
+
+def legacy_settlement_id(request_digest: str, profile_digest: str, engine_version: str) -> str:
+    text = f"{LEGACY_ID_PREFIX}{request_digest}\n{profile_digest}\n{engine_version}"
+    return sha256_hex(text.encode("utf-8"))
+
+
+def settlement_id(request_digest: str, profile_digest: str, engine_version: str,
+                  engine_digest: str) -> str:
+    text = f"{ID_PREFIX}{request_digest}\n{profile_digest}\n{engine_version}\n{engine_digest}"
     return sha256_hex(text.encode("utf-8"))
 
 
@@ -74,6 +102,13 @@ def utc_now_ms() -> str:
         _second[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
         _second[0] = second
     return f"{_second[1]}.{millis:03d}Z"
+
+
+def log_not_delivered(log: Any, issued: list[Issued], reason: str, detail: str = "") -> None:
+    """One ``settlement.not_delivered`` line per settlement (``Sealer.not_delivered``)."""
+    for i in issued:
+        log.warning(NOT_DELIVERED, settlement_id=i.settlement_id, hand_id=i.hand_id[:128],
+                    reason=reason, **({"detail": detail} if detail else {}))
 
 
 class ProofEncoder(Protocol):
@@ -113,7 +148,8 @@ class Sealer:
         ``request_bytes``) followed by the ids and digests, the time of issue and the
         signature; logs ``settlement.issued``."""
         request_digest = sha256_hex(request_bytes)
-        sid = settlement_id(request_digest, profile_digest, self.engine_version)
+        sid = settlement_id(request_digest, profile_digest, self.engine_version,
+                            self.engine_digest)
         content = body + self._audit_fields(sid, request_digest, self.engine_version,
                                             self.engine_digest)
         # Fields in number order and settlement_digest, issued_at, signature not yet written:
@@ -129,7 +165,17 @@ class Sealer:
         if self.log is not None:
             self._issued(settlement, sid, digest, request_digest, profile_digest, issued_at,
                          request_bytes)
+            last_issued.set(Issued(sid, settlement.context.hand_id))
         return content + tail
+
+    def not_delivered(self, issued: list[Issued], reason: str, detail: str = "") -> None:
+        """Log ``settlement.not_delivered`` for each settlement sealed (and logged as issued)
+        that will not reach its caller: with ``settlement.issued`` the log reconciles one to one
+        with what clients received. ``reason``: ``audit_log_unavailable``, ``cancelled``,
+        ``deadline_exceeded``, ``result_too_large``, or ``cancelled_while_sending`` (the stream was
+        cancelled while the batch's answer was being written: it may have arrived)."""
+        if self.log is not None:
+            log_not_delivered(self.log, issued, reason, detail)
 
     def _issued(self, settlement: Settlement, sid: str, digest: str, request_digest: str,
                 profile_digest: str, issued_at: str, request_bytes: bytes) -> None:
@@ -223,8 +269,10 @@ def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
     ``checked=False``; an unsigned settlement is a finding either way.
     """
     findings: list[Finding] = []
-    want_id = settlement_id(s.request_digest, s.profile.digest, s.engine_version)
-    if s.settlement_id != want_id:
+    want_id = settlement_id(s.request_digest, s.profile.digest, s.engine_version,
+                            s.engine_digest)
+    if s.settlement_id != want_id and s.settlement_id != legacy_settlement_id(
+            s.request_digest, s.profile.digest, s.engine_version):
         findings.append(Finding("settlement_id", f"is {s.settlement_id or '(empty)'}, the "
                                 f"request/profile/engine digests give {want_id}"))
     digest = sha256_hex(content_bytes(s))

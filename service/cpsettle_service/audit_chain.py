@@ -19,11 +19,16 @@ shutdown (``reason``: ``count``, ``interval``, ``shutdown``).
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import contextvars
 import hashlib
 import itertools
 import json
+import os
 import secrets
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -47,42 +52,280 @@ def head_bytes(chain: str, seq: int, prev: str, key_id: str) -> bytes:
     return f"{HEAD_PREFIX}{chain}\n{seq}\n{prev}\n{key_id}".encode()
 
 
-class Chain:
-    """Numbers, links and writes the log lines of one process, one at a time."""
+class LogUnavailable(RuntimeError):
+    """The audit log cannot take an event now: its sink is blocked (a pipe nobody reads) or
+    failing (a closed pipe, a full disk). A settlement must not go out without its event."""
 
-    def __init__(self, write: Callable[[str], None], render: Callable[[dict[str, Any]], str],
-                 timestamp: Callable[[], str], head_every: int = 1000) -> None:
+
+# Events a settlement's delivery depends on: refused (LogUnavailable) when the log cannot take
+# them, so the settlement fails closed. Every other line (an rpc line, a warning) is dropped
+# instead and counted (``log.dropped``), so logging never fails a call that issues nothing.
+REQUIRED_EVENTS = frozenset({"settlement.issued", "payout.validated", "payout.mismatch"})
+# Taken even when the queue is full: at most one per settlement.issued line already queued.
+FORCED_EVENTS = frozenset({"settlement.not_delivered"})
+
+# The seq of the last line this task or thread linked: a caller awaits its writing
+# (``Chain.written``) before it answers.
+last_seq: contextvars.ContextVar[int] = contextvars.ContextVar("audit_last_seq", default=0)
+
+
+class InlineSink:
+    """Writes each line at once, in the caller's thread (tests, in-process servers). A failed
+    write raises; the line is not linked."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self._write = write
+        self.written = 0
+
+    def problem(self, force: bool) -> str:
+        return ""
+
+    def put(self, seq: int, text: str) -> None:
+        try:
+            self._write(text)
+        except OSError as e:
+            raise LogUnavailable(f"the audit log cannot be written: {e.strerror or e}") from None
+        self.written = seq
+
+    async def wait(self, seq: int, timeout: float) -> None:
+        return None
+
+    def watch(self, listener: Callable[[bool], None]) -> None:
+        return None
+
+    def flush(self, timeout: float) -> bool:
+        return True
+
+
+class ThreadSink:
+    """Writes lines to a file descriptor from its own thread, so a sink that blocks or fails
+    never blocks the event loop. Holds at most ``capacity`` lines not yet written; a line whose
+    write fails is retried (with backoff) until the sink takes it, so the chain never has a gap.
+
+    The log is *stuck* while a write fails, while one has been blocked for more than
+    ``stall_seconds``, or while the queue is full; listeners hear of each change (from any
+    thread), and required events are refused meanwhile.
+    """
+
+    BATCH = 256  # lines per write
+
+    def __init__(self, fd: int, capacity: int = 2048, stall_seconds: float = 0.5) -> None:
+        self.fd = fd
+        self.capacity = capacity
+        self.stall_seconds = stall_seconds
+        self.written = 0  # seq of the last line written out
+        self.failure = ""  # why the last write failed ("" = it did not)
+        self.stuck = False
+        self._lines: collections.deque[tuple[int, bytes]] = collections.deque()
+        self._cond = threading.Condition()
+        self._busy_since = 0.0  # monotonic start of the write in progress (0: none)
+        self._waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._listeners: list[Callable[[bool], None]] = []
+        self._thread = threading.Thread(target=self._run, name="audit-log-writer", daemon=True)
+        self._thread.start()
+
+    # -- the callers' side (under the chain's lock)
+
+    def problem(self, force: bool) -> str:
+        """Why a line cannot be queued now ("" = it can)."""
+        if force:
+            return ""
+        with self._cond:
+            why = self._why_stuck()
+        if why:
+            self._set_stuck(True)
+        return why
+
+    def _why_stuck(self) -> str:
+        if self.failure:
+            return f"the audit log cannot be written: {self.failure}"
+        if len(self._lines) >= self.capacity:
+            return f"the audit log is {len(self._lines)} lines behind its sink"
+        busy = self._busy_since
+        if busy and time.monotonic() - busy > self.stall_seconds:
+            return f"the audit log's sink has taken nothing for {self.stall_seconds} s"
+        return ""
+
+    def put(self, seq: int, text: str) -> None:
+        with self._cond:
+            self._lines.append((seq, text.encode("utf-8")))
+            self._cond.notify()
+
+    async def wait(self, seq: int, timeout: float) -> None:
+        """Until line ``seq`` is written; LogUnavailable after ``timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._cond:
+            if self.written >= seq:
+                return
+            entry = (seq, loop, future)
+            self._waiters.append(entry)
+        try:
+            await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            with self._cond:
+                why = self._why_stuck() or (f"the audit log's sink took more than {timeout} s "
+                                            "to write an event")
+            self._set_stuck(True)
+            raise LogUnavailable(why) from None
+        finally:
+            with self._cond:
+                if entry in self._waiters:
+                    self._waiters.remove(entry)
+
+    def watch(self, listener: Callable[[bool], None]) -> None:
+        """Call ``listener(healthy)`` (from any thread) whenever the log turns stuck or well,
+        and now if it is stuck already."""
+        with self._cond:
+            self._listeners.append(listener)
+            stuck = self.stuck
+        if stuck:
+            listener(False)
+
+    def flush(self, timeout: float) -> bool:
+        """Wait (blocking) until every queued line is written; False after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._lines:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    def _set_stuck(self, stuck: bool) -> None:
+        with self._cond:
+            if self.stuck == stuck:
+                return
+            self.stuck = stuck
+        for listener in list(self._listeners):
+            listener(not stuck)
+
+    # -- the writer thread
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._lines:
+                    self._cond.wait()
+                batch = list(itertools.islice(self._lines, self.BATCH))
+                self._busy_since = time.monotonic()
+            self._write_all(b"".join(data for _, data in batch))
+            with self._cond:
+                for _ in batch:
+                    self._lines.popleft()
+                self._busy_since = 0.0
+                self.written = batch[-1][0]
+                ready = [w for w in self._waiters if w[0] <= self.written]
+                self._waiters = [w for w in self._waiters if w[0] > self.written]
+                self._cond.notify_all()
+                backlog = len(self._lines)
+            for _, loop, future in ready:
+                loop.call_soon_threadsafe(_settle_future, future)
+            if self.stuck and backlog < self.capacity // 2:
+                self._set_stuck(False)
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        backoff = 0.01
+        while view:
+            try:
+                n = os.write(self.fd, view)
+            except InterruptedError:
+                continue
+            except OSError as e:
+                with self._cond:
+                    self.failure = f"{e.strerror} (errno {e.errno})"
+                self._set_stuck(True)
+                time.sleep(backoff)  # the writer's own thread: nothing else waits on it
+                backoff = min(backoff * 2, 1.0)
+                continue
+            view = view[n:]
+            if self.failure:
+                with self._cond:
+                    self.failure = ""
+
+
+def _settle_future(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class Chain:
+    """Numbers, links and writes the log lines of one process, one at a time, in order.
+
+    Lines are linked (numbered and hashed) in the caller's thread under one lock, in the order
+    they are queued, and written in that order by the sink; a line the sink cannot take now is
+    not linked at all, so the chain never has a gap.
+    """
+
+    def __init__(self, write: Callable[[str], None] | None, render: Callable[[dict[str, Any]], str],
+                 timestamp: Callable[[], str], head_every: int = 1000,
+                 sink: InlineSink | ThreadSink | None = None) -> None:
         self.chain_id = secrets.token_hex(16)
         self.seq = 0
         self.prev = GENESIS
         self.signer: SigningKey | None = None
         self.head_every = head_every
         self.since_head = 0
-        self._write = write
+        self.dropped = 0  # lines not written since the last log.dropped line
+        if sink is None:
+            assert write is not None, "a write function or a sink"
+            sink = InlineSink(write)
+        self.sink = sink
         self._render = render
         self._timestamp = timestamp
         self._lock = threading.Lock()
 
     def emit(self, event: dict[str, Any]) -> None:
-        """Link ``event`` to the chain, render it and write it as one line."""
+        """Link ``event`` to the chain, render it and queue it as one line. Raises
+        LogUnavailable for a required event the log cannot take; drops any other one."""
+        name = event.get("event")
+        required = name in REQUIRED_EVENTS
+        force = name in FORCED_EVENTS
         with self._lock:
-            self._emit(event)
+            try:
+                if self.dropped:
+                    self._emit({"event": "log.dropped", "level": "warning",
+                                "timestamp": self._timestamp(), "count": self.dropped}, force)
+                    self.dropped = 0
+                self._emit(event, force)
+            except LogUnavailable:
+                if required:
+                    raise
+                self.dropped += 1
+                return
             if self.since_head >= self.head_every:
-                self._head("count")
+                self._try_head("count")
+
+    async def written(self, seq: int, timeout: float) -> None:
+        """Until line ``seq`` is written by the sink (LogUnavailable after ``timeout``)."""
+        await self.sink.wait(seq, timeout)
 
     def sign_head(self, reason: str) -> None:
         """Write a signed ``audit.head`` line now (not for ``interval`` when nothing moved)."""
         with self._lock:
             if reason != "interval" or self.since_head:
-                self._head(reason)
+                self._try_head(reason)
 
-    def _emit(self, event: dict[str, Any]) -> None:
-        self.seq += 1
-        event["chain"], event["seq"], event["prev"] = self.chain_id, self.seq, self.prev
+    def _emit(self, event: dict[str, Any], force: bool = False) -> None:
+        problem = self.sink.problem(force)
+        if problem:
+            raise LogUnavailable(problem)
+        seq = self.seq + 1
+        event["chain"], event["seq"], event["prev"] = self.chain_id, seq, self.prev
         line = self._render(event)
-        self._write(line + "\n")
+        self.sink.put(seq, line + "\n")  # raises (and nothing moves) if it cannot take it
+        self.seq = seq
         self.prev = hashlib.sha256(line.encode("utf-8")).hexdigest()
         self.since_head += 1
+        last_seq.set(seq)
+
+    def _try_head(self, reason: str) -> None:
+        try:
+            self._head(reason)
+        except LogUnavailable:
+            pass  # the next line, or the next interval, tries again
 
     def _head(self, reason: str) -> None:
         key = self.signer

@@ -25,7 +25,9 @@ class Settings:
     # A second, plaintext port that serves only grpc.health.v1 (for the kubelet's gRPC probes,
     # which cannot speak TLS); 0 = none, health is answered on the main port only.
     health_port: int = 0
-    max_concurrent_rpcs: int = 64
+    max_concurrent_rpcs: int = 64  # unary calls in flight (Settle, ValidatePayouts, ...)
+    max_concurrent_streams: int = 8  # SettleStreams open, a budget of their own
+    stream_idle_seconds: float = 60.0  # a stream that sends no batch for this long is closed
     max_message_bytes: int = 1024 * 1024
     log_level: str = "info"
     log_format: str = "auto"  # auto | json | console
@@ -42,6 +44,8 @@ class Settings:
     audit_head_events: int = 1000  # ... and after this many events
     require_manifest: bool = False  # refuse to start without an intact build manifest
     audit_include_request: bool = True
+    audit_log_queue_lines: int = 2048  # log lines waiting for a slow sink, at most
+    audit_log_stall_seconds: float = 0.5  # a sink this slow to take a line fails settlements
     tls_cert_file: str = ""
     tls_key_file: str = ""
     tls_client_ca_file: str = ""
@@ -94,6 +98,14 @@ class Settings:
                        "CPSETTLE_METRICS_PORT")
         if self.max_concurrent_rpcs < 1:
             out.append("CPSETTLE_MAX_CONCURRENT_RPCS must be at least 1")
+        if self.max_concurrent_streams < 1:
+            out.append("CPSETTLE_MAX_CONCURRENT_STREAMS must be at least 1")
+        if self.stream_idle_seconds <= 0:
+            out.append("CPSETTLE_STREAM_IDLE_SECONDS must be more than 0")
+        if self.audit_log_queue_lines < 16:
+            out.append("CPSETTLE_AUDIT_LOG_QUEUE_LINES must be at least 16")
+        if self.audit_log_stall_seconds <= 0:
+            out.append("CPSETTLE_AUDIT_LOG_STALL_SECONDS must be more than 0")
         if self.max_message_bytes < 1024:
             out.append("CPSETTLE_MAX_MESSAGE_BYTES must be at least 1024")
         if self.grace_seconds < 0:

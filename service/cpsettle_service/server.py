@@ -1,7 +1,11 @@
 """``build_server()``, ``serve()`` and graceful shutdown.
 
 On SIGTERM: health turns NOT_SERVING at once, calls already accepted finish within the grace
-period, then the process exits 0.
+period (SettleStreams end at their next batch boundary, every batch answered delivered), then the
+process exits 0.
+
+Readiness also turns NOT_SERVING while the audit log cannot take events (its sink blocked or
+failing: settlements fail closed meanwhile), and back to SERVING when the sink takes them again.
 """
 
 from __future__ import annotations
@@ -44,6 +48,27 @@ class Running:
     # The plaintext health-only listener (CPSETTLE_HEALTH_PORT), when configured.
     health_server: grpc.aio.Server | None = None
     health_port: int = 0
+    servicer: SettlementServicer | None = None
+    draining: bool = False
+
+    def watch_audit_log(self) -> None:
+        """Readiness follows the audit log: NOT_SERVING while it cannot take events."""
+        audit_chain = chain()
+        if audit_chain is None:
+            return
+        loop = asyncio.get_running_loop()
+        log = get_logger("cpsettle.server")
+
+        def changed(healthy: bool) -> None:  # from any thread
+            def apply() -> None:
+                if self.draining:
+                    return
+                log.warning("audit_log.healthy" if healthy else "audit_log.stuck")
+                loop.create_task(self.set_serving(healthy))
+
+            loop.call_soon_threadsafe(apply)
+
+        audit_chain.sink.watch(changed)
 
     async def set_serving(self, serving: bool) -> None:
         status = (
@@ -55,8 +80,12 @@ class Running:
             await self.health.set(name, status)
 
     async def drain(self) -> None:
-        """Stop taking calls, let accepted ones finish within the grace period."""
+        """Stop taking calls, let accepted ones finish within the grace period (streams end at
+        their next batch boundary)."""
+        self.draining = True
         await self.set_serving(False)
+        if self.servicer is not None:
+            self.servicer.draining.set()
         await self.server.stop(self.settings.grace_seconds)
         # The health port outlives the drain: liveness keeps answering while calls finish.
         if self.health_server is not None:
@@ -101,18 +130,23 @@ async def build_server(
         tokens=tokens,
         deadline_cap=settings.default_deadline_seconds,
         max_in_flight=settings.max_concurrent_rpcs,
+        max_streams=settings.max_concurrent_streams,
     )
     server = grpc.aio.server(
         interceptors=[interceptor],
         options=options,
         # a backstop well above the service's own limit (the interceptor's), so that health
         # checks still get through when the settlement service is at capacity
-        maximum_concurrent_rpcs=4 * settings.max_concurrent_rpcs + 64,
+        maximum_concurrent_rpcs=4 * (settings.max_concurrent_rpcs
+                                     + settings.max_concurrent_streams) + 64,
     )
-    servicer = SettlementServicer(ProfileResolver(registry), sealer)
+    servicer = SettlementServicer(ProfileResolver(registry), sealer,
+                                  log_timeout=settings.audit_log_stall_seconds,
+                                  live=interceptor.live)
     server.add_generic_rpc_handlers(
         (generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes,
-                         max_request_bytes=settings.max_message_bytes),)
+                         max_request_bytes=settings.max_message_bytes,
+                         stream_idle_seconds=settings.stream_idle_seconds),)
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -135,12 +169,13 @@ async def build_server(
     if not settings.unix_socket and port == 0:
         raise RuntimeError(f"could not bind {settings.address}")
     await server.start()
-    running = Running(server, health_servicer, port, settings)
+    running = Running(server, health_servicer, port, settings, servicer=servicer)
     if settings.health_port:
         running.health_server, running.health_port = await start_health_server(
             settings, health_servicer
         )
     await running.set_serving(True)
+    running.watch_audit_log()
     await health_servicer.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
     return running
 
@@ -248,8 +283,14 @@ def main() -> None:
     except ConfigError as e:
         print(f"cpsettle-server: {e}", file=sys.stderr)
         sys.exit(2)
-    configure(settings.log_level, settings.log_format, head_every=settings.audit_head_events)
-    sys.exit(asyncio.run(serve(settings)))
+    configure(settings.log_level, settings.log_format, head_every=settings.audit_head_events,
+              background=True, queue_lines=settings.audit_log_queue_lines,
+              stall_seconds=settings.audit_log_stall_seconds)
+    code = asyncio.run(serve(settings))
+    audit_chain = chain()
+    if audit_chain is not None:  # the writer thread's last lines, as far as stdout takes them
+        audit_chain.sink.flush(settings.grace_seconds)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

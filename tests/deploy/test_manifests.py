@@ -62,8 +62,10 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...], str | None]] = {
         "cpsettle",
     ),
     "prod-mutual-tls": ("overlays/prod", ("components/mutual-tls",), "cpsettle"),
+    "prod-bulk-audit": ("overlays/prod", ("components/bulk-audit",), "cpsettle"),
 }
-PROD_VARIANTS = ("prod", "prod-monitoring", "prod-mutual-tls")
+PROD_VARIANTS = ("prod", "prod-monitoring", "prod-mutual-tls", "prod-bulk-audit")
+BULK = "cpsettle-bulk-audit"  # the bulk re-audit component's Deployment, Service, NetworkPolicy
 RUNBOOK = REPO / "docs" / "RUNBOOK.md"
 
 
@@ -616,7 +618,37 @@ def check_all(docs: list[dict[str, Any]], hpa_required: bool) -> None:
     check_workload(docs)
 
 
+def check_bulk_audit(docs: list[dict[str, Any]], live: list[dict[str, Any]]) -> None:
+    """deploy/components/bulk-audit: its own pods, which no live object selects, held to the
+    live Deployment's rules (probes, security, config, ports, termination)."""
+    bulk = [d for d in docs if d["metadata"]["name"] == BULK]
+    assert sorted(d["kind"] for d in bulk) == ["Deployment", "NetworkPolicy", "Service"]
+    dep = one(bulk, "Deployment")
+    pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+    for d in live:  # the live Service, PDB, HPA and NetworkPolicy leave the bulk pods alone
+        selector = d.get("spec", {}).get("selector")
+        if d["kind"] == "Service":
+            assert not subset(selector, pod_labels), d["metadata"]["name"]
+        elif d["kind"] == "PodDisruptionBudget":
+            assert not subset(selector["matchLabels"], pod_labels)
+    assert subset(one(bulk, "Service")["spec"]["selector"], pod_labels)
+    assert subset(one(bulk, "NetworkPolicy")["spec"]["podSelector"]["matchLabels"], pod_labels)
+    as_live = [dep, one(bulk, "Service"), one(bulk, "NetworkPolicy")] + [
+        d for d in live if d["kind"] in ("ServiceAccount", "ConfigMap")]
+    for check in (check_probes, check_security, check_service_account, check_termination,
+                  check_network_policy, check_config, check_workload):
+        check(as_live)
+    e = env(as_live)
+    assert int(e["CPSETTLE_MAX_CONCURRENT_STREAMS"]) > 0
+    assert e["CPSETTLE_REQUIRE_SIGNING_KEY"] == "true"
+    assert volume(as_live, "signing-key")["secret"]["optional"] is False
+
+
 def check_variant(name: str, docs: list[dict[str, Any]]) -> None:
+    if name == "prod-bulk-audit":
+        live = [d for d in docs if d["metadata"]["name"] != BULK]
+        check_bulk_audit(docs, live)
+        docs = live
     check_all(docs, hpa_required=name != "dev")
     namespace = VARIANTS[name][2]
     for d in docs:
@@ -802,11 +834,14 @@ def test_house_profile_example() -> None:
 def test_service_accepts_the_environment(name: str) -> None:
     """The service's own settings parser takes every variant's environment."""
     config = pytest.importorskip("cpsettle_service.config", reason="service package not importable")
-    settings = config.Settings.from_env(env(build_variant(name)))
-    assert settings.port == GRPC_PORT and settings.metrics_port == METRICS_PORT
-    assert settings.host == "0.0.0.0" and settings.health_port == HEALTH_PORT
-    assert bool(settings.tls_cert_file) == (name in PROD_VARIANTS)
-    assert bool(settings.tls_client_ca_file) == (name == "prod-mutual-tls")
+    for dep in all_of(build_variant(name), "Deployment"):  # the bulk-audit one as well
+        settings = config.Settings.from_env(env([dep]))
+        assert settings.port == GRPC_PORT and settings.metrics_port == METRICS_PORT
+        assert settings.host == "0.0.0.0" and settings.health_port == HEALTH_PORT
+        if dep["metadata"]["name"] == BULK:
+            continue  # the prod overlay's TLS patch is the live Deployment's
+        assert bool(settings.tls_cert_file) == (name in PROD_VARIANTS)
+        assert bool(settings.tls_client_ca_file) == (name == "prod-mutual-tls")
 
 
 def test_house_profiles_load_in_the_service() -> None:

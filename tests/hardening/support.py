@@ -196,3 +196,72 @@ def tag(field: int, wire_type: int) -> bytes:
 
 def length_delimited(field: int, payload: bytes) -> bytes:
     return tag(field, 2) + varint(len(payload)) + payload
+
+
+# ------------------------------------------------------------------ a real process, any sink
+
+
+def spawn_server_to(stdout: Any, stderr: Path, pythonpath: list[Path] | None = None,
+                    **env: str) -> subprocess.Popen[bytes]:
+    """``python -m cpsettle_service.server`` with its audit log (stdout) going to ``stdout``
+    (a file descriptor or file: a pipe, /dev/full) and its stderr to a file of its own.
+    ``pythonpath``: the folders to import the service from (default: this checkout's)."""
+    folders = pythonpath or [ROOT / d for d in ("service", "proto", "clients/python")]
+    environ = dict(os.environ, CPSETTLE_METRICS_PORT="0", CPSETTLE_LOG_FORMAT="json")
+    environ.update(env, PYTHONPATH=os.pathsep.join(str(f) for f in folders))
+    with open(stderr, "wb") as err:
+        return subprocess.Popen([sys.executable, "-m", "cpsettle_service.server"], env=environ,
+                                stdout=stdout, stderr=err)
+
+
+def wait_answering(address: str, proc: subprocess.Popen[bytes], stderr: Path,
+                   seconds: float = 30) -> None:
+    """Until the server at ``address`` answers health checks at all (SERVING or not)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, stderr.read_text()
+        try:
+            health_status(address, timeout=0.5)
+            return
+        except grpc.RpcError:
+            time.sleep(0.05)
+    raise AssertionError("the server never answered\n" + stderr.read_text())
+
+
+class HealthProbe:
+    """Health checks every ``every`` seconds from a thread, each with a deadline of ``limit``
+    seconds, on one open channel: records every status seen and every check that failed."""
+
+    def __init__(self, address: str, limit: float = 0.1, every: float = 0.02) -> None:
+        self.channel = grpc.insecure_channel(address)
+        self.stub = health_pb2_grpc.HealthStub(self.channel)
+        self.stub.Check(health_pb2.HealthCheckRequest(), timeout=5)  # connected before timing
+        self.limit, self.every = limit, every
+        self.statuses: list[str] = []
+        self.failures: list[str] = []
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True, name="health-probe")
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                reply = self.stub.Check(health_pb2.HealthCheckRequest(), timeout=self.limit)
+                self.statuses.append(health_pb2.HealthCheckResponse.ServingStatus.Name(
+                    reply.status))
+            except grpc.RpcError as e:
+                self.failures.append(f"{e.code().name}: {e.details()}")
+
+    def wait_for(self, status: str, seconds: float = 15) -> None:
+        deadline = time.monotonic() + seconds
+        seen = len(self.statuses)
+        while time.monotonic() < deadline:
+            if status in self.statuses[seen:]:
+                return
+            time.sleep(0.01)
+        raise AssertionError(f"health never turned {status}; last: {self.statuses[-5:]}")
+
+    def close(self) -> None:
+        self._stop.set()
+        self.thread.join(5)
+        self.channel.close()

@@ -181,31 +181,31 @@ def test_resume_needs_a_report_and_a_checkpoint(history: Path, tmp_path: Path) -
     assert done.returncode == 2 and b"not both" in done.stderr
 
 
-def test_a_stream_the_server_ends_early_fails_the_audit_instead_of_hanging() -> None:
-    """A server shutting down ends the stream at a batch boundary: the audit stops with what
-    was answered (the checkpoint holds it) rather than waiting for answers that never come."""
+class EndsAfter:
+    """A fake ``settle_stream`` call: answers ``answers`` batches, then ends (status OK) with
+    more batches to come, as a server that drains (SIGTERM) does."""
 
-    class EndsAfterOneBatch:
-        def __init__(self, requests: Any) -> None:
-            self.requests = requests
+    def __init__(self, requests: Any, answers: int) -> None:
+        self.requests = requests
+        self.answers = answers
 
-        def __iter__(self) -> Any:
-            batch = next(iter(self.requests))
+    def __iter__(self) -> Any:
+        batches = iter(self.requests)
+        for _ in range(self.answers):
+            batch = next(batches)
             answer = pb.SettleBatchResult()
             for item in batch.items:
                 answer.results.add(ref=item.ref, all_match=True)
-            yield answer  # ... and the stream ends, OK, with more batches to come
+            yield answer
 
-        def cancel(self) -> None:
-            pass
+    def cancel(self) -> None:
+        pass
 
-    class Client:
-        def settle_stream(self, requests: Any) -> EndsAfterOneBatch:
-            return EndsAfterOneBatch(requests)
 
+def run_against(client: Any) -> list[Any]:
     request = json.dumps({"handId": "h", "preset": "western", "players": []}).encode()
     lines = [(n, request) for n in range(1, 41)]
-    runner = running.ServerRunner(Client(), 1)
+    runner = running.ServerRunner(client, 1)
     got: list[Any] = []
 
     def audit() -> None:
@@ -221,8 +221,42 @@ def test_a_stream_the_server_ends_early_fails_the_audit_instead_of_hanging() -> 
     thread.start()
     thread.join(20)
     assert not thread.is_alive(), "the audit hung on a stream the server had ended"
-    assert got[0] == 10 and isinstance(got[-1], AuditFailure)
+    return got
+
+
+def test_a_stream_the_server_ends_early_is_resumed_where_it_stopped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server shutting down ends the stream at a batch boundary: the audit reconnects and
+    sends again what was not answered, batch after batch, to the end, every line once."""
+    monkeypatch.setattr(running._Stream, "BACKOFF", 0.001)
+    calls: list[EndsAfter] = []
+
+    class Client:
+        def settle_stream(self, requests: Any) -> EndsAfter:
+            calls.append(EndsAfter(requests, 1))
+            return calls[-1]
+
+    assert run_against(Client()) == [10, 20, 30, 40]
+    assert len(calls) == 4  # one batch per call, three reconnections
+
+
+def test_a_server_that_keeps_ending_the_stream_fails_the_audit_instead_of_hanging(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reconnections that get no answer are given up after ``RETRIES``: the audit stops with
+    what was answered (the checkpoint holds it) rather than waiting for answers that never
+    come."""
+    monkeypatch.setattr(running._Stream, "BACKOFF", 0.001)
+    calls: list[EndsAfter] = []
+
+    class Client:
+        def settle_stream(self, requests: Any) -> EndsAfter:
+            calls.append(EndsAfter(requests, 1 if not calls else 0))
+            return calls[-1]
+
+    got = run_against(Client())
+    assert got[0] == 10 and isinstance(got[-1], AuditFailure), got
     assert "ended the stream" in str(got[-1])
+    assert len(calls) == 1 + running._Stream.RETRIES
 
 
 def test_the_checkpoint_is_replaced_whole(history: Path, tmp_path: Path) -> None:

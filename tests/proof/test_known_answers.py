@@ -91,13 +91,14 @@ def engine_version() -> str:
 
 
 QUOTE_SETTLEMENT_ID = (
-    'SHA-256 of the UTF-8 text `"cpsettle-settlement-id/v1\\n" + requestDigest + "\\n" + '
-    'profile.digest + "\\n" + engineVersion`')
+    'SHA-256 of the UTF-8 text `"cpsettle-settlement-id/v2\\n" + requestDigest + "\\n" + '
+    'profile.digest + "\\n" + engineVersion + "\\n" + engineDigest`')
 
 
-def settlement_id(request_digest: str, profile_digest: str, engine_version: str) -> str:
-    text = "cpsettle-settlement-id/v1\n" + request_digest + "\n" + profile_digest + "\n" \
-        + engine_version
+def settlement_id(request_digest: str, profile_digest: str, engine_version: str,
+                  engine_digest: str) -> str:
+    text = "cpsettle-settlement-id/v2\n" + request_digest + "\n" + profile_digest + "\n" \
+        + engine_version + "\n" + engine_digest
     return sha256_hex(text.encode("utf-8"))
 
 
@@ -147,10 +148,11 @@ def test_each_formula_here_is_the_one_the_doc_states() -> None:
 def test_the_formulas_themselves_on_fixed_inputs() -> None:
     """The formulas on fixed text, against digests worked out by hand from the doc's words
     (so a slip in a formula function above shows here, not only against the server)."""
-    a, b, v = "a" * 64, "b" * 64, "cpsettle-engine/9.9.9"
-    text = f"cpsettle-settlement-id/v1\n{a}\n{b}\n{v}".encode()
-    assert settlement_id(a, b, v) == hashlib.sha256(text).hexdigest()
-    assert settlement_id(a, b, v) != settlement_id(b, a, v)
+    a, b, v, e = "a" * 64, "b" * 64, "cpsettle-engine/9.9.9", "e" * 64
+    text = f"cpsettle-settlement-id/v2\n{a}\n{b}\n{v}\n{e}".encode()
+    assert settlement_id(a, b, v, e) == hashlib.sha256(text).hexdigest()
+    assert settlement_id(a, b, v, e) != settlement_id(b, a, v, e)
+    assert settlement_id(a, b, v, e) != settlement_id(a, b, v, "f" * 64)
     assert profile_digest({"b": "é", "a": [1, 2]}) == hashlib.sha256(
         '{"a":[1,2],"b":"é"}'.encode()).hexdigest()
     text = f"cpsettle-signature/v1\n{a}\n2026-11-30T09:31:02.123Z\nk1".encode()
@@ -231,7 +233,8 @@ def test_served_proofs_equal_the_doc_formulas(name: str,
     assert s.engine_version == want_engine
     # the stake is the table's (digest format v2): on the settlement, under its digest
     assert s.unit_value == TABLES[name][0].get("unitValue", TABLES[name][1]["money"]["unitValue"])
-    assert s.settlement_id == settlement_id(want_request, want_profile, want_engine)
+    assert s.settlement_id == settlement_id(want_request, want_profile, want_engine,
+                                            s.engine_digest)
     want_digest = settlement_digest(s)
     assert s.settlement_digest == want_digest
     assert s.signature.algorithm == "Ed25519"
@@ -280,7 +283,8 @@ def test_the_verifier_follows_the_doc_formulas(capsys: pytest.CaptureFixture[str
     s.signature.value = signature(PRIVATE, s.settlement_digest, s.issued_at, KEY_ID)
     assert _verify(capsys, tmp_path, s) == 0
     # The id with its inputs swapped, resealed consistently: the verifier must refuse it.
-    s.settlement_id = settlement_id(s.profile.digest, s.request_digest, s.engine_version)
+    s.settlement_id = settlement_id(s.profile.digest, s.request_digest, s.engine_version,
+                                    s.engine_digest)
     s.settlement_digest = settlement_digest(s)
     s.signature.value = signature(PRIVATE, s.settlement_digest, s.issued_at, KEY_ID)
     assert _verify(capsys, tmp_path, s) == 1
@@ -295,7 +299,7 @@ def test_an_unsigned_settlement_carries_the_same_proofs_and_says_none(
     s = client.settle(message).settlement
     want_request = request_digest(message)
     assert s.settlement_id == settlement_id(want_request, profile_digest(TABLES[
-        "preset-with-stake"][1]), engine_version())
+        "preset-with-stake"][1]), engine_version(), s.engine_digest)
     assert s.settlement_digest == settlement_digest(s)
     assert (s.signature.algorithm, s.signature.key_id, s.signature.value) == ("NONE", "", "")
 

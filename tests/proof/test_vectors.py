@@ -32,7 +32,8 @@ def check(folder: Path, name: str) -> tuple[list[str], dict[str, Any]]:
     content = content_bytes(s)
     assert content.hex() == e["contentHex"]
     assert sha256_hex(content) == e["settlementDigest"]
-    assert settlement_id(s.request_digest, s.profile.digest, s.engine_version) == e["settlementId"]
+    assert settlement_id(s.request_digest, s.profile.digest, s.engine_version,
+                                  s.engine_digest) == e["settlementId"]
     return sorted(f.what for f in verify(s, keys)), e
 
 

@@ -184,7 +184,8 @@ def expected(s: pb.Settlement, failures: list[str]) -> dict[str, Any]:
     return {
         "contentHex": content.hex(),
         "settlementDigest": sha256_hex(content),
-        "settlementId": settlement_id(s.request_digest, s.profile.digest, s.engine_version),
+        "settlementId": settlement_id(s.request_digest, s.profile.digest, s.engine_version,
+                                  s.engine_digest),
         "verdict": "invalid" if failures else "valid",
         "failures": failures,
     }

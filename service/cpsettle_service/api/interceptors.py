@@ -17,11 +17,13 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from ..audit_chain import LogUnavailable
 from ..domain.errors import InvalidInput
 from ..observability import metrics, tracing
 from ..observability.logging import get_logger
 from ..security import TokenChecker, Unauthenticated
 from .codec import MessageTooLarge
+from .priority import LiveFirst
 
 
 class NotFound(LookupError):
@@ -44,6 +46,7 @@ ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (DeadlineCapExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
     (AtCapacity, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (MessageTooLarge, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (LogUnavailable, grpc.StatusCode.UNAVAILABLE),
 )
 
 _log = get_logger("cpsettle.rpc")
@@ -118,15 +121,23 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         tokens: TokenChecker | None = None,
         deadline_cap: float = 10.0,
         max_in_flight: int | None = None,
+        max_streams: int | None = None,
+        live: LiveFirst | None = None,
     ) -> None:
         self._cache: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
         self._skip = skip_services
         self._tokens = tokens
         self._cap = deadline_cap
-        # The concurrency limit lives here, not in grpc's maximum_concurrent_rpcs, so that it
-        # counts only the settlement service: health probes are answered however busy we are.
+        # The concurrency limits live here, not in grpc's maximum_concurrent_rpcs, so that they
+        # count only the settlement service: health probes are answered however busy we are.
+        # Unary calls and streams have budgets of their own: open streams (idle or bulk) never
+        # take the slots of live Settle calls.
         self._limit = max_in_flight
         self._in_flight = 0
+        self._stream_limit = max_streams
+        self._streams = 0
+        # unary calls in flight, which bulk streams let go first
+        self.live = live if live is not None else LiveFirst()
 
     def _enter(self) -> None:
         if self._limit is not None and self._in_flight >= self._limit:
@@ -134,6 +145,14 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 f"{self._in_flight} calls in flight, the limit of this replica; retry shortly"
             )
         self._in_flight += 1
+        self.live.enter()
+
+    def _enter_stream(self) -> None:
+        if self._stream_limit is not None and self._streams >= self._stream_limit:
+            raise AtCapacity(
+                f"{self._streams} streams open, the limit of this replica; retry shortly"
+            )
+        self._streams += 1
 
     def _admit(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """Authenticate the caller (when tokens are configured) and bind its name to the logs."""
@@ -216,7 +235,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             entered = False
             try:
                 self._admit(context)
-                self._enter()
+                self._enter_stream()
                 entered = True
                 async for response in behavior(request_iterator, context):
                     yield response
@@ -262,7 +281,11 @@ class _Bookkeeping:
 
     def end(self, start: float, code: str, entered: bool, span: Any = None) -> None:
         if entered:
-            self.owner._in_flight -= 1
+            if self.kind == "unary":
+                self.owner._in_flight -= 1
+                self.owner.live.leave()
+            else:
+                self.owner._streams -= 1
         elapsed = time.perf_counter() - start
         metrics.IN_FLIGHT.dec()
         self.handling.observe(elapsed)

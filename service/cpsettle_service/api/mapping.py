@@ -219,9 +219,11 @@ def payouts_from_proto(
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _check_differences(checks: Iterable[PayoutCheck | PairCheck], path: str) -> None:
-    """A proposal so far from the expected amount that the difference leaves int64 (the API's
-    money type) is the caller's mistake, not ours: INVALID_ARGUMENT, never INTERNAL."""
+def check_differences(report: PayoutReport, path: str) -> PayoutReport:
+    """``report``, unless a proposal is so far from the expected amount that the difference
+    leaves int64 (the API's money type): the caller's mistake, not ours, so INVALID_ARGUMENT,
+    never INTERNAL. Checked before the settlement is sealed, so such a call issues nothing."""
+    checks: tuple[PayoutCheck | PairCheck, ...] = (*report.players, *report.pairs)
     problems = [
         Violation(path, f"proposes {c.proposed} where {c.expected} is expected: the difference "
                   "does not fit an int64 amount", ViolationCode.OTHER)
@@ -229,20 +231,17 @@ def _check_differences(checks: Iterable[PayoutCheck | PairCheck], path: str) -> 
     ]
     if problems:
         raise InvalidInput(problems)
+    return report
 
 
-def player_checks_to_proto(checks: Iterable[PayoutCheck], out: Any, path: str = "proposed"
-                           ) -> None:
+def player_checks_to_proto(checks: Iterable[PayoutCheck], out: Any) -> None:
     """Each player's payout check appended to ``out`` (a repeated ``PayoutCheck`` field)."""
-    checks = tuple(checks)
-    _check_differences(checks, path)
     for c in checks:
         out.add(player_id=c.player_id, expected=c.expected, proposed=c.proposed,
                 difference=c.difference, matches=c.matches, explanation=c.explanation)
 
 
 def payout_report_to_proto(report: PayoutReport, out: pb.ValidatePayoutsResponse) -> None:
-    _check_differences((*report.players, *report.pairs), "proposed")
     out.all_match = report.all_match
     player_checks_to_proto(report.players, out.players)
     for c in report.pairs:

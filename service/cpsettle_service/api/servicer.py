@@ -2,24 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, Callable
 
 import grpc
 from google.protobuf.message import Message
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..audit import Sealer
+from ..audit import Issued, Sealer, last_issued
+from ..audit_chain import LogUnavailable
 from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.profile import RuleProfile
 from ..domain.settlement import Settlement, check_payouts, evaluate_hand, settle
 from ..observability import metrics
+from ..observability.logging import audit_written
 from . import bounds, mapping, stream, wire
 from .codec import reject_malformed, reject_unknown, tolerant
-from .interceptors import NotFound
+from .interceptors import DeadlineCapExceeded, NotFound
+from .priority import LiveFirst
 from .profiles import ProfileResolver, profile_digest
 
 SERVICE_NAME = "cpsettle.v1.SettlementService"
+# An answer with less time than this left before the call's deadline is not sent: it would
+# reach the client after the client's own deadline (which fires a little earlier than the
+# server's, by the request's transit), so its settlement would be logged as issued and never
+# received. The call ends DEADLINE_EXCEEDED and the settlement gets settlement.not_delivered.
+DELIVERY_MARGIN_SECONDS = 0.01
 
 __all__ = ["SERVICE_NAME", "ProfileResolver", "SettlementServicer", "generic_handler",
            "profile_digest", "tolerant"]
@@ -40,17 +49,29 @@ def _record(settlement: Settlement, profile_label: str) -> None:
 
 
 class SettlementServicer:
-    def __init__(self, resolver: ProfileResolver, sealer: Sealer | None = None) -> None:
+    def __init__(self, resolver: ProfileResolver, sealer: Sealer | None = None,
+                 log_timeout: float = 0.5, live: LiveFirst | None = None) -> None:
         self.resolver = resolver
         self.sealer = sealer
+        # live (unary) calls in flight: streams let them go first between two hands
+        self.live = live if live is not None else LiveFirst()
+        # how long an answer waits for its audit lines to be written before it fails closed
+        self.log_timeout = log_timeout
+        # set when the server drains: streams end at their next batch boundary
+        self.draining = asyncio.Event()
 
-    def settlement_wire(self, request: Any) -> tuple[bytes, Settlement]:
+    def settlement_wire(
+        self, request: Any, before_seal: Callable[[Settlement], object] | None = None
+    ) -> tuple[bytes, Settlement]:
         """The ``Settlement`` message as bytes (sealed when there is a sealer) and the domain
-        settlement it was written from."""
+        settlement it was written from. ``before_seal`` runs on the settlement before it is
+        sealed (and logged as issued): a check that rejects the call issues nothing."""
         reject_malformed(request)
         table, choice = mapping.request_to_domain(request)
         profile, digest, source = self.resolver.resolve(choice)
         settlement = settle(table, profile)
+        if before_seal is not None:
+            before_seal(settlement)
         data = wire.settlement_body(settlement, digest, source)
         if self.sealer is not None:
             data = self.sealer.seal(data, request.SerializeToString(deterministic=True), digest,
@@ -75,9 +96,13 @@ class SettlementServicer:
         reject_malformed(request)
         response = pb.ValidatePayoutsResponse()
         proposed, pairs = mapping.payouts_from_proto(request)
-        data, settlement = self.settlement_wire(request.request)
+        checked = []
+        data, settlement = self.settlement_wire(
+            request.request,
+            lambda s: checked.append(
+                mapping.check_differences(check_payouts(s, proposed, pairs), "proposed")))
+        report = checked[0]
         response.settlement.MergeFromString(data)
-        report = check_payouts(settlement, proposed, pairs)
         mapping.payout_report_to_proto(report, response)
         if not report.all_match:
             metrics.PAYOUT_MISMATCHES.inc()
@@ -165,13 +190,45 @@ class SettlementServicer:
     ) -> pb.VerifyIntegrityResponse:
         return self.integrity_response(request)
 
+    async def deliver(self, context: grpc.aio.ServicerContext[Any, Any],
+                      issued: list[Issued]) -> None:
+        """Hold an answer until the audit lines of the settlements it carries are written.
+        When they cannot be, or the call ends meanwhile, each settlement gets its
+        ``settlement.not_delivered`` line and the call fails: no settlement goes out without
+        its event, and none is logged as issued that was not delivered without saying so."""
+        try:
+            await audit_written(self.log_timeout)
+        except LogUnavailable as e:
+            self.not_delivered(issued, "audit_log_unavailable", str(e))
+            raise
+        except asyncio.CancelledError:
+            self.not_delivered(issued, "cancelled")
+            raise
+        remaining = context.time_remaining()
+        if remaining is not None and remaining < DELIVERY_MARGIN_SECONDS:
+            self.not_delivered(issued, "deadline_exceeded")
+            raise DeadlineCapExceeded("the call's deadline passed before its answer could go out")
+
+    def not_delivered(self, issued: list[Issued], reason: str, detail: str = "") -> None:
+        last_issued.set(None)  # accounted for: grpc's late-answer line must not repeat it
+        if self.sealer is not None and issued:
+            self.sealer.not_delivered(issued, reason, detail)
+
+    async def _answer(self, build: Callable[[Any], Any], request: Any,
+                      context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        last_issued.set(None)
+        answer = build(request)
+        issued = last_issued.get()
+        await self.deliver(context, [issued] if issued is not None else [])
+        return answer
+
     async def Settle(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        return self.settle_wire(request)
+        return await self._answer(self.settle_wire, request, context)  # type: ignore[no-any-return]
 
     async def ValidatePayouts(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ValidatePayoutsResponse:
-        return self.validate_response(request)
+        return await self._answer(self.validate_response, request, context)  # type: ignore[no-any-return]
 
     async def EvaluateArrangement(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
@@ -205,6 +262,7 @@ _BOUNDED_REQUESTS = (pb.SettleRequest, pb.ValidatePayoutsRequest, pb.EvaluateArr
 def generic_handler(
     servicer: SettlementServicer, *, max_result_bytes: int | None = None,
     max_request_bytes: int | None = None,
+    stream_idle_seconds: float = stream.DEFAULT_IDLE_SECONDS,
 ) -> grpc.GenericRpcHandler:
     """The service's handlers, with tolerant deserializers (bad bytes -> INVALID_ARGUMENT).
 
@@ -212,6 +270,7 @@ def generic_handler(
     a batch whose results are bigger gets a per-batch error instead of failing the stream.
     Default: ``stream.DEFAULT_MAX_RESULT_BYTES``, the default server's limit.
     ``max_request_bytes``: the largest request message read (RESOURCE_EXHAUSTED past it).
+    ``stream_idle_seconds``: a SettleStream that sends no batch for this long is ended.
     """
     result_limit = stream.DEFAULT_MAX_RESULT_BYTES if max_result_bytes is None else max_result_bytes
 
@@ -219,7 +278,8 @@ def generic_handler(
         request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> Any:
         async for result in stream.settle_stream(
-            servicer, request_iterator, context, max_result_bytes=result_limit
+            servicer, request_iterator, context, max_result_bytes=result_limit,
+            idle_seconds=stream_idle_seconds,
         ):
             yield result
 

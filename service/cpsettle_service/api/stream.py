@@ -17,6 +17,20 @@ Flow control: the handler reads the next batch only after the previous result ha
 to the transport (grpc.aio awaits each yielded message), so a slow reader holds the server back
 instead of making it buffer: at most the result being written plus what the HTTP/2 windows hold.
 
+Live tables come first: between two hands the handler waits its turn (``priority.LiveFirst``):
+while unary calls are in flight it lets them finish first, so a live Settle waits behind at most
+one hand of a bulk batch, never behind the batch (``bench/bench_bulk_yield.py`` measures it).
+
+The stream ends cleanly (status OK) at a batch boundary when it has sent nothing for
+``idle_seconds`` or when the server drains (SIGTERM): every batch answered so far is delivered,
+and a client that has batches left reconnects and sends them again (``cpsettle audit --server``
+does).
+
+Every settlement answered is logged as ``settlement.issued`` before its batch goes out (the
+batch waits until the audit log has written it); one that cannot go out (results too big, the
+call cancelled or past its deadline, the log unable to take events) gets its
+``settlement.not_delivered`` line.
+
 The per-item work is ``audit_item``, a plain function: ``settle_batch`` (the CLI's ``--local``
 audit) and the stream run the very same code.
 """
@@ -30,6 +44,8 @@ import grpc
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from ..audit import Issued, last_issued
+from ..audit_chain import LogUnavailable
 from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.settlement import check_payouts
 from ..observability import metrics
@@ -37,14 +53,13 @@ from ..observability.logging import get_logger
 from . import wire
 from .codec import Malformed
 from .interceptors import count_invalid, invalid_message
-from .mapping import nets_from_proto, player_checks_to_proto
+from .mapping import check_differences, nets_from_proto, player_checks_to_proto
+from .priority import LiveFirst
 
 MAX_ITEMS_PER_BATCH = 1000
 # The default server sends messages of up to 4 x CPSETTLE_MAX_MESSAGE_BYTES (1 MiB) = 4 MiB.
 DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024
-# Hands settled between two yields to the event loop, so that other calls (health checks, unary
-# Settle) interleave with a long batch instead of waiting for all of it.
-YIELD_EVERY = 20
+DEFAULT_IDLE_SECONDS = 60.0
 
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
 RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
@@ -81,11 +96,15 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
     payouts, or the hand's error."""
     try:
         paid = _paid(item) if item.paid else None  # before settling, as ValidatePayouts does
-        data, settlement = servicer.settlement_wire(item.request)
+        reports = []
+        data, settlement = servicer.settlement_wire(
+            item.request,
+            None if paid is None
+            else lambda s: reports.append(check_differences(check_payouts(s, paid), "paid")))
         rest = pb.AuditResult()
         if paid is not None:
-            report = check_payouts(settlement, paid)
-            player_checks_to_proto(report.players, rest.checks, "paid")
+            report = reports[0]
+            player_checks_to_proto(report.players, rest.checks)
             rest.all_match = report.all_match
             if not report.all_match:
                 metrics.PAYOUT_MISMATCHES.inc()
@@ -100,6 +119,8 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
             rest.all_match = True
         # Fields in number order: ref (1), settlement (2), then all_match (4) and checks (5).
         return _REF(item.ref) + _SETTLEMENT(data) + rest.SerializeToString(deterministic=True)
+    except LogUnavailable:
+        raise  # the whole stream fails closed: no settlement goes out without its event
     except InvalidInput as e:
         count_invalid(e)
         out = pb.AuditResult(ref=item.ref)
@@ -161,6 +182,37 @@ def settle_batch(servicer: Any, batch: Any, *, max_items: int = MAX_ITEMS_PER_BA
     return pb.SettleBatchResult.FromString(answer) if isinstance(answer, bytes) else answer
 
 
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+async def _next_batch(request_iterator: AsyncIterator[Any], draining: asyncio.Event,
+                      idle_seconds: float) -> tuple[Any, str]:
+    """The next batch, or None and why the stream ends here: ``end`` (the client closed its
+    side), ``idle`` (nothing for ``idle_seconds``), ``shutdown`` (the server drains)."""
+    if draining.is_set():
+        return None, "shutdown"
+    read = asyncio.ensure_future(request_iterator.__anext__())
+    read.add_done_callback(_retrieve)  # a read left behind must not log "never retrieved"
+    stop = asyncio.ensure_future(draining.wait())
+    try:
+        done, _ = await asyncio.wait((read, stop), timeout=idle_seconds,
+                                     return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if draining.is_set():  # a batch read meanwhile is dropped unanswered: the client resends it
+        read.cancel()
+        return None, "shutdown"
+    if read not in done:
+        read.cancel()
+        return None, "idle"
+    try:
+        return read.result(), ""
+    except StopAsyncIteration:
+        return None, "end"
+
+
 async def settle_stream(
     servicer: Any,
     request_iterator: AsyncIterator[Any],
@@ -168,18 +220,58 @@ async def settle_stream(
     *,
     max_items: int = MAX_ITEMS_PER_BATCH,
     max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
+    idle_seconds: float = DEFAULT_IDLE_SECONDS,
 ) -> AsyncIterator[bytes | pb.SettleBatchResult]:
     """The SettleStream handler: one result per batch, in order, one batch at a time."""
-    async for batch in request_iterator:
-        problem = _batch_problem(batch, max_items)
-        if problem is not None:
-            yield batch_error(*problem)
-            continue
-        results = []
-        for i, item in enumerate(batch.items):
-            results.append(audit_item(servicer, item))
-            if i % YIELD_EVERY == YIELD_EVERY - 1:
-                await asyncio.sleep(0)
-        # Yielding suspends this generator until grpc.aio has written the message: the next
-        # batch is read only then, so a slow reader throttles the whole pipeline.
-        yield _result(results, max_result_bytes)
+    draining: asyncio.Event = getattr(servicer, "draining", None) or asyncio.Event()
+    live: LiveFirst = getattr(servicer, "live", None) or LiveFirst()
+    issued: list[Issued] = []  # sealed for the batch in hand, not yet delivered
+    batches = 0
+    sending = False
+    try:
+        while True:
+            batch, why = await _next_batch(request_iterator, draining, idle_seconds)
+            if batch is None:
+                if why != "end":
+                    _log.info("stream.ended", reason=why, batches=batches,
+                              idle_seconds=idle_seconds if why == "idle" else None)
+                return
+            batches += 1
+            problem = _batch_problem(batch, max_items)
+            if problem is not None:
+                yield batch_error(*problem)
+                continue
+            results = []
+            for item in batch.items:
+                last_issued.set(None)
+                results.append(audit_item(servicer, item))
+                sealed = last_issued.get()
+                if sealed is not None:
+                    issued.append(sealed)
+                # Live calls first: a live Settle waits behind one hand of this batch at most.
+                await live.wait_turn()
+            answer = _result(results, max_result_bytes)
+            if not isinstance(answer, bytes):
+                servicer.not_delivered(issued, "result_too_large")
+                issued = []
+            else:
+                handed, issued = issued, []
+                await servicer.deliver(context, handed)  # accounts for them itself if it fails
+                issued = handed  # in the transport's hands now: undelivered only if cancelled
+            # Yielding suspends this generator until grpc.aio has written the message: the next
+            # batch is read only then, so a slow reader throttles the whole pipeline.
+            sending = True
+            yield answer
+            sending = False
+            issued = []
+    except (asyncio.CancelledError, GeneratorExit):
+        if sending:  # the message may have reached the client just before the cancel
+            servicer.not_delivered(issued, "cancelled_while_sending",
+                                   "the call was cancelled while this answer was being written: "
+                                   "the client may have received it")
+        else:
+            servicer.not_delivered(issued, "cancelled")
+        raise
+    except LogUnavailable as e:
+        servicer.not_delivered(issued, "audit_log_unavailable", str(e))
+        raise

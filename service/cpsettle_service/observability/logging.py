@@ -2,6 +2,11 @@
 
 JSON lines are links of the audit chain (``audit_chain.py``): numbered, each with the hash of the
 line before, written one at a time by the chain, whichever logger they come from.
+
+The server writes them from a thread of their own (``background=True``): a sink that blocks
+(a pipe nobody reads) or fails (a closed pipe, a full disk) never blocks the event loop. A
+settlement is answered only once its ``settlement.issued`` line is written (``audit_written``);
+when the log cannot take it, the call fails closed with UNAVAILABLE.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from typing import Any
 import orjson
 import structlog
 
-from ..audit_chain import Chain
+from ..audit import last_issued, log_not_delivered
+from ..audit_chain import Chain, InlineSink, ThreadSink, last_seq
 
 _configured = False
 _chain: Chain | None = None
@@ -22,12 +28,19 @@ _chain: Chain | None = None
 
 class _LateResponse(logging.Filter):
     """grpc.aio logs an ERROR with a traceback when a handler's answer reaches a call that has
-    already ended (its deadline fired a moment earlier): nothing is lost — the client already
-    has DEADLINE_EXCEEDED — so it becomes one plain info line instead."""
+    already ended (its deadline fired a moment earlier): the client already has
+    DEADLINE_EXCEEDED, so it becomes one plain info line instead; a settlement the answer
+    carried gets its ``settlement.not_delivered`` line (grpc logs this in the call's own task,
+    so the call's last sealed settlement is still in its context)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if record.name.startswith("grpc.") and type(error).__name__ == "ExecuteBatchError":
+            issued = last_issued.get()
+            if issued is not None:
+                last_issued.set(None)
+                log_not_delivered(get_logger("cpsettle.audit"), [issued], "deadline_exceeded",
+                                  "the call had ended when its answer was sent")
             original = record.getMessage()
             record.exc_info = None
             record.exc_text = None
@@ -68,9 +81,12 @@ class _ChainHandler(logging.Handler):
 
 
 def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
-              head_every: int = 1000) -> None:
+              head_every: int = 1000, background: bool = False, queue_lines: int = 2048,
+              stall_seconds: float = 0.5) -> None:
     """Configure structlog for the process (idempotent; later calls reconfigure). JSON lines
-    are chained; the chain is new at each call (a new process start)."""
+    are chained; the chain is new at each call (a new process start). ``background``: JSON
+    lines go to the stream's file descriptor from a writer thread (at most ``queue_lines``
+    waiting; a write blocked for ``stall_seconds`` marks the log stuck)."""
     global _configured, _chain
     stream = stream if stream is not None else sys.stdout
     if fmt == "auto":
@@ -107,8 +123,14 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
         def render(event: dict[str, Any]) -> str:
             return str(json_renderer(None, "", event))
 
-        chain = Chain(write, render,
-                      lambda: stamp(None, "", {})["timestamp"], head_every)
+        sink: InlineSink | ThreadSink
+        fileno = getattr(stream, "fileno", None)
+        if background and fileno is not None:
+            stream.flush()
+            sink = ThreadSink(fileno(), queue_lines, stall_seconds)
+        else:
+            sink = InlineSink(write)
+        chain = Chain(None, render, lambda: stamp(None, "", {})["timestamp"], head_every, sink)
 
         def final(logger: Any, name: str, event: dict[str, Any]) -> Any:
             chain.emit(event)
@@ -137,6 +159,15 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
 def chain() -> Chain | None:
     """The process's audit chain (None when logging to a terminal in console form)."""
     return _chain
+
+
+async def audit_written(timeout: float) -> None:
+    """Until the last audit line this call linked is written (LogUnavailable after
+    ``timeout`` seconds); at once when nothing is chained or the lines are written inline."""
+    c = _chain
+    seq = last_seq.get()
+    if c is not None and seq:
+        await c.written(seq, timeout)
 
 
 def get_logger(name: str = "cpsettle") -> Any:

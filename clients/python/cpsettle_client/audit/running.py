@@ -7,7 +7,8 @@ what is already done and then raise ``KeyboardInterrupt``. ``close()`` stops wha
 - ``LocalRunner``: the servicer's own stream code in this process, or in ``--workers`` worker
   processes started from a fork server that has the engine imported once.
 - ``ServerRunner``: ``--workers`` ``SettleStream`` calls, each fed by a bounded queue and read by
-  its own thread.
+  its own thread; a stream the server ends early (it drains, or the stream was idle) is opened
+  again by itself and continues with the batches not yet answered.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import collections
 import concurrent.futures
 import multiprocessing
 import os
-import queue
 import select
 import signal
 import threading
@@ -161,9 +161,20 @@ class LocalRunner:
 
 
 class _Stream:
-    """One SettleStream call: a bounded queue of batches in, a thread reading results out."""
+    """One SettleStream at a time: batches waiting to go in, a thread reading results out.
 
-    DEPTH = 2  # batches queued per stream beyond those in flight
+    The server may end a stream cleanly before every batch is answered: it drains (SIGTERM) or
+    the stream sat idle. Then the stream reconnects by itself (a new call on the same channel,
+    after a backoff) and sends again, in order, the batches sent but not answered and then the
+    ones still waiting; the same for a stream that fails UNAVAILABLE once the server has been
+    reached (a server never reached fails the audit at once). Each answer is matched to its
+    batch in order, so nothing is counted twice or lost.
+    """
+
+    DEPTH = 2  # batches waiting per stream beyond those in flight
+    RETRIES = 10  # reconnections in a row without an answer, then the audit fails
+    BACKOFF = 0.2  # seconds before the first reconnection, doubling up to BACKOFF_MAX
+    BACKOFF_MAX = 5.0
 
     def __init__(self, client: Any, prefix: str, stop: threading.Event,
                  deliver: Callable[[int, Outcome | BaseException], None]) -> None:
@@ -171,58 +182,104 @@ class _Stream:
         self.prefix = prefix
         self.stop = stop
         self.deliver = deliver
-        self.queue: queue.Queue[_Entry | None] = queue.Queue(self.DEPTH)
-        self.pending: collections.deque[_Entry] = collections.deque()
-        self.input_done = False  # the end of input went out: the server may end the stream
-        self.results = client.settle_stream(self._requests())
+        self.cond = threading.Condition()
+        self.waiting: collections.deque[_Entry] = collections.deque()  # not yet sent
+        self.pending: collections.deque[_Entry] = collections.deque()  # sent, not answered
+        self.input_done = False
+        self.generation = 0  # one per call; a call's request generator ends when it moves on
+        self.reconnects = 0  # how many times the stream was opened again
+        self.reached = False  # the server answered or ended a stream at least once
+        self.results = client.settle_stream(self._requests(0))
         self.thread = threading.Thread(target=self._read, daemon=True, name="audit-stream")
         self.thread.start()
 
     def submit(self, entry: _Entry | None) -> None:
         """Queue a batch (``None``: the end of input), waiting while the queue is full."""
-        while True:
-            try:
-                self.queue.put(entry, timeout=0.2)
-                return
-            except queue.Full:
+        with self.cond:
+            while entry is not None and len(self.waiting) >= self.DEPTH:
                 if self.stop.is_set() or not self.thread.is_alive():
-                    raise AuditFailure("the stream to the server ended") from None
-
-    def _requests(self) -> Iterator[pb.SettleBatch]:
-        while not self.stop.is_set():
-            try:
-                entry = self.queue.get(timeout=0.2)
-            except queue.Empty:
-                continue
+                    raise AuditFailure("the stream to the server ended")
+                self.cond.wait(0.2)
             if entry is None:
                 self.input_done = True
-                return
-            self.pending.append(entry)  # before the batch goes out: its answer finds it
+            else:
+                self.waiting.append(entry)
+            self.cond.notify_all()
+
+    def _requests(self, generation: int) -> Iterator[pb.SettleBatch]:
+        with self.cond:  # a new call: first the batches the last one left unanswered
+            again = [entry[3] for entry in self.pending]
+        yield from again
+        while True:
+            with self.cond:
+                while True:
+                    if self.generation != generation or self.stop.is_set():
+                        return
+                    if self.waiting:
+                        entry = self.waiting.popleft()
+                        self.pending.append(entry)  # before the batch goes out: its answer finds it
+                        self.cond.notify_all()
+                        break
+                    if self.input_done:
+                        return
+                    self.cond.wait(0.2)
             yield entry[3]
+
+    def _unfinished(self) -> bool:
+        with self.cond:
+            return bool(self.pending or self.waiting or not self.input_done)
+
+    def _reconnect(self, failures: int) -> bool:
+        """Open the stream again after a backoff; False when it is time to give up."""
+        if failures >= self.RETRIES or self.stop.wait(
+                min(self.BACKOFF * 2 ** failures, self.BACKOFF_MAX)):
+            return False
+        with self.cond:
+            self.generation += 1
+            generation = self.generation
+            self.cond.notify_all()
+        self.reconnects += 1
+        self.results = self.client.settle_stream(self._requests(generation))
+        return True
 
     def _read(self) -> None:
         from ..client import SettlementError
 
         seq = -1
-        try:
-            for result in self.results:
-                seq, outcome, hands, batch = self.pending.popleft()
-                if is_batch_error(result) and len(batch.items) > 0:
-                    result = self._one_by_one(batch, result)
-                outcome.add_batch(self.prefix, hands, result)
-                self.deliver(seq, outcome)
-            if self.pending or not self.input_done:
-                # A server shutting down ends its streams at a batch boundary: what it answered
-                # is in; the rest is for --resume (from the checkpoint) or another run.
-                self.deliver(seq, AuditFailure(
-                    "the server ended the stream before the last batch (shutting down?)"))
-        except SettlementError as e:
-            hint = ""
-            if e.code.name == "RESOURCE_EXHAUSTED":
-                hint = " (the server's message limit: try a smaller --batch)"
-            self.deliver(seq, AuditFailure(f"the stream failed: {e}{hint}"))
-        except BaseException as e:  # noqa: BLE001 — reported to the main thread
-            self.deliver(seq, e)
+        failures = 0
+        why = ""
+        while True:
+            try:
+                for result in self.results:
+                    with self.cond:
+                        seq, outcome, hands, batch = self.pending.popleft()
+                    failures = 0
+                    self.reached = True
+                    if is_batch_error(result) and len(batch.items) > 0:
+                        result = self._one_by_one(batch, result)
+                    outcome.add_batch(self.prefix, hands, result)
+                    self.deliver(seq, outcome)
+                why = "the server ended the stream"
+                self.reached = True
+            except SettlementError as e:
+                if e.code.name != "UNAVAILABLE" or not self.reached or self.stop.is_set():
+                    hint = ""
+                    if e.code.name == "RESOURCE_EXHAUSTED":
+                        hint = " (the server's message limit: try a smaller --batch)"
+                    self.deliver(seq, AuditFailure(f"the stream failed: {e}{hint}"))
+                    return
+                why = f"the stream failed: {e}"
+            except BaseException as e:  # noqa: BLE001 — reported to the main thread
+                self.deliver(seq, e)
+                return
+            if self.stop.is_set() or not self._unfinished():
+                return
+            if not self._reconnect(failures):
+                if not self.stop.is_set():
+                    self.deliver(seq, AuditFailure(
+                        f"{why}, and {failures} reconnections in a row got no answer"))
+                return
+            failures += 1
 
     def _one_by_one(self, batch: pb.SettleBatch, error: pb.SettleBatchResult
                     ) -> pb.SettleBatchResult:
