@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from google.rpc import code_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.audit import command, running
 from cpsettle_client.audit.outcome import Outcome, Tally
@@ -351,7 +352,7 @@ def test_batch_errors_from_the_server_are_retried_hand_by_hand() -> None:
             for b in batches:
                 out = pb.SettleBatchResult()
                 if len(b.items) > 1:
-                    out.results.add().error.code = "RESOURCE_EXHAUSTED"
+                    out.results.add().error.code = code_pb2.RESOURCE_EXHAUSTED
                 else:
                     r = out.results.add(ref=b.items[0].ref, all_match=True)
                     r.settlement.context.hand_id = "h"

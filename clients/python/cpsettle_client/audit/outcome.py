@@ -14,6 +14,7 @@ from typing import Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from ..client import SettlementError
 from .reading import Hand
 
 NO_ID = "(none)"  # the table or dealer of a hand that names none
@@ -99,8 +100,8 @@ class Outcome:
 
     def add_result(self, hand: Hand, ref: str, result: pb.AuditResult) -> None:
         if result.WhichOneof("outcome") != "settlement":
-            err = result.error
-            self.add_invalid(hand, ref, err.code or "UNKNOWN", err.message,
+            err = SettlementError.from_status(result.error)
+            self.add_invalid(hand, ref, err.code.name, err.message,
                              [(v.field, v.reason) for v in err.violations])
             return
         tallies = tuple(self._tallies(hand))
