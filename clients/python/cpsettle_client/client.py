@@ -121,6 +121,14 @@ def request_from_json(data: Mapping[str, Any] | str, message: Any = None) -> Any
     return json_format.ParseDict(dict(data), message)
 
 
+def message_dict(message: Any) -> dict[str, Any]:
+    """A message in protobuf's JSON form with every field, zeros and false included
+    (``allMatch: false``, ``netMoney: "0"``): what the CLI prints. int64 money comes out as a
+    string, as protobuf's JSON mapping writes it (README, "Money in JSON"); a field with
+    presence (``optional``, a oneof) appears only when set."""
+    return json_format.MessageToDict(message, always_print_fields_with_no_presence=True)
+
+
 class BatchResultStream(Iterator[pb.SettleBatchResult]):
     """The answers of one ``SettleStream`` call, in order; ``cancel()`` ends the call."""
 

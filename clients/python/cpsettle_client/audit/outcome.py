@@ -20,6 +20,22 @@ from .reading import Hand
 NO_ID = "(none)"  # the table or dealer of a hand that names none
 
 
+def money(amount: int) -> str:
+    """Money in the JSON report as protobuf's JSON writes int64 in the settlement it comes from:
+    the integer minor units as a string ("-300"), exact in every JSON reader (README, "Money in
+    JSON"). The outcome keeps integers; only the report's JSON writes strings."""
+    return str(amount)
+
+
+def difference_json(entry: dict[str, Any]) -> dict[str, Any]:
+    """A ``differences`` entry as the JSON report writes it: its money as strings."""
+    out = dict(entry, unitValue=money(entry["unitValue"]), overpaid=money(entry["overpaid"]),
+               underpaid=money(entry["underpaid"]))
+    out["players"] = [dict(p, expected=money(p["expected"]), paid=money(p["paid"]),
+                           difference=money(p["difference"])) for p in entry["players"]]
+    return out
+
+
 class AuditFailure(Exception):
     """The audit could not go on (the server failed): the partial report is still written."""
 
@@ -39,11 +55,11 @@ class Tally:
         for f in dataclasses.fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
-    def to_dict(self) -> dict[str, int]:
-        """The row of ``byTable`` / ``byDealer`` in the JSON report."""
+    def to_dict(self) -> dict[str, int | str]:
+        """The row of ``byTable`` / ``byDealer`` in the JSON report (money as strings)."""
         return {"hands": self.hands, "handsWithDifferences": self.differences,
-                "invalidHands": self.invalid, "overpaid": self.overpaid,
-                "underpaid": self.underpaid}
+                "invalidHands": self.invalid, "overpaid": money(self.overpaid),
+                "underpaid": money(self.underpaid)}
 
 
 @dataclass
