@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable
 import grpc
 import structlog
 from google.protobuf import any_pb2
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from ..audit_chain import LogUnavailable
