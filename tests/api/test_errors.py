@@ -61,4 +61,4 @@ def test_every_reason_is_upper_snake_case_and_documented() -> None:
         assert reason in proto, f"settlement.proto's comments lack {reason}"
     table = {c.name for _, c, _ in interceptors.ERROR_CODES}
     assert table == {"INVALID_ARGUMENT", "NOT_FOUND", "UNAUTHENTICATED", "RESOURCE_EXHAUSTED",
-                     "DEADLINE_EXCEEDED"}
+                     "DEADLINE_EXCEEDED", "UNAVAILABLE"}

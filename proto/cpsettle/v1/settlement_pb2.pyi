@@ -15,9 +15,10 @@ google.rpc.ErrorInfo with domain "cpsettle.v1" and one of these reasons (README,
   RESOURCE_EXHAUSTED  AT_CAPACITY          the replica's calls in flight are at their limit
   RESOURCE_EXHAUSTED  RESULT_TOO_LARGE     a SettleStream batch's results exceed the message
                                            limit; metadata maxResultBytes
+  UNAVAILABLE         AUDIT_LOG_UNAVAILABLE  the audit log cannot take the event: nothing issued
   DEADLINE_EXCEEDED   SERVER_DEADLINE_CAP  a call without a deadline ran past the server's cap
   INTERNAL            INTERNAL_ERROR       a bug, logged on the server
-UNAVAILABLE and CANCELLED come from gRPC itself, without details.
+Any other UNAVAILABLE, and CANCELLED, come from gRPC itself, without details.
 """
 
 from collections import abc as _abc
