@@ -10,8 +10,12 @@ python="${PYTHON:-python}"
 bindir="$(dirname "$(command -v "$python")")"
 export PATH="$bindir:$PATH"
 mkdir -p "$out/cpsettle/v1"
+# google/rpc/*.proto (the error model the stream's results carry) from the vendored copy that is
+# also buf's second module; only cpsettle's files are generated: Python code imports google.rpc
+# from googleapis-common-protos, a dependency of grpcio-status.
 "$python" -m grpc_tools.protoc \
   -I "$here" \
+  -I "$here/../third_party/googleapis" \
   --python_out="$out" \
   --grpc_python_out="$out" \
   --mypy_out="$out" \

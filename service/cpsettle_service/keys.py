@@ -165,7 +165,9 @@ class KeySet:
     def to_json(self) -> str:
         from google.protobuf import json_format
 
-        return json.dumps(json_format.MessageToDict(self.to_proto()), indent=2) + "\n"
+        # every field, as the CLI prints the key set it gets from a server (notAfter "" = open)
+        return json.dumps(json_format.MessageToDict(
+            self.to_proto(), always_print_fields_with_no_presence=True), indent=2) + "\n"
 
     @classmethod
     def from_proto(cls, message: pb.GetVerificationKeysResponse, where: str = "key set"

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 
+import grpc
+
 from cpsettle.v1 import settlement_pb2 as pb
-from cpsettle_client.client import SettlementClient, request_from_json
+from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
 from cpsettle_service.api.interceptors import count_invalid
 from cpsettle_service.domain.errors import InvalidInput, Violation, ViolationCode
 from cpsettle_service.observability.metrics import REGISTRY
@@ -47,8 +49,10 @@ def test_a_player_id_in_a_reason_does_not_move_another_label(client: SettlementC
     item.paid.add(player_id=NEEDLES, net_money=2)
     before = counts()
     [result] = list(client.settle_stream([pb.SettleBatch(items=[item])]))
-    error = result.results[0].error
-    assert error.code == "INVALID_ARGUMENT"
+    error = SettlementError.from_status(result.results[0].error)
+    assert error.code is grpc.StatusCode.INVALID_ARGUMENT
+    # the ErrorInfo's metadata is the codes, too: nothing of the player's text
+    assert error.metadata == {"violationCodes": "other", "violationCount": "1"}
     assert [v.field for v in error.violations] == ["paid[1].playerId"]
     assert NEEDLES in error.violations[0].reason
     assert moved(before, counts()) == {"other": 1}

@@ -180,6 +180,12 @@ def test_list_and_get_profiles(client: SettlementClient) -> None:
     with pytest.raises(SettlementError) as e:
         client.get_profile("no-such-profile")
     assert e.value.code is grpc.StatusCode.NOT_FOUND
+    assert (e.value.reason, e.value.domain) == ("PROFILE_NOT_FOUND", "cpsettle.v1")
+    assert e.value.resource_type == "cpsettle.v1.RuleProfile"
+    assert e.value.resource_name == "no-such-profile"
+    with pytest.raises(SettlementError) as e:
+        client.get_profile("p" * 5000)  # the name in the ResourceInfo is clipped
+    assert e.value.resource_name.startswith("ppp") and len(e.value.resource_name) <= 100
 
 
 def test_health(client: SettlementClient) -> None:
@@ -298,6 +304,14 @@ def test_every_violation_is_reported_at_once(client: SettlementClient) -> None:
     _player(r, 1)["seat"] = 1
     _player(r, 2)["stack"] = -1
     assert len(reject(client, r)) >= 4
+    with pytest.raises(SettlementError) as e:
+        client.settle(r)
+    # the ErrorInfo beside the BadRequest: the reason, and the violations' codes (no text)
+    assert (e.value.reason, e.value.domain) == ("INVALID_REQUEST", "cpsettle.v1")
+    assert e.value.metadata == {
+        "violationCodes": "button_seat,duplicate_seat_or_id,malformed_card,stack",
+        "violationCount": str(len(e.value.violations)),
+    }
 
 
 def test_bytes_that_do_not_parse_are_invalid_argument(server: Any) -> None:
@@ -317,6 +331,8 @@ def test_oversized_request_is_resource_exhausted(client: SettlementClient) -> No
     with pytest.raises(SettlementError) as e:
         client.settle(r)
     assert e.value.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+    # refused by the service (within twice its limit), so with its reason: not AT_CAPACITY
+    assert (e.value.reason, e.value.domain) == ("MESSAGE_TOO_LARGE", "cpsettle.v1")
     assert client.health() == "SERVING"
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from google.rpc import code_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.audit import command, running
 from cpsettle_client.audit.outcome import Outcome, Tally
@@ -42,26 +43,27 @@ def check_against_key(report: dict[str, Any], day: Day, upto: int = HANDS,
         m = mistakes[line]
         assert (d["handId"], d["tableId"], d["dealerId"]) == (
             m["handId"], m["tableId"], m["dealerId"])
-        assert {p["playerId"]: p["expected"] for p in d["players"]} == m["expected"]
-        assert {p["playerId"]: p["paid"] for p in d["players"]} == m["paid"]
+        # money is written as protobuf JSON writes int64: strings (README, "Money in JSON")
+        assert {p["playerId"]: int(p["expected"]) for p in d["players"]} == m["expected"]
+        assert {p["playerId"]: int(p["paid"]) for p in d["players"]} == m["paid"]
         for p in d["players"]:
-            assert p["difference"] == p["paid"] - p["expected"]
-            assert bool(p.get("explanation")) == bool(p["difference"])
-        over += d["overpaid"]
-        under += d["underpaid"]
+            assert int(p["difference"]) == int(p["paid"]) - int(p["expected"])
+            assert bool(p.get("explanation")) == bool(int(p["difference"]))
+        over += int(d["overpaid"])
+        under += int(d["underpaid"])
     s = report["summary"]
     assert s["handsWithDifferences"] == len(mistakes)
     assert s["invalidHands"] == len(invalid)
     assert s["handsRead"] == len(in_range)
     assert s["handsChecked"] == len(in_range) - len(invalid)
-    assert (s["overpaid"], s["underpaid"]) == (over, under)
+    assert (int(s["overpaid"]), int(s["underpaid"])) == (over, under)
     for book in ("byTable", "byDealer"):
         rows = report[book].values()
         assert sum(r["hands"] for r in rows) == s["handsChecked"]
         assert sum(r["handsWithDifferences"] for r in rows) == len(mistakes)
         assert sum(r["invalidHands"] for r in rows) == len(invalid)
-        assert sum(r["overpaid"] for r in rows) == over
-        assert sum(r["underpaid"] for r in rows) == under
+        assert sum(int(r["overpaid"]) for r in rows) == over
+        assert sum(int(r["underpaid"]) for r in rows) == under
 
 
 def findings(report: dict[str, Any]) -> tuple[Any, ...]:
@@ -84,8 +86,8 @@ def test_local_audit_finds_exactly_the_planted_mistakes(
     assert {m["kind"] for m in day.key["mistakes"]} == set(load_generator().MISTAKE_KINDS)
     assert {m["kind"] for m in day.key["invalid"]} == set(load_generator().INVALID_KINDS)
     check_against_key(local_report, day)
-    assert local_report["summary"]["overpaid"] == day.key["totals"]["overpaid"]
-    assert local_report["summary"]["underpaid"] == day.key["totals"]["underpaid"]
+    assert local_report["summary"]["overpaid"] == str(day.key["totals"]["overpaid"])
+    assert local_report["summary"]["underpaid"] == str(day.key["totals"]["underpaid"])
     assert local_report["complete"] is True
     assert local_report["stoppedAfterLine"] == HANDS
 
@@ -104,7 +106,7 @@ def test_the_report_shape(local_report: dict[str, Any]) -> None:
     assert set(d) >= {"line", "ref", "handId", "tableId", "roundId", "dealerId", "profile",
                       "unitValue", "overpaid", "underpaid", "players"}
     assert d["ref"] == f"day.jsonl:{d['line']}"
-    wrong = [p for p in d["players"] if p["difference"]]
+    wrong = [p for p in d["players"] if p["difference"] != "0"]
     assert wrong and all(isinstance(line, str) for p in wrong for line in p["explanation"])
     assert any(" v " in line for p in wrong for line in p["explanation"])  # the pair lines
     e = r["invalid"][0]
@@ -126,9 +128,9 @@ def test_the_report_shape(local_report: dict[str, Any]) -> None:
 def test_every_tally_field_reaches_the_report_and_adds_up() -> None:
     names = [f.name for f in dataclasses.fields(Tally)]
     tally = Tally(**{name: i + 1 for i, name in enumerate(names)})
-    assert sorted(tally.to_dict().values()) == list(range(1, len(names) + 1))
+    assert sorted(int(v) for v in tally.to_dict().values()) == list(range(1, len(names) + 1))
     tally.add(Tally(**{name: 10 for name in names}))
-    assert sorted(tally.to_dict().values()) == list(range(11, len(names) + 11))
+    assert sorted(int(v) for v in tally.to_dict().values()) == list(range(11, len(names) + 11))
 
 
 def test_the_readable_summary(capsys: pytest.CaptureFixture[str], day: Day) -> None:
@@ -351,7 +353,7 @@ def test_batch_errors_from_the_server_are_retried_hand_by_hand() -> None:
             for b in batches:
                 out = pb.SettleBatchResult()
                 if len(b.items) > 1:
-                    out.results.add().error.code = "RESOURCE_EXHAUSTED"
+                    out.results.add().error.code = code_pb2.RESOURCE_EXHAUSTED
                 else:
                     r = out.results.add(ref=b.items[0].ref, all_match=True)
                     r.settlement.context.hand_id = "h"

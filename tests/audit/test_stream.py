@@ -33,6 +33,12 @@ def nets(client: SettlementClient, name: str) -> dict[str, int]:
     return {p.player_id: p.net_money for p in s.players}
 
 
+def err(result: pb.AuditResult) -> SettlementError:
+    """A hand's error, read as the client reads a call's (its google.rpc.Status)."""
+    assert result.WhichOneof("outcome") == "error"
+    return SettlementError.from_status(result.error)
+
+
 def item(ref: str, req: pb.SettleRequest, paid: dict[str, int] | None = None) -> pb.AuditItem:
     out = pb.AuditItem(ref=ref, request=req)
     for pid, amount in (paid or {}).items():
@@ -70,20 +76,24 @@ def test_results_come_back_in_order_with_per_hand_errors(client: SettlementClien
     assert [x.WhichOneof("outcome") for x in r] == [
         "settlement", "error", "settlement", "error", "settlement", "settlement"]
     assert r[0].all_match and [c.player_id for c in r[0].checks] == list(good)
-    assert r[1].error.code == "INVALID_ARGUMENT"
-    assert any("already used" in v.reason for v in r[1].error.violations)
+    e1 = err(r[1])
+    assert e1.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert (e1.reason, e1.domain) == ("INVALID_REQUEST", "cpsettle.v1")
+    assert e1.metadata == {"violationCodes": "duplicate_card", "violationCount": "1"}
+    assert any("already used" in v.reason for v in e1.violations)
     assert not r[2].all_match
     bad = [c for c in r[2].checks if not c.matches]
     assert [(c.player_id, c.expected, c.proposed, c.difference) for c in bad] == [
         (first, good[first], good[first] + 100, 100)]
     assert bad[0].explanation  # the line items behind the expected amount
-    assert r[3].error.code == "INVALID_ARGUMENT"
-    assert "no proposed payout" in r[3].error.message and not r[3].checks
+    e3 = err(r[3])
+    assert e3.code is grpc.StatusCode.INVALID_ARGUMENT and e3.reason == "INVALID_REQUEST"
+    assert "no proposed payout" in e3.message and not r[3].checks
     assert r[4].all_match and not r[4].checks  # nothing recorded: settled, nothing to check
     assert r[4].settlement.context.hand_id == "example-eastern"
     assert list(answers[1].results) == []
     assert [x.ref for x in answers[2].results] == ["g", "h"]
-    assert answers[2].results[0].error.violations[0].field == "paid[4].playerId"
+    assert err(answers[2].results[0]).violations[0].field == "paid[4].playerId"
     assert answers[2].results[1].settlement.profile.name == "shisanshui"
 
 
@@ -116,8 +126,9 @@ def test_malformed_and_oversized_batches_are_answered_and_the_stream_goes_on(
     for answer, words in ((answers[0], "not a valid cpsettle.v1.SettleBatch"),
                           (answers[1], "at most 1000 hands, got 1001")):
         [only] = answer.results
-        assert only.ref == "" and only.error.code == "INVALID_ARGUMENT"
-        assert words in only.error.message
+        e = err(only)
+        assert only.ref == "" and e.code is grpc.StatusCode.INVALID_ARGUMENT
+        assert e.reason == "INVALID_REQUEST" and words in e.message
     assert answers[2].results[0].ref == "ok"
     assert answers[2].results[0].WhichOneof("outcome") == "settlement"
 
@@ -129,8 +140,11 @@ def test_results_too_big_for_one_message_are_a_batch_error() -> None:
     assert len(whole.results) == 4
     limited = stream.settle_batch(servicer, batch, max_result_bytes=whole.ByteSize() - 1)
     [only] = limited.results
-    assert only.ref == "" and only.error.code == "RESOURCE_EXHAUSTED"
-    assert "send fewer hands per batch" in only.error.message
+    e = err(only)
+    assert only.ref == "" and e.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert (e.reason, e.domain) == ("RESULT_TOO_LARGE", "cpsettle.v1")
+    assert e.metadata == {"maxResultBytes": str(whole.ByteSize() - 1)}
+    assert "send fewer hands per batch" in e.message
     assert stream.settle_batch(servicer, batch, max_result_bytes=whole.ByteSize()) == whole
 
 

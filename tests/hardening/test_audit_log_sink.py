@@ -81,6 +81,7 @@ def json_lines(data: bytes) -> list[dict[str, Any]]:
 
 def assert_refused_cleanly(error: SettlementError) -> None:
     assert error.code.name == "UNAVAILABLE", error
+    assert (error.reason, error.domain) == ("AUDIT_LOG_UNAVAILABLE", "cpsettle.v1"), error
     assert "audit log" in str(error), error
 
 

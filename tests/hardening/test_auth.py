@@ -74,8 +74,10 @@ def test_missing_or_wrong_token_is_unauthenticated(auth_server: ServerHandle, lo
     outcome = call_raw(auth_server, metadata, hand_id)
     assert isinstance(outcome, grpc.RpcError), "served without a valid token"
     assert outcome.code() is grpc.StatusCode.UNAUTHENTICATED
+    error = SettlementError.from_rpc_error(outcome)
+    assert (error.reason, error.domain) == ("INVALID_TOKEN", "cpsettle.v1")
     for token in (*TOKENS.values(), WRONG):
-        assert token not in (outcome.details() or "")
+        assert token not in (outcome.details() or "") and token not in str(error.metadata)
     (event,) = rpc_events(logs, hand_id)
     assert event["code"] == "UNAUTHENTICATED" and "caller" not in event
 
@@ -105,6 +107,8 @@ def test_health_needs_no_token(auth_server: ServerHandle) -> None:
         with pytest.raises(SettlementError) as e:
             client.list_profiles()
         assert e.value.code is grpc.StatusCode.UNAUTHENTICATED
+        assert (e.value.reason, e.value.domain) == ("INVALID_TOKEN", "cpsettle.v1")
+        assert e.value.metadata == {}
 
 
 def test_no_token_ever_reaches_the_logs(auth_server: ServerHandle, logs: LogStream) -> None:

@@ -68,8 +68,8 @@ def test_paid_near_the_int64_limits_in_a_stream_is_invalid_argument(server: Serv
         for pid, amount in far_proposals(settlement).items():
             item.paid.add(player_id=pid, net_money=amount)
         [result] = list(c.settle_stream([pb.SettleBatch(items=[item])], timeout=30))
-    error = result.results[0].error
-    assert error.code == "INVALID_ARGUMENT", error
+    error = SettlementError.from_status(result.results[0].error)
+    assert error.code is grpc.StatusCode.INVALID_ARGUMENT, error
     assert {v.field for v in error.violations} == {"paid"}
 
 

@@ -19,6 +19,7 @@ import pytest
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
 from cpsettle_service.observability import metrics
+from cpsettle_client.client import SettlementClient, SettlementError
 from tests.conftest import LogStream, ServerHandle, start_server, stop_server
 from tests.hardening.support import HeldSettle, good_request
 
@@ -70,6 +71,11 @@ def test_past_the_concurrency_limit_calls_fail_fast_and_accepted_ones_succeed(
                     stub.Settle(good_request(f"limit-no-{i}"), timeout=10)
                 rejected.append((e.value.code(), time.monotonic() - start))
             assert {code for code, _ in rejected} == {grpc.StatusCode.RESOURCE_EXHAUSTED}
+            with SettlementClient(handle.address) as client, \
+                    pytest.raises(SettlementError) as refused:
+                client.settle(good_request("limit-info"), timeout=10)
+            assert refused.value.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert (refused.value.reason, refused.value.domain) == ("AT_CAPACITY", "cpsettle.v1")
             assert max(seconds for _, seconds in rejected) < 1, "refused at once, not queued"
             assert held.entered == 2, "a refused call reached the handler"
             assert all(not f.done() for f in accepted)
@@ -177,6 +183,8 @@ def test_a_call_without_a_deadline_is_capped_by_the_server(
         elapsed = time.monotonic() - start
     assert e.value.code() is grpc.StatusCode.DEADLINE_EXCEEDED
     assert "no deadline" in (e.value.details() or "")
+    error = SettlementError.from_rpc_error(e.value)  # the server's cap, not the client's deadline
+    assert (error.reason, error.domain) == ("SERVER_DEADLINE_CAP", "cpsettle.v1")
     assert 0.45 < elapsed < 3, elapsed
     deadline = time.monotonic() + 5
     while not rpc_events(logs, "cap-none") and time.monotonic() < deadline:

@@ -78,7 +78,10 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
             batches = [pb.SettleBatch(items=[item(f"big-{j}") for j in range(12)]),
                        pb.SettleBatch(items=[item("small-0"), item("small-1")])]
             big, small = list(client.settle_stream(batches, timeout=30))
-            assert len(big.results) == 1 and big.results[0].error.code == "RESOURCE_EXHAUSTED"
+            assert len(big.results) == 1
+            refused = SettlementError.from_status(big.results[0].error)
+            assert (refused.code, refused.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                                      "RESULT_TOO_LARGE")
             received += settled_ids(small)
             assert len(settled_ids(small)) == 2
 

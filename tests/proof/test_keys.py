@@ -62,7 +62,8 @@ def test_rotation_new_key_signs_old_settlements_still_verify(
     before, s_old = _replica(tmp_path, capsys, "a", CPSETTLE_SIGNING_KEY_FILE=str(old_pem),
                              CPSETTLE_SIGNING_KEY_ID="2026-a")
     assert before == {"keys": [{"keyId": "2026-a", "algorithm": "Ed25519",
-                                "publicKey": old.public.raw.hex()}],
+                                "publicKey": old.public.raw.hex(),
+                                "notBefore": "", "notAfter": ""}],
                       "currentKeyId": "2026-a"}
     # The rotation: the old key retired (its window closed), replica B signs with the new one.
     before["keys"][0]["notAfter"] = "2099-01-01T00:00:00.000Z"

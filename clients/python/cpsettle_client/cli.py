@@ -28,7 +28,7 @@ from .backend import (  # the exit codes and CliError are part of this module's 
     CliError,
 )
 from .backend import read_bytes as _read_bytes
-from .client import FieldViolation
+from .client import FieldViolation, message_dict
 from .escape import json_text, shown
 
 __all__ = ["EXIT_INVALID", "EXIT_MISMATCH", "EXIT_OK", "EXIT_UNAVAILABLE", "Backend", "CliError",
@@ -36,7 +36,7 @@ __all__ = ["EXIT_INVALID", "EXIT_MISMATCH", "EXIT_OK", "EXIT_UNAVAILABLE", "Back
 
 
 def to_json(message: Message) -> str:
-    return json_text(json_format.MessageToDict(message))
+    return json_text(message_dict(message))
 
 
 def read_json(path: str) -> Any:

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import grpc
 from google.protobuf import json_format
-from google.rpc import error_details_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
@@ -33,33 +33,61 @@ class FieldViolation:
 
 
 class SettlementError(Exception):
-    """A call that failed: the status code, its message, and every field violation."""
+    """A call that failed: the status code, its message, every field violation, and the
+    machine-readable ``reason`` and ``domain`` of its ``google.rpc.ErrorInfo`` (README,
+    "Errors"; empty when the status came from gRPC itself, e.g. UNAVAILABLE), with its
+    ``metadata``; for NOT_FOUND, ``resource_type`` and ``resource_name``."""
 
     def __init__(self, code: grpc.StatusCode, message: str,
-                 violations: Sequence[FieldViolation] = ()) -> None:
+                 violations: Sequence[FieldViolation] = (), *, reason: str = "",
+                 domain: str = "", metadata: Mapping[str, str] | None = None,
+                 resource_type: str = "", resource_name: str = "") -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
         self.message = message
         self.violations = tuple(violations)
+        self.reason = reason
+        self.domain = domain
+        self.metadata = dict(metadata or {})
+        self.resource_type = resource_type
+        self.resource_name = resource_name
+
+    @classmethod
+    def from_status(cls, status: status_pb2.Status) -> SettlementError:
+        """The error a ``google.rpc.Status`` describes: a call's, or a SettleStream hand's."""
+        try:
+            code = grpc.StatusCode[code_pb2.Code.Name(status.code)]
+        except (ValueError, KeyError):
+            code = grpc.StatusCode.UNKNOWN
+        violations: list[FieldViolation] = []
+        info = error_details_pb2.ErrorInfo()
+        resource = error_details_pb2.ResourceInfo()
+        for detail in status.details:
+            if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                bad = error_details_pb2.BadRequest()
+                detail.Unpack(bad)
+                violations.extend(
+                    FieldViolation(v.field, v.description) for v in bad.field_violations
+                )
+            elif detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                detail.Unpack(info)
+            elif detail.Is(error_details_pb2.ResourceInfo.DESCRIPTOR):
+                detail.Unpack(resource)
+        return cls(code, status.message, violations, reason=info.reason, domain=info.domain,
+                   metadata=info.metadata, resource_type=resource.resource_type,
+                   resource_name=resource.resource_name)
 
     @classmethod
     def from_rpc_error(cls, error: grpc.RpcError) -> SettlementError:
         code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
         details = error.details() if hasattr(error, "details") else str(error)
-        violations: list[FieldViolation] = []
         try:
             status = rpc_status.from_call(error)  # type: ignore[arg-type]  # a Call at runtime
         except (ValueError, AttributeError):
             status = None
         if status is not None:
-            for detail in status.details:
-                if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-                    bad = error_details_pb2.BadRequest()
-                    detail.Unpack(bad)
-                    violations.extend(
-                        FieldViolation(v.field, v.description) for v in bad.field_violations
-                    )
-        return cls(code, details or "", violations)
+            return cls.from_status(status)
+        return cls(code, details or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +119,14 @@ def request_from_json(data: Mapping[str, Any] | str, message: Any = None) -> Any
     if isinstance(data, str):
         return json_format.Parse(data, message)
     return json_format.ParseDict(dict(data), message)
+
+
+def message_dict(message: Any) -> dict[str, Any]:
+    """A message in protobuf's JSON form with every field, zeros and false included
+    (``allMatch: false``, ``netMoney: "0"``): what the CLI prints. int64 money comes out as a
+    string, as protobuf's JSON mapping writes it (README, "Money in JSON"); a field with
+    presence (``optional``, a oneof) appears only when set."""
+    return json_format.MessageToDict(message, always_print_fields_with_no_presence=True)
 
 
 class BatchResultStream(Iterator[pb.SettleBatchResult]):

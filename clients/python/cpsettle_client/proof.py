@@ -16,6 +16,7 @@ from google.protobuf import json_format
 from cpsettle.v1 import settlement_pb2 as pb
 
 from . import strict_json
+from .client import message_dict
 from .escape import json_text, shown
 
 VARYING = ("issuedAt", "signature")  # the only fields outside the digests
@@ -89,7 +90,7 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
 
 
 def settlement_dict(s: pb.Settlement) -> dict[str, Any]:
-    return json_format.MessageToDict(s)
+    return message_dict(s)
 
 
 # --------------------------------------------------------------------------- commands
@@ -162,7 +163,7 @@ def cmd_keys_show(args: Any) -> int:
         return EXIT_VERIFIED
     with Backend(args) as backend:
         response = backend.call(lambda s: s.verification_keys(), lambda c: c.verification_keys())
-    print(json.dumps(json_format.MessageToDict(response), indent=2))
+    print(json.dumps(message_dict(response), indent=2))
     return EXIT_VERIFIED
 
 

@@ -6,7 +6,10 @@ that quote them) is escaped before it is laid out, so nothing in it can act on t
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
@@ -107,16 +110,44 @@ def profiles(r: pb.ListProfilesResponse) -> str:
     return _table(["Profile", "Version", "Source", "Digest"], rows)
 
 
-def profile_json(p: profile_pb2.RuleProfile) -> str:
-    """A profile in exactly the JSON form the request's ``profile`` field accepts.
+_INT64 = frozenset((FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64,
+                    FieldDescriptor.TYPE_SFIXED64, FieldDescriptor.TYPE_UINT64,
+                    FieldDescriptor.TYPE_FIXED64))
 
-    64-bit fields come out of protobuf's JSON printer as strings; the engine's own writer
-    prints them as numbers, as in the preset files.
-    """
+
+def int64_as_strings(data: Any, descriptor: Descriptor) -> Any:
+    """``data`` (the JSON form of a ``descriptor`` message, written by other code than
+    protobuf's printer) with its 64-bit integers as strings, as protobuf's JSON writes them:
+    the one money style of the CLI's outputs (README, "Money in JSON")."""
+    if not isinstance(data, dict):
+        return data
+    for field in descriptor.fields:
+        if field.json_name not in data:
+            continue
+        value = data[field.json_name]
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            entry = field.message_type.fields_by_name["value"]
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    value[key] = (str(item) if entry.type in _INT64 else
+                                  int64_as_strings(item, entry.message_type)
+                                  if entry.message_type is not None else item)
+        elif field.type in _INT64:
+            data[field.json_name] = ([str(v) for v in value] if isinstance(value, list)
+                                     else str(value))
+        elif field.message_type is not None:
+            for item in value if isinstance(value, list) else [value]:
+                int64_as_strings(item, field.message_type)
+    return data
+
+
+def profile_json(p: profile_pb2.RuleProfile) -> str:
+    """A profile in exactly the JSON form the request's ``profile`` field accepts: every field,
+    defaults filled in (the engine's own writer), 64-bit money as strings (protobuf's JSON)."""
     from cpsettle_service.domain.profile import profile_from_dict, profile_to_dict
 
-    data = json_format.MessageToDict(p)
-    return json_text(profile_to_dict(profile_from_dict(data)))
+    data = profile_to_dict(profile_from_dict(json_format.MessageToDict(p)))
+    return json_text(int64_as_strings(data, profile_pb2.RuleProfile.DESCRIPTOR))
 
 
 def profile(r: pb.GetProfileResponse) -> str:

@@ -4,6 +4,21 @@ isort:skip_file
 The settlement service: what casino table software calls to settle a Chinese Poker hand.
 Money is always int64 minor currency units; units are scoring points.
 The rules a settlement applies: docs/RULES.md; where they are silent: docs/DECISIONS.md.
+
+Errors: every error the service sends is a google.rpc.Status whose details hold a
+google.rpc.ErrorInfo with domain "cpsettle.v1" and one of these reasons (README, "Errors"):
+  INVALID_ARGUMENT    INVALID_REQUEST      after a google.rpc.BadRequest naming every problem;
+                                           metadata violationCodes, violationCount
+  NOT_FOUND           PROFILE_NOT_FOUND    with a google.rpc.ResourceInfo (the profile's name)
+  UNAUTHENTICATED     INVALID_TOKEN        a missing or wrong bearer token
+  RESOURCE_EXHAUSTED  MESSAGE_TOO_LARGE    a request or a SettleStream batch over the limit
+  RESOURCE_EXHAUSTED  AT_CAPACITY          the replica's calls in flight are at their limit
+  RESOURCE_EXHAUSTED  RESULT_TOO_LARGE     a SettleStream batch's results exceed the message
+                                           limit; metadata maxResultBytes
+  UNAVAILABLE         AUDIT_LOG_UNAVAILABLE  the audit log cannot take the event: nothing issued
+  DEADLINE_EXCEEDED   SERVER_DEADLINE_CAP  a call without a deadline ran past the server's cap
+  INTERNAL            INTERNAL_ERROR       a bug, logged on the server
+Any other UNAVAILABLE, and CANCELLED, come from gRPC itself, without details.
 """
 
 from collections import abc as _abc
@@ -12,6 +27,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
+from google.rpc import status_pb2 as _status_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -1140,28 +1156,6 @@ class SettleBatch(_message.Message):
 Global___SettleBatch: _TypeAlias = SettleBatch  # noqa: Y015
 
 @_typing.final
-class Violation(_message.Message):
-    DESCRIPTOR: _descriptor.Descriptor
-
-    FIELD_FIELD_NUMBER: _builtins.int
-    REASON_FIELD_NUMBER: _builtins.int
-    field: _builtins.str
-    reason: _builtins.str
-    def __init__(
-        self,
-        *,
-        field: _builtins.str = ...,
-        reason: _builtins.str = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["field", b"field", "reason", b"reason"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___Violation: _TypeAlias = Violation  # noqa: Y015
-
-@_typing.final
 class AuditResult(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1176,7 +1170,13 @@ class AuditResult(_message.Message):
     @_builtins.property
     def settlement(self) -> Global___Settlement: ...
     @_builtins.property
-    def error(self) -> Global___AuditError: ...
+    def error(self) -> _status_pb2.Status:
+        """Why this hand has no settlement, as a unary call would have answered it: code
+        INVALID_ARGUMENT with an ErrorInfo (reason INVALID_REQUEST) and a BadRequest, or INTERNAL
+        (reason INTERNAL_ERROR). A batch refused whole gets one result with an empty ref and
+        INVALID_ARGUMENT (INVALID_REQUEST) or RESOURCE_EXHAUSTED (RESULT_TOO_LARGE).
+        """
+
     @_builtins.property
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___PayoutCheck]: ...
     def __init__(
@@ -1184,7 +1184,7 @@ class AuditResult(_message.Message):
         *,
         ref: _builtins.str = ...,
         settlement: Global___Settlement | None = ...,
-        error: Global___AuditError | None = ...,
+        error: _status_pb2.Status | None = ...,
         all_match: _builtins.bool = ...,
         checks: _abc.Iterable[Global___PayoutCheck] | None = ...,
     ) -> None: ...
@@ -1197,33 +1197,6 @@ class AuditResult(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
 
 Global___AuditResult: _TypeAlias = AuditResult  # noqa: Y015
-
-@_typing.final
-class AuditError(_message.Message):
-    DESCRIPTOR: _descriptor.Descriptor
-
-    CODE_FIELD_NUMBER: _builtins.int
-    MESSAGE_FIELD_NUMBER: _builtins.int
-    VIOLATIONS_FIELD_NUMBER: _builtins.int
-    code: _builtins.str
-    """INVALID_ARGUMENT"""
-    message: _builtins.str
-    @_builtins.property
-    def violations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Violation]: ...
-    def __init__(
-        self,
-        *,
-        code: _builtins.str = ...,
-        message: _builtins.str = ...,
-        violations: _abc.Iterable[Global___Violation] | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "violations", b"violations"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___AuditError: _TypeAlias = AuditError  # noqa: Y015
 
 @_typing.final
 class SettleBatchResult(_message.Message):

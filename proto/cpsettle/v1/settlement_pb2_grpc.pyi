@@ -4,6 +4,21 @@ isort:skip_file
 The settlement service: what casino table software calls to settle a Chinese Poker hand.
 Money is always int64 minor currency units; units are scoring points.
 The rules a settlement applies: docs/RULES.md; where they are silent: docs/DECISIONS.md.
+
+Errors: every error the service sends is a google.rpc.Status whose details hold a
+google.rpc.ErrorInfo with domain "cpsettle.v1" and one of these reasons (README, "Errors"):
+  INVALID_ARGUMENT    INVALID_REQUEST      after a google.rpc.BadRequest naming every problem;
+                                           metadata violationCodes, violationCount
+  NOT_FOUND           PROFILE_NOT_FOUND    with a google.rpc.ResourceInfo (the profile's name)
+  UNAUTHENTICATED     INVALID_TOKEN        a missing or wrong bearer token
+  RESOURCE_EXHAUSTED  MESSAGE_TOO_LARGE    a request or a SettleStream batch over the limit
+  RESOURCE_EXHAUSTED  AT_CAPACITY          the replica's calls in flight are at their limit
+  RESOURCE_EXHAUSTED  RESULT_TOO_LARGE     a SettleStream batch's results exceed the message
+                                           limit; metadata maxResultBytes
+  UNAVAILABLE         AUDIT_LOG_UNAVAILABLE  the audit log cannot take the event: nothing issued
+  DEADLINE_EXCEEDED   SERVER_DEADLINE_CAP  a call without a deadline ran past the server's cap
+  INTERNAL            INTERNAL_ERROR       a bug, logged on the server
+Any other UNAVAILABLE, and CANCELLED, come from gRPC itself, without details.
 """
 
 from collections import abc as _abc

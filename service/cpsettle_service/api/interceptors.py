@@ -1,8 +1,11 @@
 """One server interceptor: request context, canonical log line, RPC metrics, error mapping.
 
 Handlers never abort themselves: they raise, and the explicit table below turns the domain's
-errors into gRPC status codes. Invalid input carries a ``google.rpc.BadRequest`` detail with
-one field violation per problem.
+errors into gRPC status codes. Every error the service sends carries a ``google.rpc.ErrorInfo``
+(a reason from the table, ``domain`` "cpsettle.v1", metadata without ids or client text);
+invalid input also carries a ``google.rpc.BadRequest`` detail with one field violation per
+problem, and an unknown profile a ``google.rpc.ResourceInfo``. ``error_status`` builds them,
+for the unary and stream calls and for a SettleStream hand's own error alike.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any, Awaitable, Callable
 import grpc
 import structlog
 from google.protobuf import any_pb2
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from ..audit_chain import LogUnavailable
@@ -27,7 +30,13 @@ from .priority import LiveFirst
 
 
 class NotFound(LookupError):
-    """A named thing (a profile) that does not exist."""
+    """A named thing (a profile) that does not exist: ``resource_type`` is its message's full
+    name (``cpsettle.v1.RuleProfile``), ``name`` what the caller asked for."""
+
+    def __init__(self, message: str, resource_type: str = "", name: str = "") -> None:
+        super().__init__(message)
+        self.resource_type = resource_type
+        self.name = name
 
 
 class DeadlineCapExceeded(TimeoutError):
@@ -38,16 +47,25 @@ class AtCapacity(RuntimeError):
     """The service already has its maximum of calls in flight; the caller should retry."""
 
 
-# The explicit table: exception type -> gRPC status code.
-ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
-    (InvalidInput, grpc.StatusCode.INVALID_ARGUMENT),
-    (NotFound, grpc.StatusCode.NOT_FOUND),
-    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
-    (DeadlineCapExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
-    (AtCapacity, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (MessageTooLarge, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (LogUnavailable, grpc.StatusCode.UNAVAILABLE),
+# The ErrorInfo domain of every reason below: the contract's package, whose comments list them
+# (settlement.proto, "Errors"; README, "Errors").
+DOMAIN = "cpsettle.v1"
+
+# The explicit table: exception type -> gRPC status code and the ErrorInfo reason
+# (UPPER_SNAKE_CASE, stable: clients branch on it; a new reason is a compatible change, a
+# renamed one a breaking change). Anything not in it is INTERNAL, reason INTERNAL_ERROR.
+ERROR_CODES: tuple[tuple[type[BaseException], grpc.StatusCode, str], ...] = (
+    (InvalidInput, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST"),
+    (NotFound, grpc.StatusCode.NOT_FOUND, "PROFILE_NOT_FOUND"),
+    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED, "INVALID_TOKEN"),
+    (DeadlineCapExceeded, grpc.StatusCode.DEADLINE_EXCEEDED, "SERVER_DEADLINE_CAP"),
+    (AtCapacity, grpc.StatusCode.RESOURCE_EXHAUSTED, "AT_CAPACITY"),
+    (MessageTooLarge, grpc.StatusCode.RESOURCE_EXHAUSTED, "MESSAGE_TOO_LARGE"),
+    (LogUnavailable, grpc.StatusCode.UNAVAILABLE, "AUDIT_LOG_UNAVAILABLE"),
 )
+INTERNAL_REASON = "INTERNAL_ERROR"
+# Reasons of errors that are not exceptions of the table: SettleStream's batch answers.
+RESULT_TOO_LARGE = "RESULT_TOO_LARGE"
 
 _log = get_logger("cpsettle.rpc")
 
@@ -72,7 +90,13 @@ def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def invalid_argument_status(error: InvalidInput) -> grpc.Status:
+def _pack(detail: Any) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(detail)
+    return packed
+
+
+def _bad_request(error: InvalidInput) -> error_details_pb2.BadRequest:
     detail = error_details_pb2.BadRequest()
     size = 0
     for v in error.violations[:_MAX_LISTED]:
@@ -87,13 +111,44 @@ def invalid_argument_status(error: InvalidInput) -> grpc.Status:
     listed = len(detail.field_violations)
     if listed < n:
         detail.field_violations.add(field="request", description=f"{n - listed} more problems")
-    packed = any_pb2.Any()
-    packed.Pack(detail)
-    return rpc_status.to_status(
-        status_pb2.Status(
-            code=code_pb2.INVALID_ARGUMENT, message=invalid_message(error), details=[packed]
-        )
+    return detail
+
+
+def error_status(code: grpc.StatusCode, reason: str, message: str,
+                 metadata: dict[str, str] | None = None, *details: Any) -> status_pb2.Status:
+    """The ``google.rpc.Status`` of an error: ``code``, ``message``, the ``details`` (BadRequest,
+    ResourceInfo), then an ``ErrorInfo`` with ``reason`` in ``DOMAIN`` and ``metadata`` (never
+    ids or client text). The ErrorInfo comes last so that the BadRequest stays where clients
+    written before it found it (first)."""
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata or {})
+    return status_pb2.Status(
+        code=code.value[0], message=_clip(message, _MESSAGE_LIMIT),
+        details=[*(_pack(d) for d in details), _pack(info)],
     )
+
+
+def status_of(error: BaseException) -> status_pb2.Status:
+    """The status an exception answers, from the table (INTERNAL for anything else)."""
+    if isinstance(error, InvalidInput):
+        codes = sorted({v.code.value for v in error.violations})  # at most the enum's few
+        metadata = {"violationCodes": ",".join(codes),
+                    "violationCount": str(len(error.violations))}
+        return error_status(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST",
+                            invalid_message(error), metadata, _bad_request(error))
+    for kind, code, reason in ERROR_CODES:
+        if isinstance(error, kind):
+            if isinstance(error, NotFound):
+                resource = error_details_pb2.ResourceInfo(
+                    resource_type=error.resource_type, resource_name=_clip(error.name, 100),
+                    description=_clip(str(error)),
+                )
+                return error_status(code, reason, str(error), {}, resource)
+            return error_status(code, reason, str(error))
+    return error_status(grpc.StatusCode.INTERNAL, INTERNAL_REASON, "internal error")
+
+
+def invalid_argument_status(error: InvalidInput) -> grpc.Status:
+    return rpc_status.to_status(status_of(error))
 
 
 def invalid_message(error: InvalidInput) -> str:
@@ -327,12 +382,8 @@ def _classify(
         return "CANCELLED", None
     if isinstance(error, InvalidInput):
         count_invalid(error)
-        status = invalid_argument_status(error)
         _log.info("request.invalid", violations=len(error.violations))
-        return "INVALID_ARGUMENT", (status.code, status.details, status.trailing_metadata)
-    for kind, code in ERROR_CODES:
-        if isinstance(error, kind):
-            # clipped: a message quoting a 40 KB profile name would overflow the trailers
-            return code.name, (code, _clip(str(error), _MESSAGE_LIMIT))
-    _log.error("rpc.failed", exc_info=error)
-    return "INTERNAL", (grpc.StatusCode.INTERNAL, "internal error")
+    elif not any(isinstance(error, kind) for kind, _, _ in ERROR_CODES):
+        _log.error("rpc.failed", exc_info=error)
+    status = rpc_status.to_status(status_of(error))
+    return status.code.name, (status.code, status.details, status.trailing_metadata)

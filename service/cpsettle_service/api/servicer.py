@@ -8,6 +8,7 @@ from typing import Any, Callable
 import grpc
 from google.protobuf.message import Message
 
+from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 
 from ..audit import Issued, Sealer, last_issued
@@ -137,7 +138,8 @@ class SettlementServicer:
         entry = self.resolver.registry.entry(name)
         if entry is None:
             raise NotFound(
-                f"no profile named {name!r}; known: " + ", ".join(self.resolver.registry.names())
+                f"no profile named {name!r}; known: " + ", ".join(self.resolver.registry.names()),
+                resource_type=profile_pb2.RuleProfile.DESCRIPTOR.full_name, name=name,
             )
         response = pb.GetProfileResponse()
         mapping.profile_to_proto(entry.profile, response.profile)

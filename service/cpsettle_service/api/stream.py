@@ -3,7 +3,8 @@
 The client streams ``SettleBatch`` messages; for each one the server answers exactly one
 ``SettleBatchResult`` holding one ``AuditResult`` per ``AuditItem``, in order, ref echoed: the
 settlement (and, when the dealer's recorded payouts came along, the per-player checks), or the
-item's own ``AuditError``. One bad hand never ends the stream.
+item's own error, a ``google.rpc.Status`` as a unary call would have answered (ErrorInfo,
+BadRequest). One bad hand never ends the stream.
 
 Batch-level problems answer the batch with a single result whose ``ref`` is empty and whose
 error says what went wrong (the client's refs are never empty, so it can tell):
@@ -41,6 +42,7 @@ import asyncio
 from typing import Any, AsyncIterator
 
 import grpc
+from google.rpc import status_pb2
 
 from cpsettle.v1 import settlement_pb2 as pb
 
@@ -51,8 +53,8 @@ from ..domain.settlement import check_payouts
 from ..observability import metrics
 from ..observability.logging import get_logger
 from . import wire
-from .codec import Malformed
-from .interceptors import count_invalid, invalid_message
+from .codec import Malformed, MessageTooLarge
+from .interceptors import RESULT_TOO_LARGE, count_invalid, error_status, status_of
 from .mapping import check_differences, nets_from_proto, player_checks_to_proto
 from .priority import LiveFirst
 
@@ -61,21 +63,7 @@ MAX_ITEMS_PER_BATCH = 1000
 DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024
 DEFAULT_IDLE_SECONDS = 60.0
 
-INVALID_ARGUMENT = "INVALID_ARGUMENT"
-RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
-INTERNAL = "INTERNAL"
-
 _log = get_logger("cpsettle.stream")
-
-
-def _error(out: pb.AuditResult, code: str, message: str,
-           violations: list[Violation] | tuple[Violation, ...] = ()) -> None:
-    """Set ``out``'s outcome to an error."""
-    err = out.error
-    err.code = code
-    err.message = message
-    for v in violations:
-        err.violations.add(field=v.field, reason=v.reason)
 
 
 def _paid(item: pb.AuditItem) -> dict[str, int]:
@@ -123,36 +111,30 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
         raise  # the whole stream fails closed: no settlement goes out without its event
     except InvalidInput as e:
         count_invalid(e)
-        out = pb.AuditResult(ref=item.ref)
-        _error(out, INVALID_ARGUMENT, invalid_message(e), e.violations)
+        out = pb.AuditResult(ref=item.ref, error=status_of(e))
     except Exception as e:  # noqa: BLE001 — one hand's failure must not end the stream
         _log.error("stream.item_failed", ref=item.ref[:128], exc_info=e)
-        out = pb.AuditResult(ref=item.ref)
-        _error(out, INTERNAL, "internal error")
+        out = pb.AuditResult(ref=item.ref, error=status_of(e))  # INTERNAL, INTERNAL_ERROR
     return out.SerializeToString(deterministic=True)
 
 
-def batch_error(code: str, message: str,
-                violations: list[Violation] | tuple[Violation, ...] = ()) -> pb.SettleBatchResult:
+def batch_error(status: status_pb2.Status) -> pb.SettleBatchResult:
     """Answer a whole batch with one error result (empty ref)."""
     out = pb.SettleBatchResult()
-    _error(out.results.add(), code, message, violations)
+    out.results.add(error=status)
     return out
 
 
-def _batch_problem(batch: Any, max_items: int) -> tuple[str, str, list[Violation]] | None:
+def _batch_problem(batch: Any, max_items: int) -> status_pb2.Status | None:
     if type(batch) is Malformed:
         if batch.too_large:
-            v = Violation("batch", f"{batch.error}: send fewer hands per batch",
-                          ViolationCode.OTHER)
-            return RESOURCE_EXHAUSTED, str(v), [v]
-        error = batch.invalid()
-        return INVALID_ARGUMENT, invalid_message(error), list(error.violations)
+            return status_of(MessageTooLarge(f"{batch.error}: send fewer hands per batch"))
+        return status_of(batch.invalid())
     n = len(batch.items)
     if n > max_items:
         v = Violation("items", f"a batch holds at most {max_items} hands, got {n}",
                       ViolationCode.OTHER)
-        return INVALID_ARGUMENT, str(v), [v]
+        return status_of(InvalidInput([v]))
     return None
 
 
@@ -163,13 +145,12 @@ def _result(results: list[bytes], max_result_bytes: int | None) -> bytes | pb.Se
     if max_result_bytes is None or size <= max_result_bytes:
         return data
     n = len(results)
-    v = Violation(
-        "items",
+    return batch_error(error_status(
+        grpc.StatusCode.RESOURCE_EXHAUSTED, RESULT_TOO_LARGE,
         f"the results of these {n} hands take {size} bytes, over the server's message limit of "
         f"{max_result_bytes} bytes: send fewer hands per batch",
-        ViolationCode.OTHER,
-    )
-    return batch_error(RESOURCE_EXHAUSTED, str(v), [v])
+        {"maxResultBytes": str(max_result_bytes)},
+    ))
 
 
 def settle_batch(servicer: Any, batch: Any, *, max_items: int = MAX_ITEMS_PER_BATCH,
@@ -177,7 +158,7 @@ def settle_batch(servicer: Any, batch: Any, *, max_items: int = MAX_ITEMS_PER_BA
     """One batch, synchronously: what the stream answers for it (``--local`` audits use this)."""
     problem = _batch_problem(batch, max_items)
     if problem is not None:
-        return batch_error(*problem)
+        return batch_error(problem)
     answer = _result([audit_item(servicer, item) for item in batch.items], max_result_bytes)
     return pb.SettleBatchResult.FromString(answer) if isinstance(answer, bytes) else answer
 
@@ -239,7 +220,7 @@ async def settle_stream(
             batches += 1
             problem = _batch_problem(batch, max_items)
             if problem is not None:
-                yield batch_error(*problem)
+                yield batch_error(problem)
                 continue
             results = []
             for item in batch.items:

@@ -303,12 +303,12 @@ class Settlement(NamedTuple):
 # One factory per result type the settlement builds on every hand, the positional build in
 # exactly one place: each factory's parameters are its type's fields, in order and without
 # defaults (a test compares them), so a new field is a TypeError at every build site until the
-# site supplies it, never a shifted or missing field. The narrow types take keywords only. The
-# three wide ones (16, 16 and 8 fields) are called positionally, with the field names in a
-# comment: CPython 3.11 matches keyword arguments one by one, and building them by keyword
-# cost 27 % of a warm settlement (``python bench/bench_settle_instructions.py``: 414,000
-# instructions a table against 330,000). Building through the class itself (``type.__call__``)
-# costs more still.
+# site supplies it, never a shifted or missing field. Build sites name every field by keyword.
+#
+# The two 16-field types take their two identifying fields positionally (``/``): CPython 3.11
+# compiles a call whose positional arguments plus twice its keywords exceed 30 into a call
+# through a dict (``CALL_FUNCTION_EX``), which cost 8,600 instructions a call against 1,100
+# for the same call with 14 keywords; a test keeps every build site under that line.
 
 _new = tuple.__new__
 
@@ -323,7 +323,7 @@ def line_item(*, kind: ItemKind, units: int, fmt: str, args: tuple[object, ...])
 
 
 def pair_result(
-    first: str, second: str, kind: PairKind, items: tuple[LineItem, ...], units: int,
+    first: str, second: str, /, *, kind: PairKind, items: tuple[LineItem, ...], units: int,
     owed: int, paid: int, payer: str, payee: str, cap: str, row_signs: tuple[int, ...],
     row_units: tuple[int, ...], first_rows: tuple[EvaluatedRow, ...],
     second_rows: tuple[EvaluatedRow, ...], fouled: str, tie_breaks: tuple[str, ...],
@@ -338,7 +338,7 @@ def fantasyland_result(*, qualifies: bool, cards: int, fmt: str, args: tuple[obj
 
 
 def player_result(
-    player_id: str, seat: int, status: Status, rows: tuple[EvaluatedRow, ...],
+    player_id: str, seat: int, /, *, status: Status, rows: tuple[EvaluatedRow, ...],
     royalty_total: int, fouled: bool, foul_reasons: tuple[FoulReason, ...],
     natural: Natural | HouseNatural | None, declared_natural: str, surrendered: bool,
     stack: int | None,
@@ -351,7 +351,7 @@ def player_result(
 
 
 def settlement_result(
-    context: AuditContext, profile: RuleProfile, unit_value: int, button_seat: int,
+    *, context: AuditContext, profile: RuleProfile, unit_value: int, button_seat: int,
     order: tuple[str, ...], players: tuple[PlayerResult, ...], pairs: tuple[PairResult, ...],
     rake: int,
 ) -> Settlement:

@@ -106,23 +106,21 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
         total_net += net
         status = p.status
         inp = p.input
-        player_results.append(player_result(  # positional: see results.py, "factories"
-            p.pid, inp.seat, status, p.rows,  # player_id seat status rows
-            p.royalty_total, status is FOULED,  # royalty_total fouled
-            p.foul_reasons, p.natural,  # foul_reasons natural
-            inp.declared_natural, status is SURRENDERED,  # declared_natural surrendered
-            inp.stack, p.net_units, money, p.rake,  # stack net_units money_before_rake rake
-            net,  # net_money
-            fantasyland(p, profile, plan) if with_fantasyland else None,  # fantasyland
+        player_results.append(player_result(
+            p.pid, inp.seat, status=status, rows=p.rows, royalty_total=p.royalty_total,
+            fouled=status is FOULED, foul_reasons=p.foul_reasons, natural=p.natural,
+            declared_natural=inp.declared_natural, surrendered=status is SURRENDERED,
+            stack=inp.stack, net_units=p.net_units, money_before_rake=money, rake=p.rake,
+            net_money=net,
+            fantasyland=fantasyland(p, profile, plan) if with_fantasyland else None,
         ))
     if total_net + total_rake != 0:  # pragma: no cover
         raise AssertionError("settlement does not balance: nets plus rake must sum to zero")
-    return settlement_result(  # positional: see results.py, "factories"
-        table.context, profile, unit_value, button,  # context profile unit_value button_seat
-        tuple([p.pid for p in order]), tuple(player_results),  # order players
-        tuple(pair_results), total_rake,  # pairs rake
+    return settlement_result(
+        context=table.context, profile=profile, unit_value=unit_value, button_seat=button,
+        order=tuple([p.pid for p in order]), players=tuple(player_results),
+        pairs=tuple(pair_results), rake=total_rake,
     )
-
 
 __all__ = [
     "MAX_PLAYERS",

@@ -14,9 +14,26 @@ from typing import Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from ..client import SettlementError
 from .reading import Hand
 
 NO_ID = "(none)"  # the table or dealer of a hand that names none
+
+
+def money(amount: int) -> str:
+    """Money in the JSON report as protobuf's JSON writes int64 in the settlement it comes from:
+    the integer minor units as a string ("-300"), exact in every JSON reader (README, "Money in
+    JSON"). The outcome keeps integers; only the report's JSON writes strings."""
+    return str(amount)
+
+
+def difference_json(entry: dict[str, Any]) -> dict[str, Any]:
+    """A ``differences`` entry as the JSON report writes it: its money as strings."""
+    out = dict(entry, unitValue=money(entry["unitValue"]), overpaid=money(entry["overpaid"]),
+               underpaid=money(entry["underpaid"]))
+    out["players"] = [dict(p, expected=money(p["expected"]), paid=money(p["paid"]),
+                           difference=money(p["difference"])) for p in entry["players"]]
+    return out
 
 
 class AuditFailure(Exception):
@@ -38,11 +55,11 @@ class Tally:
         for f in dataclasses.fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
-    def to_dict(self) -> dict[str, int]:
-        """The row of ``byTable`` / ``byDealer`` in the JSON report."""
+    def to_dict(self) -> dict[str, int | str]:
+        """The row of ``byTable`` / ``byDealer`` in the JSON report (money as strings)."""
         return {"hands": self.hands, "handsWithDifferences": self.differences,
-                "invalidHands": self.invalid, "overpaid": self.overpaid,
-                "underpaid": self.underpaid}
+                "invalidHands": self.invalid, "overpaid": money(self.overpaid),
+                "underpaid": money(self.underpaid)}
 
 
 @dataclass
@@ -99,8 +116,8 @@ class Outcome:
 
     def add_result(self, hand: Hand, ref: str, result: pb.AuditResult) -> None:
         if result.WhichOneof("outcome") != "settlement":
-            err = result.error
-            self.add_invalid(hand, ref, err.code or "UNKNOWN", err.message,
+            err = SettlementError.from_status(result.error)
+            self.add_invalid(hand, ref, err.code.name, err.message,
                              [(v.field, v.reason) for v in err.violations])
             return
         tallies = tuple(self._tallies(hand))

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..escape import json_text, shown, shown_data
-from .outcome import Outcome, Tally
+from .outcome import Outcome, Tally, difference_json, money
 
 REPORT_FORMAT = "cpsettle.audit/v1"
 
@@ -108,10 +108,10 @@ class Report:
                 "handsWithoutRecordedPayouts": t.unchecked,
                 "handsWithDifferences": len(t.differences),
                 "invalidHands": len(t.invalid),
-                "overpaid": t.over,
-                "underpaid": t.under,
+                "overpaid": money(t.over),
+                "underpaid": money(t.under),
             },
-            "differences": t.differences,
+            "differences": [difference_json(d) for d in t.differences],
             "invalid": t.invalid,
             "byTable": book(t.tables),
             "byDealer": book(t.dealers),

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from ..client import SettlementError
 from .outcome import AuditFailure, Outcome
 from .reading import Chunk, Hand, prepare
 
@@ -243,8 +244,6 @@ class _Stream:
         return True
 
     def _read(self) -> None:
-        from ..client import SettlementError
-
         seq = -1
         failures = 0
         why = ""
@@ -294,8 +293,8 @@ class _Stream:
             else:
                 out.results.extend(answer.results)
         if len(out.results) != len(batch.items):
-            e = error.results[0].error
-            raise AuditFailure(f"the server refused a batch: {e.code}: {e.message}")
+            e = SettlementError.from_status(error.results[0].error)
+            raise AuditFailure(f"the server refused a batch: {e}")
         return out
 
     def cancel(self) -> None:
