@@ -38,7 +38,8 @@ export const SCHEMA = {
     [16, 'fantasyland', 'message', 'FantasylandResult'], [17, 'text', 'string'],
   ],
   EvaluatedRow: [[1, 'row', 'string'], [2, 'cards', 'repeated string'],
-    [3, 'handClass', 'string'], [4, 'name', 'string'], [5, 'royalty', 'int32']],
+    [3, 'handClass', 'string'], [4, 'name', 'string'], [5, 'royalty', 'int32'],
+    [6, 'jokerCards', 'repeated string']],
   FantasylandResult: [[1, 'qualifies', 'bool'], [2, 'cards', 'int32'], [3, 'text', 'string']],
   PairResult: [
     [1, 'first', 'string'], [2, 'second', 'string'], [3, 'kind', 'string'],

@@ -393,3 +393,27 @@ def test_repeated_overrides_give_the_same_profile_digest(client: SettlementClien
     assert first.profile.source == "builtin+overrides"
     changed = table("western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "NONE"}})
     assert client.settle(changed).settlement.profile.digest != first.profile.digest
+
+
+# --------------------------------------------------------------------------- house rules (§16)
+
+
+def test_house_rules_over_the_wire(client: SettlementClient) -> None:
+    """A joker golden table through the real server: the row names what the joker stands for;
+    an inline profile whose natural the vocabulary cannot check is INVALID_ARGUMENT naming it."""
+    case = json.loads(next(GOLDEN.glob("404-*.json")).read_text())
+    s = client.settle(case["request"]).settlement
+    a = next(p for p in s.players if p.player_id == "A")
+    assert list(a.rows[0].cards) == ["Qs", "Xj", "2c"] and list(a.rows[0].joker_cards) == ["Qh"]
+    assert a.rows[0].name == "Pair of queens, two kicker" and a.net_units == 6
+    request = request_from_json(table("western"))
+    request.preset = ""
+    profile = profile_to_dict(load_preset("western"))
+    profile["naturals"]["table"].append(
+        {"natural": "ONE_RED", "rank": 9, "units": 24, "definition": {"sameSuit": 14}})
+    profile["naturals"]["equalRank"] = "NATURAL_TIE_COMPARE_CARDS"
+    json_format.ParseDict(profile, request.profile)
+    with pytest.raises(SettlementError) as e:
+        client.settle(request)
+    assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert "at most 13" in violations(e)["profile.naturals.table[7].definition.sameSuit"]

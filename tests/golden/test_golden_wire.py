@@ -57,6 +57,8 @@ def test_golden_case_through_the_server(path: Path, client: SettlementClient) ->
             "natural": p.natural or None,
             "surrendered": p.surrendered,
             "fantasylandCards": p.fantasyland.cards,
+            # RULES.md §16.3: what each joker of the rows stands for
+            "jokers": [f"Xj as {c}" for r in p.rows for c in r.joker_cards],
         }
         for key, value in want.items():
             assert actual[key] == value, (

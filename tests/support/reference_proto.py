@@ -17,6 +17,7 @@ def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
     out.hand_class = r.hand.hand_class
     out.name = r.hand.name
     out.royalty = r.royalty
+    out.joker_cards.extend(r.joker_cards)
 
 
 def _fantasyland(f: Fantasyland, out: pb.FantasylandResult) -> None:

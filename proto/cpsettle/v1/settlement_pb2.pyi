@@ -265,6 +265,7 @@ class EvaluatedRow(_message.Message):
     HAND_CLASS_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     ROYALTY_FIELD_NUMBER: _builtins.int
+    JOKER_CARDS_FIELD_NUMBER: _builtins.int
     row: _builtins.str
     """FRONT | MIDDLE | BACK"""
     hand_class: _builtins.str
@@ -273,6 +274,12 @@ class EvaluatedRow(_message.Message):
     royalty: _builtins.int
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def joker_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The card each joker ("Xj") among `cards` stands for, in the order they appear, when the
+        profile's deck holds jokers (RULES.md §16.3); `hand_class` and `name` are the resolved hand's.
+        """
+
     def __init__(
         self,
         *,
@@ -281,10 +288,11 @@ class EvaluatedRow(_message.Message):
         hand_class: _builtins.str = ...,
         name: _builtins.str = ...,
         royalty: _builtins.int = ...,
+        joker_cards: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "hand_class", b"hand_class", "name", b"name", "row", b"row", "royalty", b"royalty"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "hand_class", b"hand_class", "joker_cards", b"joker_cards", "name", b"name", "row", b"row", "royalty", b"royalty"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

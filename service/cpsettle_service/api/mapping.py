@@ -173,6 +173,7 @@ def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
     out.hand_class = h.hand_class
     out.name = h.name
     out.royalty = r.royalty
+    out.joker_cards.extend(r.joker_cards)
 
 
 def _fantasyland(f: Fantasyland, out: pb.FantasylandResult) -> None:

@@ -104,6 +104,7 @@ _ROW_CARD = text_field(2)
 _ROW_CLASS = text_field(3)
 _ROW_HAND_NAME = text_field(4)
 _ROW_ROYALTY = int_field(5)
+_ROW_JOKER = text_field(6)
 _CARD_FIELD: dict[str, bytes] = {c: _ROW_CARD(c) for c in CANONICAL}
 # hand -> its class and name fields, keyed by order_key: one int per distinct (category, ranks),
 # three-card and five-card hands included, and the name and class follow from those.
@@ -124,6 +125,7 @@ def evaluated_row(r: EvaluatedRow) -> bytes:
         b"".join([cards.get(c) or _ROW_CARD(c) for c in r.cards]),
         named,
         _ROW_ROYALTY(r.royalty) if r.royalty else b"",
+        b"".join([_ROW_JOKER(c) for c in r.joker_cards]) if r.joker_cards else b"",
     ))
 
 

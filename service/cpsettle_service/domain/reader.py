@@ -148,3 +148,15 @@ def parse_enum(
     allowed = ", ".join(m.value for m in enum)
     errors.add(path, f"must be one of {allowed}; got {value!r}", code)
     return default
+
+
+def read_wire_enum(r: Reader, key: str, enum: type[E], prefix: str, default: E) -> E:
+    """An enum field that is a proto enum on the wire: its JSON form is the proto value name
+    (``NATURAL_TIE_PUSH``); the short spec spelling (``PUSH``) is read too, and the zero value
+    ``…_UNSPECIFIED`` (or absence) means the default."""
+    value = r.raw(key)
+    if value is None or value == "" or value == prefix + "UNSPECIFIED":
+        return default
+    if isinstance(value, str) and value.startswith(prefix):
+        value = value[len(prefix):]
+    return parse_enum(r.errors, r.at(key), enum, value, default, r.code)

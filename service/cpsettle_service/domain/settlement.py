@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from itertools import combinations
 
+from .cards import Card
 from .caps import charge_fees, net_money, pay_pairs, settlement_order, take_commission
 from .errors import Collector, InvalidInput
 from .evaluation import HandEvaluation, evaluate_hand, evaluate_player, fantasyland
+from .jokers import allowed_cards
 from .pairs import apply_multipliers, settle_pair
 from .payouts import PairCheck, PayoutCheck, PayoutReport, check_payouts, pair_explanation
 from .profile import CapOrder, RuleProfile
@@ -46,7 +48,7 @@ from .results import (
     settlement_result,
 )
 from .table import Table
-from .validation import MAX_PLAYERS, MIN_PLAYERS, validate
+from .validation import MAX_PLAYERS, MIN_PLAYERS, table_cards, validate
 from .working import PairState, plan_for
 
 # (seats, button, cap order) -> the settlement order's indexes: few seatings recur at a table
@@ -62,8 +64,11 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     plan = plan_for(profile)
     players = validate(table, profile)
     errors = Collector()
+    allowed: tuple[Card, ...] = ()
+    if plan.jokers:  # what a joker may stand for at this table (RULES.md §16.3)
+        allowed = allowed_cards(table_cards(players, table), profile.deck.joker_duplicates)
     for i, p in enumerate(players):
-        evaluate_player(p, profile, plan, errors, i)
+        evaluate_player(p, profile, plan, errors, i, allowed)
     errors.raise_if_any()
 
     seats = tuple([p.input.seat for p in players])
