@@ -33,7 +33,8 @@ FIVE_OF_A_KIND             ``rankGroups: [5]`` (五同: only with jokers that ma
 
 The "in counts" column is what the hand-written predicates of earlier versions computed; the tests
 keep them as the reference the data-defined catalogue is checked against. The rank-group naturals
-follow ``naturals.quadsAsTwoPairs`` (RULES.md §16.2): by default a four of a kind counts as two pairs.
+follow ``naturals.quadsAsTwoPairs`` (RULES.md §16.2): by default a four of a kind counts as two
+pairs.
 
 Straights (3-card and 5-card) are consecutive ranks; the ace plays high (Q-K-A, T-J-Q-K-A) or low
 (A-2-3, A-2-3-4-5). The wheel always counts here, whatever the profile's ``wheel`` setting
@@ -60,12 +61,20 @@ from typing import Callable, Sequence
 from .cards import Card, Suit
 from .natural_facts import (
     RANK_INDEX as _RANK_INDEX,
+)
+from .natural_facts import (
     SF_BY_SIZE as _SF_BY_SIZE,
+)
+from .natural_facts import (
     STRAIGHTS_5,
-    SUIT_INDEX as _SUIT_INDEX,
-    THREE_STRAIGHTS_BY_KEY as _THREE_STRAIGHTS,
     HandFacts,
     hand_facts,
+)
+from .natural_facts import (
+    SUIT_INDEX as _SUIT_INDEX,
+)
+from .natural_facts import (
+    THREE_STRAIGHTS_BY_KEY as _THREE_STRAIGHTS,
 )
 from .natural_vocabulary import Definition, Predicate, compile_definition, definition_from_dict
 

@@ -557,7 +557,8 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
     ordered = tuple(
         sorted(
             progressive,
-            key=lambda p: (p.threshold.hand_class.order, p.threshold.rank.value_int if p.threshold.rank else 0),
+            key=lambda p: (p.threshold.hand_class.order,
+                           p.threshold.rank.value_int if p.threshold.rank else 0),
             reverse=True,
         )
     )
@@ -708,7 +709,8 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
                 {**_threshold_dict(e.threshold), "cards": e.cards}
                 for e in sorted(
                     fl.progressive,
-                    key=lambda e: (e.threshold.hand_class.order, e.threshold.rank.value_int if e.threshold.rank else 0),
+                    key=lambda e: (e.threshold.hand_class.order,
+                                   e.threshold.rank.value_int if e.threshold.rank else 0),
                 )
             ],
             "stay": stay,

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from .cards import Card
 from .caps import charge_fees, net_money, pay_pairs, settlement_order, take_commission
+from .cards import Card
 from .errors import Collector, InvalidInput
 from .evaluation import HandEvaluation, evaluate_hand, evaluate_player, fantasyland
 from .jokers import allowed_cards
