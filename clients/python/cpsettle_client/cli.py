@@ -72,7 +72,13 @@ def cmd_settle(args: argparse.Namespace) -> int:
     with Backend(args) as backend:
         response = backend.call(lambda s: s.settle(request),
                                 lambda c: c.settle(request))
-    print(to_json(response) if args.output == "json" else render.settlement(response.settlement))
+    if args.output == "html":
+        from .views import hand_page
+
+        print(hand_page(json_format.MessageToDict(response)), end="")
+    else:
+        print(to_json(response) if args.output == "json"
+              else render.settlement(response.settlement))
     return EXIT_OK
 
 
@@ -205,7 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("settle", help="settle a hand (a SettleRequest JSON file)")
     p.add_argument("file", help="SettleRequest JSON ('-' for stdin)")
     _connection(p)
-    _output(p)
+    p.add_argument("--output", choices=("table", "json", "html"), default="table",
+                   help="html: a self-contained page that verifies itself (docs/VIEWS.md)")
     p.set_defaults(func=cmd_settle)
 
     p = sub.add_parser("validate", help="check a dealer's proposed payouts")
@@ -228,9 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
     _output(p)
     p.set_defaults(func=cmd_evaluate)
 
-    from . import proof
+    from . import proof, views
 
     proof.add_parsers(sub, _connection)
+    views.hand.add_parser(sub)
 
     p = sub.add_parser("replay", help="settle a stored request again and list every difference")
     p.add_argument("request", help="the SettleRequest JSON")
