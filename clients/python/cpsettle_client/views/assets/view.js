@@ -133,6 +133,8 @@ function player(p) {
   return h('article', { class: 'player', 'data-player': p.playerId ?? '' },
     h('h3', {}, `${p.playerId ?? '?'} `, h('span', { class: 'seat' }, `seat ${p.seat ?? '?'}`)),
     h('p', { class: 'badges' }, statusBadges(p)),
+    (p.rows ?? []).length ? null : h('p', { class: 'note' }, 'No rows in the settlement' +
+      (p.natural ? ': a natural is settled on the thirteen cards as dealt.' : '.')),
     h('table', { class: 'rows' },
       h('caption', { class: 'sr' }, `${p.playerId}'s rows`),
       h('tbody', {}, (p.rows ?? []).map((r) => h('tr', { 'data-row': r.row ?? '' },
@@ -337,12 +339,16 @@ function wireControls() {
     await verifyAll();
   });
   // closed <details> do not print: open them all for printing, and restore afterwards
-  let closed = [];
+  let closed = null; // while printing: the details that were closed before
   window.addEventListener('beforeprint', () => {
+    if (closed) return;
     closed = [...document.querySelectorAll('details:not([open])')];
     closed.forEach((d) => { d.open = true; });
   });
-  window.addEventListener('afterprint', () => closed.forEach((d) => { d.open = false; }));
+  window.addEventListener('afterprint', () => {
+    closed?.forEach((d) => { d.open = false; });
+    closed = null;
+  });
 }
 
 async function start() {
