@@ -96,6 +96,7 @@ def test_each_sample_table_is_drawn_and_verified(tab: Opened, tmp_path: Path, ta
     check_what_a_person_sees(page, s)
     assert tab.requests == [path.as_uri()]  # nothing else fetched
     tab.shot(f"hand-{table.stem}")
+    tab.shot(f"hand-{table.stem}-first-screen", full_page=False)  # docs/img/hand-view.png
 
     # one card changed in the embedded settlement: the page shows the changed card and says RED
     at = next(i for i, p in enumerate(s["players"]) if p.get("rows"))
@@ -153,7 +154,7 @@ def test_money_shown_is_the_settlement_s_even_when_edited(tab: Opened, tmp_path:
                                                           signing: tuple[Path, Path]) -> None:
     """A view, not an engine: an edited net is shown as stored, and the verdict says RED."""
     pem, keys = signing
-    path, s = make_page(tmp_path, EXAMPLES / "tables" / "western.json", pem, keys)
+    path, _ = make_page(tmp_path, EXAMPLES / "tables" / "western.json", pem, keys)
 
     def change(settlement: dict[str, Any]) -> None:
         settlement["players"][0]["netMoney"] = "999999"
@@ -208,7 +209,7 @@ def test_four_colour_deck_keyboard_zoom_and_print(tab: Opened, tmp_path: Path,
 
 def test_the_request_s_digest_and_settle_output_html(tab: Opened, tmp_path: Path,
                                                      signing: tuple[Path, Path]) -> None:
-    pem, keys = signing
+    pem, _ = signing
     table = EXAMPLES / "tables" / "ofc.json"
     settle(table, pem, tmp_path / "s.json")
     page_file = tmp_path / "with-request.html"

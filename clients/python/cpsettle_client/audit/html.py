@@ -122,9 +122,10 @@ def html_page(report: Report) -> str:
     status += f" Started {escape(r['startedAt'])}, finished {escape(r['finishedAt'])}.</p>"
     grid = "".join(f"<div><dt>{escape(label)}</dt><dd>{_n(s[key])}</dd></div>"
                    for key, label in _SUMMARY)
-    parts = [status, f'<section id="totals"><h2>Totals</h2><dl class="summary-grid">{grid}</dl>'
-             "</section>",
-             _book("Per table", "Table", r["byTable"]), _book("Per dealer", "Dealer", r["byDealer"])]
+    parts = [status,
+             f'<section id="totals"><h2>Totals</h2><dl class="summary-grid">{grid}</dl></section>',
+             _book("Per table", "Table", r["byTable"]),
+             _book("Per dealer", "Dealer", r["byDealer"])]
     settlements = report.total.settlements
     diffs = r["differences"]
     parts.append(f'<section id="differences"><h2>Hands with payout differences ({len(diffs):,})'

@@ -37,7 +37,8 @@ def _request_section(request: dict[str, Any], request_name: str, stored: Any) ->
 
     request = dict(request)
     recorded = request.pop(RECORDED_FIELD, None)
-    message = parse_message(request, pb.SettleRequest(), request_name)
+    message = pb.SettleRequest()
+    parse_message(request, message, request_name)
     digest = hashlib.sha256(message.SerializeToString(deterministic=True)).hexdigest()
     s = stored.get("settlement", stored) if isinstance(stored, dict) else {}
     stored_digest = s.get("requestDigest", "") if isinstance(s, dict) else ""
@@ -46,10 +47,10 @@ def _request_section(request: dict[str, Any], request_name: str, stored: Any) ->
             f"\u2717 does NOT match the settlement's request digest {stored_digest or '(none)'}")
     out = [
         '<section class="request"><h2>The request</h2>',
-        f"<p>{html.escape(request_name)}: SHA-256 of its encoding "
-        f'<span class="hex">{digest}</span> <strong class="{"" if same else "flag"}">'
-        f"{html.escape(mark)}</strong> (checked by <code>cpsettle view</code> when this page was "
-        "made, not in this browser).</p>",
+        (f"<p>{html.escape(request_name)}: SHA-256 of its encoding "
+         f'<span class="hex">{digest}</span> <strong class="{"" if same else "flag"}">'
+         f"{html.escape(mark)}</strong> (checked by <code>cpsettle view</code> when this page "
+         "was made, not in this browser).</p>"),
     ]
     if message.dead_cards:
         out.append(f"<p>Dead cards: {html.escape(' '.join(message.dead_cards))}</p>")

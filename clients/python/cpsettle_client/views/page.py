@@ -9,14 +9,12 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from string import Template
 from typing import Any
 
+# assets/proof.mjs is a symbolic link to clients/js/proof.mjs, the Node checker's own file (the
+# wheel holds its content): one copy of the digest rule, tested by the vectors in both places.
 ASSETS = resources.files(__package__) / "assets"
-# In a wheel proof.mjs is copied into assets/ (pyproject's force-include); in a source
-# checkout it is read where it lives, beside the Node checker that shares it.
-_SOURCE_PROOF = Path(__file__).resolve().parents[3] / "js" / "proof.mjs"
 
 _EXPORT = re.compile(r"^export (?=const |class |function |async function )", re.MULTILINE)
 
@@ -28,10 +26,7 @@ def _asset(name: str) -> str:
 @cache
 def proof_script() -> str:
     """clients/js/proof.mjs with its ``export`` keywords taken off, to inline in a page."""
-    packaged = ASSETS / "proof.mjs"
-    text = (packaged.read_text(encoding="utf-8") if packaged.is_file()
-            else _SOURCE_PROOF.read_text(encoding="utf-8"))
-    return _EXPORT.sub("", text)
+    return _EXPORT.sub("", _asset("proof.mjs"))
 
 
 @cache

@@ -200,12 +200,17 @@ function payments(s) {
 /** The whole settlement as elements (used by the hand page and by each hand of the report). */
 function settlementView(s) {
   const players = s.players ?? [];
+  const c = s.context ?? {};
+  const where = [['hand', c.handId], ['table', c.tableId], ['round', c.roundId],
+    ['dealer', c.dealerId], ['rules', s.profile?.name], ['unit', s.unitValue]]
+    .filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(' \u00b7 ');
   return [
-    h('section', { class: 'context' }, h('h2', {}, 'Audit context and ids'), ids(s)),
+    h('p', { class: 'where' }, where),
     h('section', {}, h('h2', {}, 'Players, in button order'),
       h('div', { class: 'players' }, players.map(player))),
     h('section', {}, h('h2', {}, 'Each pair'), (s.pairs ?? []).map(pair)),
     payments(s),
+    h('section', { class: 'context' }, h('h2', {}, 'Audit context and ids'), ids(s)),
   ];
 }
 
