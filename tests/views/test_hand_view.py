@@ -81,6 +81,8 @@ def check_what_a_person_sees(page: Any, s: dict[str, Any]) -> None:
             else:
                 assert winners.count() == 0
             assert row["text"] in tr.inner_text()
+        kinds = pair.locator(".items .item-kind").all_inner_texts()
+        assert kinds == [it["kind"].replace("_", " ").capitalize() for it in pr.get("items", [])]
 
 
 @pytest.mark.parametrize("table", TABLES, ids=[t.stem for t in TABLES])

@@ -5,7 +5,8 @@
 // ---------------------------------------------------------------- names for what the JSON holds
 // Codes are shown as the settlement spells them; the names below only make them readable. Both
 // the string codes ("FRONT") and enum-style names ("ROW_FRONT") are understood.
-const PREFIXES = /^(ROW|STATUS|PLAYER_STATUS|HAND_CLASS|PAIR_KIND|ITEM_KIND|LINE_ITEM_KIND|CAP|NATURAL|FOUL_REASON|FOUL)_/;
+// (only prefixes no string code starts with: FOUL_PENALTY and NATURAL stay whole)
+const PREFIXES = /^(ROW|STATUS|PLAYER_STATUS|HAND_CLASS|PAIR_KIND|ITEM_KIND|LINE_ITEM_KIND|CAP_KIND|FOUL_REASON|NATURAL_KIND)_/;
 const NAMES = {
   FRONT: 'Front', MIDDLE: 'Middle', BACK: 'Back',
   REGULAR: 'Regular', FOULED: 'Fouled', NATURAL: 'Natural', SURRENDERED: 'Surrendered',
