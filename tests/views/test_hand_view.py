@@ -15,8 +15,8 @@ from tests.conftest import EXAMPLES
 from tests.views.conftest import Opened, cli, settle
 
 TABLES = sorted((EXAMPLES / "tables").glob("*.json"))
-EMBEDDED = re.compile(r'(<script type="application/json" id="cpsettle-settlement">)(.*?)(</script>)',
-                      re.DOTALL)
+EMBEDDED = re.compile(
+    r'(<script type="application/json" id="cpsettle-settlement">)(.*?)(</script>)', re.DOTALL)
 
 
 def make_page(tmp_path: Path, table: Path, pem: Path | None, keys: Path | None,
@@ -244,3 +244,9 @@ def test_view_refuses_an_unusable_key_set(tmp_path: Path, signing: tuple[Path, P
     code, _ = cli("view", str(tmp_path / "s.json"), "-o", str(tmp_path / "x.html"),
                   "--keys", str(bad))
     assert code == 2 and not (tmp_path / "x.html").exists()
+
+    dup = tmp_path / "dup.json"
+    text = (tmp_path / "s.json").read_text()
+    dup.write_text(text.replace('"settlement": {', '"settlement": {"rake": "5", "rake": "0", ', 1))
+    code, _ = cli("view", str(dup), "-o", str(tmp_path / "y.html"))
+    assert code == 2 and not (tmp_path / "y.html").exists()  # a key named twice: refused

@@ -8,7 +8,6 @@ import re
 
 from cpsettle_client.views import page as views_page
 from cpsettle_client.views.hand import hand_page
-
 from tests.conftest import ROOT
 
 

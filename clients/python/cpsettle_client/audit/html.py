@@ -23,7 +23,6 @@ from ..views.page import Page
 from .outcome import HAND_VIEWS
 from .report import Report
 
-
 _SUMMARY = (("handsRead", "hands read"), ("handsChecked", "hands checked"),
             ("handsWithoutRecordedPayouts", "hands without recorded payouts"),
             ("handsWithDifferences", "hands with payout differences"),

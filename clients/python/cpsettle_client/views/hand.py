@@ -88,18 +88,20 @@ def hand_page(stored: Any, *, keys: dict[str, Any] | None = None,
 
 
 def _stored_settlement(path: str) -> Any:
-    """The settlement file's JSON as stored (a binary settlement: its JSON form)."""
-    import json
-
+    """The settlement file's JSON as stored (a binary settlement: its JSON form). A key named
+    twice is refused: the page's reader and another could see different values."""
     from google.protobuf import json_format
 
-    from ..cli import CliError, _read_bytes
+    from .. import strict_json
+    from ..backend import CliError, read_bytes
     from ..proof import ProofError, load_settlement
 
-    data = _read_bytes(path)
+    data = read_bytes(path)
     try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return strict_json.loads(data.decode("utf-8"))
+    except strict_json.DuplicateKey as e:
+        raise CliError(f"{path}: not a settlement: {e}") from None
+    except (UnicodeDecodeError, ValueError):
         pass
     try:
         return json_format.MessageToDict(load_settlement(data))
@@ -109,7 +111,7 @@ def _stored_settlement(path: str) -> Any:
 
 def write_page(text: str, out: str) -> None:
     """Write a page to ``out`` ('-': standard output)."""
-    from ..cli import CliError
+    from ..backend import CliError
 
     if out == "-":
         print(text, end="")
