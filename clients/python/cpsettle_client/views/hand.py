@@ -33,7 +33,7 @@ def _request_section(request: dict[str, Any], request_name: str, stored: Any) ->
     from cpsettle.v1 import settlement_pb2 as pb
 
     from ..audit.reading import RECORDED_FIELD
-    from ..cli import parse_message
+    from ..backend import parse_message
 
     request = dict(request)
     recorded = request.pop(RECORDED_FIELD, None)
@@ -123,7 +123,7 @@ def write_page(text: str, out: str) -> None:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from ..cli import read_json
+    from ..backend import read_json
     from ..proof import load_keys
 
     stored = _stored_settlement(args.settlement)
