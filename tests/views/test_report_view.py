@@ -45,18 +45,18 @@ def test_the_day_at_a_glance(tab: Opened, audited: tuple[Path, dict[str, Any]]) 
     assert totals["hands read"] == s["handsRead"]
     assert totals["hands with payout differences"] == s["handsWithDifferences"]
     assert totals["invalid hands"] == s["invalidHands"]
-    assert totals["money overpaid (minor units)"] == s["overpaid"]
-    assert totals["money underpaid (minor units)"] == s["underpaid"]
+    assert totals["money overpaid (minor units)"] == int(s["overpaid"])  # int64 as a string
+    assert totals["money underpaid (minor units)"] == int(s["underpaid"])
     for book, rows in (("#by-table", report["byTable"]), ("#by-dealer", report["byDealer"])):
         names = page.locator(f"{book} tbody th").all_inner_texts()
         assert names == list(rows)
-        widest = max(max(r["overpaid"], r["underpaid"]) for r in rows.values())
+        widest = max(max(int(r["overpaid"]), int(r["underpaid"])) for r in rows.values())
         for name, r in rows.items():
             bar = page.locator(f"{book} tbody tr", has_text=name).first.locator(".bar.over")
             width = bar.evaluate("e => e.getBoundingClientRect().width")
             cell = bar.evaluate("e => e.parentElement.getBoundingClientRect().width")
             assert width <= cell
-            if r["overpaid"] == widest:
+            if int(r["overpaid"]) == widest:
                 assert width > 0.9 * (cell - 2 * 9.6)  # the longest bar nearly fills its cell
     # usable on a 13-inch laptop: nothing runs off to the side
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
@@ -77,7 +77,7 @@ def test_each_difference_opens_into_the_verified_hand(
     page.keyboard.press("Enter")  # opened from the keyboard
     assert hand.get_attribute("open") is not None
     assert hand.locator(".verdict").is_visible()
-    differing = [p["playerId"] for p in first["players"] if p["difference"]]
+    differing = [p["playerId"] for p in first["players"] if int(p["difference"])]
     assert differing and all(f"{p}" in hand.locator("tr", has_text="differs").inner_text()
                              for p in differing[:1])
     shown = hand.locator("article.player h3").all_inner_texts()

@@ -30,8 +30,13 @@ _SUMMARY = (("handsRead", "hands read"), ("handsChecked", "hands checked"),
             ("underpaid", "money underpaid (minor units)"))
 
 
-def _n(value: int) -> str:
-    return f"{value:,}"
+def _n(value: int | str) -> str:
+    """A count or an amount (the report writes money as int64 strings, like protobuf's JSON)."""
+    return f"{int(value):,}"
+
+
+def _signed(value: int | str) -> str:
+    return f"{int(value):+,}"
 
 
 def _ids(entry: dict[str, Any]) -> str:
@@ -49,18 +54,18 @@ def _bar(value: int, largest: int, kind: str) -> str:
             "</span>")
 
 
-def _book(title: str, what: str, rows: dict[str, dict[str, int]]) -> str:
+def _book(title: str, what: str, rows: dict[str, dict[str, Any]]) -> str:
     if not rows:
         return ""
-    largest = max(max(r["overpaid"], r["underpaid"]) for r in rows.values())
+    largest = max(max(int(r["overpaid"]), int(r["underpaid"])) for r in rows.values())
     body = "".join(
         f"<tr><th scope=row>{escape(name)}</th><td class=num>{_n(r['hands'])}</td>"
         f"<td class=num>{_n(r['handsWithDifferences'])}</td>"
         f"<td class=num>{_n(r['invalidHands'])}</td>"
         f"<td class=num>{_n(r['overpaid'])}</td><td class=bar-cell>"
-        f"{_bar(r['overpaid'], largest, 'over')}</td>"
+        f"{_bar(int(r['overpaid']), largest, 'over')}</td>"
         f"<td class=num>{_n(r['underpaid'])}</td><td class=bar-cell>"
-        f"{_bar(r['underpaid'], largest, 'under')}</td></tr>"
+        f"{_bar(int(r['underpaid']), largest, 'under')}</td></tr>"
         for name, r in rows.items())
     slug = what.lower()
     return (f'<section class="book" id="by-{slug}"><h2>{escape(title)}</h2><div class=scroll>'
@@ -75,12 +80,13 @@ def _book(title: str, what: str, rows: dict[str, dict[str, int]]) -> str:
 def _difference(page: Page, d: dict[str, Any], settlement: str | None) -> str:
     rows = []
     for p in d["players"]:
-        flag = '<span class="flag"> \u25c0 differs</span>' if p["difference"] else ""
+        flag = '<span class="flag"> \u25c0 differs</span>' if int(p["difference"]) else ""
         rows.append(f"<tr><th scope=row>{escape(p['playerId'])}</th>"
-                    f"<td class=num>{p['expected']:+,}</td><td class=num>{p['paid']:+,}</td>"
-                    f"<td class=num>{p['difference']:+,}{flag}</td></tr>")
+                    f"<td class=num>{_signed(p['expected'])}</td>"
+                    f"<td class=num>{_signed(p['paid'])}</td>"
+                    f"<td class=num>{_signed(p['difference'])}{flag}</td></tr>")
     why = "".join(
-        f"<p>Why {escape(p['playerId'])} nets {p['expected']:+,}:</p><ul>"
+        f"<p>Why {escape(p['playerId'])} nets {_signed(p['expected'])}:</p><ul>"
         + "".join(f"<li>{escape(line)}</li>" for line in p["explanation"]) + "</ul>"
         for p in d["players"] if p.get("explanation"))
     if settlement is None:
