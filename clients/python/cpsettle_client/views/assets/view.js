@@ -65,6 +65,10 @@ const RANKS = {
 /** One card as the settlement spells it ("Td"): its symbol, its words, its suit's colour. */
 function card(spelling) {
   const text = String(spelling);
+  if (/^X/i.test(text)) { // a joker (the deck option); what it plays as is said under the row
+    return h('span', { class: 'card card-joker', title: 'joker', 'data-card': text },
+      h('span', { 'aria-hidden': 'true' }, 'Joker'), h('span', { class: 'sr' }, 'joker'));
+  }
   const suit = SUITS[text.slice(-1).toLowerCase()];
   const rank = text.slice(0, -1).toUpperCase();
   if (!suit || !RANKS[rank]) {
