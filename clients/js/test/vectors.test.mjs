@@ -18,9 +18,9 @@ test('there are valid and tampered vectors', () => {
 });
 
 for (const name of names) {
-  test(name, () => {
+  test(name, async () => {
     const v = JSON.parse(readFileSync(join(folder, name), 'utf8'));
-    const got = verifySettlement(v.settlement, keys);
+    const got = await verifySettlement(v.settlement, keys);
     assert.deepEqual([...got.failures].sort(), [...v.expected.failures].sort());
     assert.equal(got.verdict, v.expected.verdict);
     if (v.expected.contentHex !== undefined) {
@@ -31,9 +31,9 @@ for (const name of names) {
   });
 }
 
-test('without keys only the digests are checked, and it says so', () => {
+test('without keys only the digests are checked, and it says so', async () => {
   const v = JSON.parse(readFileSync(join(folder, 'valid-one-six.json'), 'utf8'));
-  const got = verifySettlement(v.settlement, null);
+  const got = await verifySettlement(v.settlement, null);
   assert.equal(got.verdict, 'digests-only');
   assert.equal(got.signatureChecked, false);
   assert.deepEqual(got.failures, []);

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from . import strict_json
 from .client import FieldViolation, SettlementClient, SettlementError, TlsConfig
 
 if TYPE_CHECKING:  # the service is imported only when --local runs
@@ -102,6 +107,31 @@ def read_bytes(path: str) -> bytes:
             return f.read()
     except OSError as e:
         raise CliError(f"cannot read {path}: {e.strerror}") from None
+
+
+def read_json(path: str) -> Any:
+    try:
+        if path == "-":
+            return strict_json.loads(sys.stdin.read())
+        with open(path, encoding="utf-8") as f:
+            return strict_json.loads(f.read())
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror}") from None
+    except strict_json.DuplicateKey as e:
+        raise CliError(f"{path}: {e}") from None
+    except ValueError as e:  # not JSON, or not UTF-8
+        raise CliError(f"{path} is not JSON: {e}") from None
+
+
+_M = TypeVar("_M", bound=Message)
+
+
+def parse_message(data: Any, message: _M, what: str) -> _M:
+    try:
+        return json_format.ParseDict(data, message)
+    except json_format.ParseError as e:
+        raise CliError(f"{what} is not a valid {message.DESCRIPTOR.name}",
+                       [FieldViolation("request", str(e))]) from None
 
 
 def load_signing_key(path: str | None) -> SigningKey | None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Sequence, TypeVar
+from typing import Sequence
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from . import render, strict_json
+from . import render
 from .backend import (  # the exit codes and CliError are part of this module's interface too
     EXIT_INVALID,
     EXIT_MISMATCH,
@@ -26,6 +26,8 @@ from .backend import (  # the exit codes and CliError are part of this module's 
     EXIT_UNAVAILABLE,
     Backend,
     CliError,
+    parse_message,
+    read_json,
 )
 from .backend import read_bytes as _read_bytes
 from .client import FieldViolation, message_dict
@@ -39,31 +41,6 @@ def to_json(message: Message) -> str:
     return json_text(message_dict(message))
 
 
-def read_json(path: str) -> Any:
-    try:
-        if path == "-":
-            return strict_json.loads(sys.stdin.read())
-        with open(path, encoding="utf-8") as f:
-            return strict_json.loads(f.read())
-    except OSError as e:
-        raise CliError(f"cannot read {path}: {e.strerror}") from None
-    except strict_json.DuplicateKey as e:
-        raise CliError(f"{path}: {e}") from None
-    except ValueError as e:  # not JSON, or not UTF-8
-        raise CliError(f"{path} is not JSON: {e}") from None
-
-
-_M = TypeVar("_M", bound=Message)
-
-
-def parse_message(data: Any, message: _M, what: str) -> _M:
-    try:
-        return json_format.ParseDict(data, message)
-    except json_format.ParseError as e:
-        raise CliError(f"{what} is not a valid {message.DESCRIPTOR.name}",
-                       [FieldViolation("request", str(e))]) from None
-
-
 # --------------------------------------------------------------------------- commands
 
 
@@ -72,7 +49,13 @@ def cmd_settle(args: argparse.Namespace) -> int:
     with Backend(args) as backend:
         response = backend.call(lambda s: s.settle(request),
                                 lambda c: c.settle(request))
-    print(to_json(response) if args.output == "json" else render.settlement(response.settlement))
+    if args.output == "html":
+        from .views import hand_page
+
+        print(hand_page(json_format.MessageToDict(response)), end="")
+    else:
+        print(to_json(response) if args.output == "json"
+              else render.settlement(response.settlement))
     return EXIT_OK
 
 
@@ -205,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("settle", help="settle a hand (a SettleRequest JSON file)")
     p.add_argument("file", help="SettleRequest JSON ('-' for stdin)")
     _connection(p)
-    _output(p)
+    p.add_argument("--output", choices=("table", "json", "html"), default="table",
+                   help="html: a self-contained page that verifies itself (docs/VIEWS.md)")
     p.set_defaults(func=cmd_settle)
 
     p = sub.add_parser("validate", help="check a dealer's proposed payouts")
@@ -228,9 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     _output(p)
     p.set_defaults(func=cmd_evaluate)
 
-    from . import proof
+    from . import proof, views
 
     proof.add_parsers(sub, _connection)
+    views.hand.add_parser(sub)
 
     p = sub.add_parser("replay", help="settle a stored request again and list every difference")
     p.add_argument("request", help="the SettleRequest JSON")

@@ -55,6 +55,9 @@ def add_parser(sub: Any, connection: Callable[[argparse.ArgumentParser], None]) 
     p.add_argument("--batch", type=_positive(MAX_BATCH), default=DEFAULT_BATCH,
                    help=f"hands per SettleBatch message (default {DEFAULT_BATCH})")
     p.add_argument("--report", metavar="OUT.json", help="write the full report as JSON here")
+    p.add_argument("--html", metavar="REPORT.html",
+                   help="also write the report as a page: totals, bars per table and dealer, "
+                        "each hand with differences drawn and verified (docs/VIEWS.md)")
     p.add_argument("--start-line", type=_positive(), default=None,
                    help="skip the lines before this one (default 1)")
     p.add_argument("--resume", action="store_true",
@@ -85,9 +88,9 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
             total = count_lines(path)
         except OSError as e:
             raise CliError(f"cannot read {path}: {e.strerror or e}") from None
-    if args.report:
-        folder = os.path.dirname(os.path.abspath(args.report))
-        if not os.path.isdir(folder):
+    for out in (args.report, getattr(args, "html", None)):
+        folder = os.path.dirname(os.path.abspath(out)) if out else ""
+        if out and not os.path.isdir(folder):
             raise CliError(f"cannot write the report: no folder {folder}")
     prefix = os.path.basename(path) if path != "-" else "stdin"
     local = bool(getattr(args, "local", False))
@@ -157,6 +160,10 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
     progress.update(report, final=True)
     if args.report:
         report.write_json(args.report)
+    if getattr(args, "html", None):
+        from .html import write_html
+
+        write_html(report, args.html)
     print(report.summary(args.show, args.report), file=stdout)
     if reason and code != EXIT_INTERRUPTED:
         print(f"cpsettle: {reason}", file=stderr)

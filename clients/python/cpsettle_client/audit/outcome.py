@@ -7,6 +7,7 @@ is built from the merged one.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from ..client import SettlementError
 from .reading import Hand
 
 NO_ID = "(none)"  # the table or dealer of a hand that names none
+HAND_VIEWS = 200  # hands with differences drawn in full in the HTML report (audit/html.py)
 
 
 def money(amount: int) -> str:
@@ -77,6 +79,10 @@ class Outcome:
     dealers: dict[str, Tally] = field(default_factory=dict)
     over: int = 0
     under: int = 0
+    # the settlements of the first HAND_VIEWS hands with differences, by line number (as text:
+    # the binary settlement in base64, so a checkpoint keeps them as JSON): the HTML report's
+    # hand views; not part of the JSON report
+    settlements: dict[str, str] = field(default_factory=dict)
 
     def merge(self, later: Outcome) -> None:
         """Add the outcome of the lines right after these."""
@@ -88,6 +94,10 @@ class Outcome:
         self.invalid.extend(later.invalid)
         self.over += later.over
         self.under += later.under
+        for line, settlement in later.settlements.items():
+            if len(self.settlements) >= HAND_VIEWS:
+                break
+            self.settlements[line] = settlement
         for mine, theirs in ((self.tables, later.tables), (self.dealers, later.dealers)):
             for key, tally in theirs.items():
                 mine.setdefault(key, Tally()).add(tally)
@@ -148,6 +158,9 @@ class Outcome:
         if s.settlement_id:
             diff["settlementId"] = s.settlement_id
         self.differences.append(diff)
+        if len(self.settlements) < HAND_VIEWS:
+            self.settlements[str(hand.line)] = base64.b64encode(
+                s.SerializeToString(deterministic=True)).decode("ascii")
         self.over += over
         self.under += under
         for tally in tallies:

@@ -1,0 +1,264 @@
+// The checks of docs/AUDIT.md ("Verifying a settlement", "The canonical content bytes", the
+// appendix), written from that page, not from the service's code. Runs unchanged in Node 20+ and
+// in a browser: Uint8Array and TextEncoder for the bytes, WebCrypto (crypto.subtle) for SHA-256
+// and Ed25519. verify.mjs (the command line) and the HTML views of the Python client (which
+// inline this file, `export` removed) are its two users, so the vectors that test one test both.
+
+// The appendix of docs/AUDIT.md: [number, JSON name, kind, sub-message type].
+export const SCHEMA = {
+  Settlement: [
+    [1, 'context', 'message', 'AuditContext'], [2, 'profile', 'message', 'ProfileRef'],
+    [3, 'unitValue', 'int64'], [4, 'buttonSeat', 'int32'], [5, 'order', 'repeated string'],
+    [6, 'players', 'repeated message', 'PlayerResult'],
+    [7, 'pairs', 'repeated message', 'PairResult'], [8, 'rake', 'int64'],
+    [9, 'text', 'repeated string'], [10, 'settlementId', 'string'],
+    [11, 'requestDigest', 'string'], [12, 'engineVersion', 'string'],
+    [13, 'engineDigest', 'string'], [14, 'settlementDigest', 'string'],
+    [15, 'issuedAt', 'string'], [16, 'signature', 'message', 'Signature'],
+  ],
+  AuditContext: [[1, 'handId', 'string'], [2, 'tableId', 'string'], [3, 'roundId', 'string'],
+    [4, 'dealerId', 'string']],
+  ProfileRef: [[1, 'name', 'string'], [2, 'version', 'string'], [3, 'digest', 'string'],
+    [4, 'source', 'string']],
+  PlayerResult: [
+    [1, 'playerId', 'string'], [2, 'seat', 'int32'], [3, 'status', 'string'],
+    [4, 'rows', 'repeated message', 'EvaluatedRow'], [5, 'royaltyTotal', 'int32'],
+    [6, 'fouled', 'bool'], [7, 'foulReasons', 'repeated string'], [8, 'natural', 'string'],
+    [9, 'declaredNatural', 'string'], [10, 'surrendered', 'bool'],
+    [11, 'stack', 'optional int64'], [12, 'netUnits', 'int64'],
+    [13, 'moneyBeforeRake', 'int64'], [14, 'rake', 'int64'], [15, 'netMoney', 'int64'],
+    [16, 'fantasyland', 'message', 'FantasylandResult'], [17, 'text', 'string'],
+  ],
+  EvaluatedRow: [[1, 'row', 'string'], [2, 'cards', 'repeated string'],
+    [3, 'handClass', 'string'], [4, 'name', 'string'], [5, 'royalty', 'int32'],
+    [6, 'jokerCards', 'repeated string']],
+  FantasylandResult: [[1, 'qualifies', 'bool'], [2, 'cards', 'int32'], [3, 'text', 'string']],
+  PairResult: [
+    [1, 'first', 'string'], [2, 'second', 'string'], [3, 'kind', 'string'],
+    [4, 'rows', 'repeated message', 'RowResult'], [5, 'items', 'repeated message', 'LineItem'],
+    [6, 'units', 'int64'], [7, 'owed', 'int64'], [8, 'paid', 'int64'], [9, 'payer', 'string'],
+    [10, 'payee', 'string'], [11, 'cap', 'string'], [12, 'text', 'string'],
+  ],
+  RowResult: [[1, 'row', 'string'], [2, 'first', 'message', 'EvaluatedRow'],
+    [3, 'second', 'message', 'EvaluatedRow'], [4, 'winner', 'string'], [5, 'units', 'int64'],
+    [6, 'text', 'string']],
+  LineItem: [[1, 'kind', 'string'], [2, 'units', 'int64'], [3, 'text', 'string']],
+  Signature: [[1, 'algorithm', 'string'], [2, 'keyId', 'string'], [3, 'value', 'string']],
+};
+
+const OUTSIDE_CONTENT = new Set([14, 15, 16]); // Settlement: settlementDigest, issuedAt, signature
+const RANGE = { int32: [-(2n ** 31n), 2n ** 31n - 1n], int64: [-(2n ** 63n), 2n ** 63n - 1n] };
+const UTF8 = new TextEncoder();
+
+/** Not a Settlement (failure code "file"). */
+export class NotASettlement extends Error {}
+
+const snake = (name) => name.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
+
+function concat(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function varint(n) {
+  let v = BigInt(n);
+  if (v < 0n) v += 2n ** 64n;
+  const out = [];
+  while (v > 0x7fn) {
+    out.push(Number(v & 0x7fn) | 0x80);
+    v >>= 7n;
+  }
+  out.push(Number(v));
+  return Uint8Array.from(out);
+}
+
+const key = (number, wireType) => varint(number * 8 + wireType);
+
+function lengthDelimited(number, bytes) {
+  return concat([key(number, 2), varint(bytes.length), bytes]);
+}
+
+function integer(value, kind, where) {
+  const base = kind.replace('optional ', '');
+  let v;
+  if (typeof value === 'number' && Number.isInteger(value)) v = BigInt(value);
+  else if (typeof value === 'string' && /^-?\d+$/.test(value)) v = BigInt(value);
+  else throw new NotASettlement(`${where}: ${JSON.stringify(value)} is not an integer`);
+  const [lo, hi] = RANGE[base];
+  if (v < lo || v > hi) throw new NotASettlement(`${where}: out of ${base} range`);
+  return v;
+}
+
+function text(value, where) {
+  if (typeof value !== 'string') throw new NotASettlement(`${where}: not a string`);
+  return UTF8.encode(value);
+}
+
+function object(value, where) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new NotASettlement(`${where}: not an object`);
+  }
+  return value;
+}
+
+/** The canonical bytes of `json` as message `type` (docs/AUDIT.md); `skip`: field numbers left out. */
+export function encode(json, type, skip = new Set(), where = type) {
+  object(json, where);
+  const fields = SCHEMA[type];
+  const byName = new Map();
+  for (const f of fields) {
+    byName.set(f[1], f);
+    byName.set(snake(f[1]), f);
+  }
+  const values = new Map();
+  for (const [name, value] of Object.entries(json)) {
+    const f = byName.get(name);
+    if (!f) throw new NotASettlement(`${where}: unknown field ${JSON.stringify(name)}`);
+    if (values.has(f[0])) throw new NotASettlement(`${where}: field ${f[1]} given twice`);
+    values.set(f[0], value);
+  }
+  const parts = [];
+  for (const [number, name, kind, sub] of [...fields].sort((a, b) => a[0] - b[0])) {
+    if (!values.has(number) || skip.has(number)) continue;
+    const value = values.get(number);
+    const at = `${where}.${name}`;
+    if (kind === 'string') {
+      const bytes = text(value, at);
+      if (bytes.length) parts.push(lengthDelimited(number, bytes));
+    } else if (kind === 'int32' || kind === 'int64') {
+      const v = integer(value, kind, at);
+      if (v !== 0n) parts.push(key(number, 0), varint(v));
+    } else if (kind === 'optional int64') {
+      parts.push(key(number, 0), varint(integer(value, kind, at)));
+    } else if (kind === 'bool') {
+      if (typeof value !== 'boolean') throw new NotASettlement(`${at}: not true or false`);
+      if (value) parts.push(key(number, 0), Uint8Array.of(1));
+    } else if (kind === 'message') {
+      parts.push(lengthDelimited(number, encode(value, sub, new Set(), at)));
+    } else {
+      if (!Array.isArray(value)) throw new NotASettlement(`${at}: not an array`);
+      value.forEach((item, i) => {
+        const bytes = kind === 'repeated string'
+          ? text(item, `${at}[${i}]`)
+          : encode(item, sub, new Set(), `${at}[${i}]`);
+        parts.push(lengthDelimited(number, bytes));
+      });
+    }
+  }
+  return concat(parts);
+}
+
+export const toHex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+
+function fromHex(hex) {
+  return Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
+}
+
+async function sha256(bytes) {
+  return toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)));
+}
+
+/** The key set (the JSON of GetVerificationKeys) as a Map keyId -> {publicKey, notBefore, notAfter}. */
+export function readKeys(json) {
+  const keys = new Map();
+  const list = json?.keys;
+  if (!Array.isArray(list)) throw new Error('not a key set: no "keys" list');
+  for (const k of list) {
+    if (k?.algorithm !== 'Ed25519' || !/^[0-9a-f]{64}$/.test(k.publicKey ?? '')) {
+      throw new Error(`key ${JSON.stringify(k?.keyId)}: not an Ed25519 key of 64 hex digits`);
+    }
+    keys.set(k.keyId, {
+      publicKey: fromHex(k.publicKey),
+      notBefore: k.notBefore ?? '',
+      notAfter: k.notAfter ?? '',
+    });
+  }
+  return keys;
+}
+
+/** A stored settlement's Settlement: a SettleResponse ({"settlement": …}) or a bare one. */
+export function unwrap(stored) {
+  if (stored && typeof stored === 'object' && Object.keys(stored).length === 1 &&
+      'settlement' in stored) {
+    return stored.settlement;
+  }
+  return stored;
+}
+
+/**
+ * Check one stored settlement (its parsed JSON). `keys`: from readKeys, or null to check the
+ * digests only. Resolves to {verdict: 'valid' | 'invalid' | 'digests-only', failures (codes),
+ * signatureChecked, contentHex, settlementDigest, settlementId, keyId, issuedAt} — digest and id
+ * as recomputed here, never as stored.
+ */
+export async function verifySettlement(stored, keys) {
+  const s = unwrap(stored);
+  let content;
+  try {
+    content = encode(s, 'Settlement', OUTSIDE_CONTENT);
+    // the fields outside the content must still be of their kinds
+    encode(Object.fromEntries(Object.entries(s).filter(([k]) =>
+      ['settlementDigest', 'issuedAt', 'signature', 'settlement_digest', 'issued_at']
+        .includes(k))), 'Settlement');
+  } catch (e) {
+    if (e instanceof NotASettlement) {
+      return { verdict: 'invalid', failures: ['file'], reason: e.message, signatureChecked: false };
+    }
+    throw e;
+  }
+  const get = (camel) => s[camel] ?? s[snake(camel)] ?? '';
+  const profile = s.profile ?? {};
+  const failures = [];
+  const digest = await sha256(content);
+  const idText = `${get('requestDigest')}\n${profile.digest ?? ''}\n${get('engineVersion')}`;
+  let id = await sha256(
+    UTF8.encode(`cpsettle-settlement-id/v2\n${idText}\n${get('engineDigest')}`));
+  // v1 ids (before the engine digest was part of them) stay valid for settlements stored then.
+  const legacyId = await sha256(UTF8.encode(`cpsettle-settlement-id/v1\n${idText}`));
+  if (get('settlementId') === legacyId) id = legacyId;
+  else if (get('settlementId') !== id) failures.push('settlement_id');
+  if (get('settlementDigest') !== digest) failures.push('settlement_digest');
+  const sig = s.signature ?? {};
+  const algorithm = sig.algorithm ?? '';
+  const keyId = sig.keyId ?? sig.key_id ?? '';
+  const issuedAt = get('issuedAt');
+  let checked = false;
+  if (algorithm !== 'Ed25519') { // '' or NONE: unsigned; anything else: not ours
+    if (keys) failures.push('signature');
+  } else if (keys) {
+    const k = keys.get(keyId);
+    if (!k) {
+      failures.push('signature.key_id');
+    } else {
+      checked = true;
+      const value = sig.value ?? '';
+      const message = UTF8.encode(`cpsettle-signature/v1\n${digest}\n${issuedAt}\n${keyId}`);
+      let good = false;
+      if (/^[0-9a-f]{128}$/.test(value)) {
+        const publicKey = await crypto.subtle.importKey(
+          'raw', k.publicKey, { name: 'Ed25519' }, false, ['verify']);
+        good = await crypto.subtle.verify({ name: 'Ed25519' }, publicKey, fromHex(value), message);
+      }
+      if (!good) failures.push('signature');
+      else if ((k.notBefore && issuedAt < k.notBefore) || (k.notAfter && issuedAt > k.notAfter)) {
+        failures.push('signature.key_window');
+      }
+    }
+  }
+  return {
+    verdict: failures.length ? 'invalid' : (keys ? 'valid' : 'digests-only'),
+    failures,
+    signatureChecked: checked,
+    contentHex: toHex(content),
+    settlementDigest: digest,
+    settlementId: id,
+    algorithm,
+    keyId,
+    issuedAt,
+  };
+}
