@@ -24,7 +24,10 @@ from tests.audit.conftest import load_generator
 from tests.conftest import ServerHandle
 from tests.hardening.cli_process import cli, spawn
 
-COPIES = 6  # the generated day, this many times over: long enough to be killed in the middle
+# the generated day, this many times over: long enough to be killed in the middle. Checkpoints
+# come at most once a second after the first batch, so the run must last several seconds on a
+# fast, quiet machine (6 copies, 2,400 lines, took 1.2 s there and ended before its kill).
+COPIES = 25
 TIMING = ("startedAt", "finishedAt", "elapsedSeconds", "handsPerSecond")
 
 
