@@ -42,6 +42,7 @@ from cpsettle_service.domain.cards import CANONICAL, parse_cards  # noqa: E402
 from cpsettle_service.domain.hands import evaluate_five, evaluate_three  # noqa: E402
 from cpsettle_service.domain.naturals import naturals_held  # noqa: E402
 from cpsettle_service.domain.profile import ProfileRegistry, RuleProfile  # noqa: E402
+from cpsettle_service.domain.reader import json_name  # noqa: E402
 from cpsettle_service.domain.settlement import ItemKind, PairKind, Settlement, settle  # noqa: E402
 from cpsettle_service.domain.table import request_from_dict, resolve_profile  # noqa: E402
 
@@ -60,8 +61,8 @@ TABLES: tuple[tuple[str, int, tuple[int, ...], dict[str, Any] | None], ...] = (
     ("ofc", 100, (3, 3, 2), None),
     ("ofc-descubierto", 200, (2, 3), None),
     ("western", 1000, (4, 4, 3),
-     {"rake": {"mode": "COMMISSION", "commissionBps": 500, "commissionCap": 2500}}),
-    ("eastern", 100, (4, 4, 3), {"rake": {"mode": "PER_PLAYER", "perPlayerFee": 25}}),
+     {"rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 500, "commissionCap": 2500}}),
+    ("eastern", 100, (4, 4, 3), {"rake": {"mode": "RAKE_MODE_PER_PLAYER", "perPlayerFee": 25}}),
     ("shisanshui", 50, (4, 4, 4), None),
 )
 
@@ -194,7 +195,7 @@ class Day:
         if playable and rng.random() < 0.9:
             best = max(playable, key=lambda n: profile.naturals.by_natural[n].rank)
             p["cards"] = sorted(cards, key=DECK.index)
-            p["declaredNatural"] = best.value
+            p["declaredNatural"] = json_name(best)
         elif profile.surrender.allowed and rng.random() < 0.06:
             p["surrender"] = True
         elif rng.random() < 0.03:

@@ -147,7 +147,8 @@ def test_validate_payouts_rejects_unknown_players(client: SettlementClient) -> N
 
 def test_evaluate_arrangement(client: SettlementClient) -> None:
     e = client.evaluate({"preset": "ofc", "arrangement": ARRANGEMENTS["B"]})
-    assert [r.hand_class for r in e.rows] == ["PAIR", "FULL_HOUSE", "STRAIGHT_FLUSH"]
+    assert [profile_pb2.HandClass.Name(r.hand_class) for r in e.rows] == [
+        "HAND_CLASS_PAIR", "HAND_CLASS_FULL_HOUSE", "HAND_CLASS_STRAIGHT_FLUSH"]
     assert not e.fouled
     # OFC table E: front KK 8, middle full house 12, back straight flush 15.
     assert [r.royalty for r in e.rows] == [8, 12, 15] and e.royalty_total == 35
@@ -157,14 +158,15 @@ def test_evaluate_arrangement(client: SettlementClient) -> None:
         "arrangement": {"front": ["Kc", "Kd", "2d"], "middle": ARRANGEMENTS["B"]["back"],
                         "back": ARRANGEMENTS["B"]["middle"]},
     })
-    assert fouled.fouled and list(fouled.foul_reasons) == ["MIDDLE_ABOVE_BACK"]
+    assert fouled.fouled and list(fouled.foul_reasons) == [pb.FOUL_REASON_MIDDLE_ABOVE_BACK]
     assert not fouled.fantasyland.qualifies
 
 
 def test_evaluate_finds_naturals(client: SettlementClient) -> None:
     dragon = ["2s", "3h", "4d", "5c", "6s", "7h", "8d", "9c", "Ts", "Jh", "Qd", "Kc", "As"]
     e = client.evaluate({"preset": "western", "cards": dragon})
-    assert "DRAGON" in e.naturals and list(e.playable_naturals)[0] == "DRAGON"
+    assert profile_pb2.NATURAL_DRAGON in e.naturals
+    assert list(e.playable_naturals)[0] == profile_pb2.NATURAL_DRAGON
     assert not e.rows
 
 
@@ -246,15 +248,18 @@ def test_unknown_preset(client: SettlementClient) -> None:
 def test_inconsistent_inline_profile(client: SettlementClient) -> None:
     profile = profile_to_dict(load_preset("classic-1-6"))
     profile["scoring"]["rowUnit"] = -1
-    profile["royalties"]["table"].append({"row": "BACK", "handClass": "BIG_HAND", "units": 1})
+    # 99: a hand class this schema doesn't have (an open enum carries the number through)
+    profile["royalties"]["table"].append({"row": "ROW_BACK", "handClass": 99, "units": 1})
     profile["royalties"]["table"].append(copy.deepcopy(profile["royalties"]["table"][0]))
-    profile["royalties"]["table"].append({"row": "FRONT", "handClass": "FLUSH", "units": 1})
+    profile["royalties"]["table"].append(
+        {"row": "ROW_FRONT", "handClass": "HAND_CLASS_FLUSH", "units": 1})
     r = table()
     del r["preset"]
     r["profile"] = profile
     found = reject(client, r)
     assert "profile.scoring.rowUnit" in found
-    assert any("BIG_HAND" in reason for reason in found.values())
+    assert any(reason.startswith("got 99, which is not one of HAND_CLASS_HIGH_CARD")
+               for reason in found.values())
     assert any("duplicates the royalty entry" in reason for reason in found.values())
     assert any("cannot make FLUSH" in reason for reason in found.values())
 
@@ -279,7 +284,7 @@ def test_surrender_not_allowed_and_with_a_natural(client: SettlementClient) -> N
     assert "players[0].surrender" in reject(client, r)
     r = table("western")
     _player(r, 0).pop("arrangement")
-    _player(r, 0).update(surrender=True, declaredNatural="DRAGON")
+    _player(r, 0).update(surrender=True, declaredNatural="NATURAL_DRAGON")
     assert "players[0]" in reject(client, r)
 
 
@@ -294,7 +299,7 @@ def test_unknown_natural_declaration(client: SettlementClient) -> None:
     r = table("western")
     p = _player(r, 0)
     cards = [c for row in p.pop("arrangement").values() for c in row]
-    p.update(cards=cards, declaredNatural="FIVE_ACES")
+    p.update(cards=cards, declaredNatural=99)  # a natural this schema doesn't have
     assert "not a known natural" in reject(client, r)["players[0].declaredNatural"]
 
 
@@ -391,5 +396,5 @@ def test_repeated_overrides_give_the_same_profile_digest(client: SettlementClien
     second = client.settle(request).settlement
     assert first.profile.digest == second.profile.digest
     assert first.profile.source == "builtin+overrides"
-    changed = table("western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "NONE"}})
+    changed = table("western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "RAKE_MODE_NONE"}})
     assert client.settle(changed).settlement.profile.digest != first.profile.digest

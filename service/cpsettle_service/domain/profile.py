@@ -26,7 +26,7 @@ from .cards import Rank, Suit
 from .errors import Collector, InvalidInput, Violation, ViolationCode
 from .hands import HandClass, HandRank, Wheel
 from .naturals import Natural
-from .reader import Reader, parse_enum
+from .reader import Reader, json_name, parse_enum
 from .rows import ROWS, Row
 
 
@@ -391,7 +391,7 @@ def _ranking(errors: Collector, r: Reader) -> Ranking:
         suits = [parse_enum(errors, p, Suit, v, Suit.SPADE, ViolationCode.PROFILE)
                  for p, v in items]
         if len(suits) != 4 or len(set(suits)) != 4:
-            errors.add(r.at("suitOrder"), "must list each of the four suits s, h, d, c once",
+            errors.add(r.at("suitOrder"), "must list each of the four suits once",
                        ViolationCode.PROFILE)
         else:
             suit_order = tuple(suits)
@@ -510,7 +510,7 @@ def profile_from_dict(data: object, path: str = "profile") -> RuleProfile:
 
 
 def _threshold_dict(t: HandThreshold) -> dict[str, Any]:
-    d: dict[str, Any] = {"handClass": t.hand_class.value}
+    d: dict[str, Any] = {"handClass": json_name(t.hand_class)}
     if t.rank is not None:
         d["rank"] = t.rank.value
     return d
@@ -520,7 +520,7 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
     """The complete JSON form; ``profile_from_dict(profile_to_dict(p)) == p``."""
 
     def royalty(e: RoyaltyEntry) -> dict[str, Any]:
-        d: dict[str, Any] = {"row": e.row.value, "handClass": e.hand_class.value}
+        d: dict[str, Any] = {"row": json_name(e.row), "handClass": json_name(e.hand_class)}
         if e.rank is not None:
             d["rank"] = e.rank.value
         d["units"] = e.units
@@ -548,19 +548,19 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
             },
         },
         "royalties": {
-            "mode": p.royalties.mode.value,
+            "mode": json_name(p.royalties.mode),
             "table": [royalty(e) for e in p.royalties.table],
         },
         "foul": {
-            "penalty": p.foul.penalty.value,
+            "penalty": json_name(p.foul.penalty),
             "fixedUnits": p.foul.fixed_units,
             "paysOpponentRoyalties": p.foul.pays_opponent_royalties,
         },
         "naturals": {
             "requireDeclaration": p.naturals.require_declaration,
-            "vsFoul": p.naturals.vs_foul.value,
+            "vsFoul": json_name(p.naturals.vs_foul),
             "table": [
-                {"natural": e.natural.value, "rank": e.rank, "units": e.units}
+                {"natural": json_name(e.natural), "rank": e.rank, "units": e.units}
                 for e in p.naturals.table
             ],
         },
@@ -573,19 +573,19 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
         "caps": {
             "losses": p.caps.losses,
             "wins": p.caps.wins,
-            "basis": p.caps.basis.value,
-            "order": p.caps.order.value,
+            "basis": json_name(p.caps.basis),
+            "order": json_name(p.caps.order),
         },
         "rake": {
-            "mode": p.rake.mode.value,
+            "mode": json_name(p.rake.mode),
             "perPlayerFee": p.rake.per_player_fee,
             "commissionBps": p.rake.commission_bps,
             "commissionCap": p.rake.commission_cap,
         },
         "ranking": {
-            "wheel": p.ranking.wheel.value,
-            "rowTie": p.ranking.row_tie.value,
-            "suitOrder": [s.value for s in p.ranking.suit_order],
+            "wheel": json_name(p.ranking.wheel),
+            "rowTie": json_name(p.ranking.row_tie),
+            "suitOrder": [json_name(s) for s in p.ranking.suit_order],
             "suitOrderTiebreak": p.ranking.suit_order_tiebreak,
         },
         "fantasyland": {
