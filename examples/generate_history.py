@@ -327,7 +327,7 @@ def plant_mistake(kind: str, day: Day, hand: dict[str, Any], rng: random.Random
     elif kind == "missed-royalties":
         if not any(i.kind is ItemKind.ROYALTIES and i.units for pr in s.pairs for i in pr.items):
             return None
-        paid = _with_overrides(day, request, {"royalties": {"mode": "NONE"}})
+        paid = _with_overrides(day, request, {"royalties": {"mode": "ROYALTY_MODE_NONE"}})
     elif kind == "rake-not-taken":
         if not raked:
             return None
