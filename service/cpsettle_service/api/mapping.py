@@ -28,8 +28,8 @@ from ..domain.profile import (
     CapOrder,
     FoulPenalty,
     RakeMode,
-    RoyaltyMode,
     RowTie,
+    RoyaltyMode,
     RuleProfile,
     VsFoul,
     profile_to_dict,
@@ -62,8 +62,9 @@ def enum_prefix(enum: EnumDescriptor) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
 
 
-def enum_table(enum: EnumDescriptor, names: Mapping[str, str]) -> dict[str, int]:
-    """``names``: domain value -> the proto value's name without the prefix."""
+def enum_table(enum: EnumDescriptor, names: Mapping[str, str]) -> dict[str, Any]:
+    """``names``: domain value -> the proto value's name without the prefix. (The numbers are
+    typed ``Any``: each generated enum has a ``ValueType`` of its own.)"""
     prefix = enum_prefix(enum)
     return {value: enum.values_by_name[prefix + name].number for value, name in names.items()}
 
@@ -74,7 +75,8 @@ def members(enum: type[StrEnum]) -> dict[str, str]:
 
 
 def _proto_enum(module: Any, name: str) -> EnumDescriptor:
-    return module.DESCRIPTOR.enum_types_by_name[name]
+    enum: EnumDescriptor = module.DESCRIPTOR.enum_types_by_name[name]
+    return enum
 
 
 ROW = enum_table(_proto_enum(profile_pb2, "Row"), members(Row))

@@ -9,8 +9,8 @@ BadRequest). One bad hand never ends the stream.
 Batch-level problems answer the batch with a single result whose ``ref`` is empty and whose
 error says what went wrong (the client's refs are never empty, so it can tell):
 
-- bytes that are not a ``SettleStreamRequest`` (``codec``'s tolerant deserializer's ``Malformed``), or
-  more bytes than the server reads (RESOURCE_EXHAUSTED);
+- bytes that are not a ``SettleStreamRequest`` (``codec``'s tolerant deserializer's
+  ``Malformed``), or more bytes than the server reads (RESOURCE_EXHAUSTED);
 - more than ``max_items`` hands in one message;
 - results too big to send in one message (``max_result_bytes``): send fewer hands per batch.
 

@@ -72,7 +72,8 @@ def tag(number: int, wire_type: int) -> bytes:
 
 def number(message: type[Message], field: str) -> int:
     """The number of ``message``'s field ``field``, from the generated descriptor."""
-    return message.DESCRIPTOR.fields_by_name[field].number  # type: ignore[no-any-return]
+    n: int = message.DESCRIPTOR.fields_by_name[field].number
+    return n
 
 
 def text_field(number: int) -> Callable[[str], bytes]:

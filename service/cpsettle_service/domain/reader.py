@@ -171,7 +171,7 @@ def parse_enum(
     errors: Collector, path: str, enum: type[E], value: object, default: E, code: ViolationCode
 ) -> E:
     """``value``, a JSON name of ``enum``, as its member; otherwise a problem and ``default``."""
-    by_name = _json_names(enum)[0]
+    by_name: dict[str, E] = _json_names(enum)[0]
     if isinstance(value, str) and value in by_name:
         return by_name[value]
     allowed = ", ".join(by_name)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import Collector, InvalidInput, ViolationCode
-from .profile import ProfileRegistry, RuleProfile, apply_overrides, profile_from_dict
 from .naturals import Natural
+from .profile import ProfileRegistry, RuleProfile, apply_overrides, profile_from_dict
 from .reader import Reader, describe, parse_enum
 
 

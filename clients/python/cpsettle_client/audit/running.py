@@ -302,7 +302,8 @@ class _Stream:
 
 
 class ServerRunner:
-    """Sends each chunk as a ``SettleStreamRequest`` over one of ``workers`` ``SettleStream`` calls."""
+    """Sends each chunk as a ``SettleStreamRequest`` over one of ``workers`` ``SettleStream``
+    calls."""
 
     def __init__(self, client: Any, workers: int) -> None:
         self.client = client
