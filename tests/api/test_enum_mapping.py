@@ -101,10 +101,10 @@ def test_the_domains_json_names_are_the_proto_value_names(name: str) -> None:
 def test_no_closed_set_left_as_a_string() -> None:
     """The string fields left are ids, cards, ranks in card notation, text and digests."""
     allowed_suffixes = ("_id", "id", "text", "name", "digest", "version", "description", "source",
-                        "ref", "value", "message", "reason", "field", "attestation", "problems",
+                        "ref", "value", "attestation", "problems",
                         "explanation", "public_key", "not_before", "not_after", "issued_at",
                         "preset", "cards", "front", "middle", "back", "rank", "order", "winner",
-                        "first", "second", "payer", "payee", "code", "dead_cards")
+                        "first", "second", "payer", "payee", "dead_cards")
     strings = [
         f"{m.name}.{f.name}"
         for module in (profile_pb2, pb)
