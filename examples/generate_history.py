@@ -42,7 +42,6 @@ from cpsettle_service.domain.cards import CANONICAL, parse_cards  # noqa: E402
 from cpsettle_service.domain.hands import evaluate_five, evaluate_three  # noqa: E402
 from cpsettle_service.domain.naturals import naturals_held  # noqa: E402
 from cpsettle_service.domain.profile import ProfileRegistry, RuleProfile  # noqa: E402
-from cpsettle_service.domain.reader import json_name  # noqa: E402
 from cpsettle_service.domain.settlement import ItemKind, PairKind, Settlement, settle  # noqa: E402
 from cpsettle_service.domain.table import request_from_dict, resolve_profile  # noqa: E402
 
@@ -195,7 +194,7 @@ class Day:
         if playable and rng.random() < 0.9:
             best = max(playable, key=lambda n: profile.naturals.by_natural[n].rank)
             p["cards"] = sorted(cards, key=DECK.index)
-            p["declaredNatural"] = json_name(best)
+            p["declaredNatural"] = best.value
         elif profile.surrender.allowed and rng.random() < 0.06:
             p["surrender"] = True
         elif rng.random() < 0.03:

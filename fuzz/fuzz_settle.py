@@ -81,15 +81,15 @@ ODD_CARDS = [
 ]
 PRESETS = list(preset_names())
 ODD_PRESETS = ["", "WESTERN", "western ", "nope", "../etc/passwd", "ofc\x00", "x" * 300]
-# Player.declared_natural is a cpsettle.v1 Natural: its values are 1..len(Natural), in order
-NATURALS = list(range(1, len(Natural) + 1))
-ODD_NATURALS = [0, len(Natural) + 1, 999, -1, 2**31 - 1]  # none, and numbers no value has
+# Player.declared_natural is a string: a catalogue natural's name or a house natural's
+NATURALS = [n.value for n in Natural]
+ODD_NATURALS = ["", "dragon", "NONE", "DRAGON ", "NATURAL_DRAGON", "x" * 100]
 # Profile JSON values: the proto names (what is valid), the short names of 0.1.0 and odd words
 ENUM_WORDS = [
     "ROYALTY_MODE_ALWAYS", "ROYALTY_MODE_ON_WIN_REPLACES", "FOUL_PENALTY_FIXED",
     "VS_FOUL_NATURAL_UNITS", "CAP_BASIS_CURRENT_STACK", "CAP_ORDER_LEFT_OF_BUTTON_FIRST",
     "RAKE_MODE_COMMISSION", "WHEEL_SECOND_HIGHEST", "ROW_TIE_SUIT_OF_HIGHEST_CARD", "ROW_FRONT",
-    "HAND_CLASS_PAIR", "SUIT_SPADE", "NATURAL_DRAGON", "ROYALTY_MODE_UNSPECIFIED",
+    "HAND_CLASS_PAIR", "SUIT_SPADE", "NATURAL_TIE_COMPARE_CARDS", "ROYALTY_MODE_UNSPECIFIED",
     "NONE", "ALWAYS", "ON_WIN_ADDED", "ON_WIN_REPLACES", "SCOOPED", "FIXED",
     "GREATER_OF_NATURAL_AND_FOUL", "NATURAL_UNITS", "HAND_START", "CURRENT_STACK",
     "BUTTON_FIRST", "LEFT_OF_BUTTON_FIRST", "PER_PLAYER", "COMMISSION", "LOWEST",

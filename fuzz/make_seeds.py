@@ -18,7 +18,6 @@ for sub in ("service", "proto", "clients/python"):
     if str(ROOT / sub) not in sys.path:
         sys.path.insert(0, str(ROOT / sub))
 
-from cpsettle.v1 import profile_pb2  # noqa: E402
 from cpsettle.v1 import settlement_pb2 as pb  # noqa: E402
 from cpsettle_client.client import request_from_json  # noqa: E402
 
@@ -51,7 +50,7 @@ def seeds() -> dict[str, bytes]:
     p = natural.players[0]
     p.cards.extend(list(p.arrangement.front) + list(p.arrangement.middle) + list(p.arrangement.back))
     p.ClearField("arrangement")
-    p.declared_natural = profile_pb2.NATURAL_SIX_PAIRS
+    p.declared_natural = "SIX_PAIRS"
     natural.players[1].ClearField("arrangement")
     natural.players[1].surrender = True
     natural.players[2].in_fantasyland = True

@@ -19,14 +19,15 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_service.api import mapping
 from cpsettle_service.domain.cards import Suit
 from cpsettle_service.domain.hands import HandClass, Wheel
-from cpsettle_service.domain.naturals import Natural
+from cpsettle_service.domain.natural_vocabulary import RowClass
 from cpsettle_service.domain.profile import (
     CapBasis,
     CapOrder,
     FoulPenalty,
+    NaturalTie,
     RakeMode,
-    RoyaltyMode,
     RowTie,
+    RoyaltyMode,
     VsFoul,
     load_preset,
     preset_names,
@@ -39,7 +40,6 @@ TABLES: dict[str, dict[str, int]] = {
     "Row": mapping.ROW,
     "HandClass": mapping.HAND_CLASS,
     "Suit": mapping.SUIT,
-    "Natural": mapping.NATURAL,
     "RoyaltyMode": mapping.ROYALTY_MODE,
     "FoulPenalty": mapping.FOUL_PENALTY,
     "VsFoul": mapping.VS_FOUL,
@@ -48,6 +48,8 @@ TABLES: dict[str, dict[str, int]] = {
     "RakeMode": mapping.RAKE_MODE,
     "Wheel": mapping.WHEEL,
     "RowTie": mapping.ROW_TIE,
+    "NaturalTie": mapping.NATURAL_TIE,
+    "RowClass": mapping.ROW_CLASS,
     "PlayerStatus": mapping.PLAYER_STATUS,
     "FoulReason": mapping.FOUL_REASON,
     "PairKind": mapping.PAIR_KIND,
@@ -57,10 +59,10 @@ TABLES: dict[str, dict[str, int]] = {
 }
 # The domain enums read from JSON: their JSON names are the proto values' names.
 READ_FROM_JSON: dict[str, type[StrEnum]] = {
-    "Row": Row, "HandClass": HandClass, "Suit": Suit, "Natural": Natural,
+    "Row": Row, "HandClass": HandClass, "Suit": Suit,
     "RoyaltyMode": RoyaltyMode, "FoulPenalty": FoulPenalty, "VsFoul": VsFoul,
     "CapBasis": CapBasis, "CapOrder": CapOrder, "RakeMode": RakeMode, "Wheel": Wheel,
-    "RowTie": RowTie,
+    "RowTie": RowTie, "NaturalTie": NaturalTie, "RowClass": RowClass,
 }
 
 
@@ -99,18 +101,26 @@ def test_the_domains_json_names_are_the_proto_value_names(name: str) -> None:
 
 
 def test_no_closed_set_left_as_a_string() -> None:
-    """The string fields left are ids, cards, ranks in card notation, text and digests."""
+    """The string fields left are ids, cards, ranks in card notation, text and digests, and the
+    naturals: an open set, since a house may name its own (RULES.md §16.1)."""
     allowed_suffixes = ("_id", "id", "text", "name", "digest", "version", "description", "source",
                         "ref", "value", "attestation", "problems",
                         "explanation", "public_key", "not_before", "not_after", "issued_at",
                         "preset", "cards", "front", "middle", "back", "rank", "order", "winner",
                         "first", "second", "payer", "payee", "dead_cards")
+    open_sets = {"NaturalEntry.natural", "Player.declared_natural", "PlayerResult.natural",
+                 "PlayerResult.declared_natural", "EvaluateArrangementResponse.naturals",
+                 "EvaluateArrangementResponse.playable_naturals",
+                 # ranks in card notation ("8", "J")
+                 "NaturalDefinition.ranks_at_least", "NaturalDefinition.ranks_at_most",
+                 "NaturalDefinition.ranks_in"}
     strings = [
         f"{m.name}.{f.name}"
         for module in (profile_pb2, pb)
         for m in module.DESCRIPTOR.message_types_by_name.values()
         for f in m.fields
         if f.type == FieldDescriptor.TYPE_STRING and not f.name.endswith(allowed_suffixes)
+        and f"{m.name}.{f.name}" not in open_sets
     ]
     assert strings == []
 

@@ -165,8 +165,7 @@ def test_evaluate_arrangement(client: SettlementClient) -> None:
 def test_evaluate_finds_naturals(client: SettlementClient) -> None:
     dragon = ["2s", "3h", "4d", "5c", "6s", "7h", "8d", "9c", "Ts", "Jh", "Qd", "Kc", "As"]
     e = client.evaluate({"preset": "western", "cards": dragon})
-    assert profile_pb2.NATURAL_DRAGON in e.naturals
-    assert list(e.playable_naturals)[0] == profile_pb2.NATURAL_DRAGON
+    assert "DRAGON" in e.naturals and list(e.playable_naturals)[0] == "DRAGON"
     assert not e.rows
 
 
@@ -284,7 +283,7 @@ def test_surrender_not_allowed_and_with_a_natural(client: SettlementClient) -> N
     assert "players[0].surrender" in reject(client, r)
     r = table("western")
     _player(r, 0).pop("arrangement")
-    _player(r, 0).update(surrender=True, declaredNatural="NATURAL_DRAGON")
+    _player(r, 0).update(surrender=True, declaredNatural="DRAGON")
     assert "players[0]" in reject(client, r)
 
 
@@ -299,7 +298,7 @@ def test_unknown_natural_declaration(client: SettlementClient) -> None:
     r = table("western")
     p = _player(r, 0)
     cards = [c for row in p.pop("arrangement").values() for c in row]
-    p.update(cards=cards, declaredNatural=99)  # a natural this schema doesn't have
+    p.update(cards=cards, declaredNatural="FIVE_ACES")
     assert "not a known natural" in reject(client, r)["players[0].declaredNatural"]
 
 
@@ -398,3 +397,27 @@ def test_repeated_overrides_give_the_same_profile_digest(client: SettlementClien
     assert first.profile.source == "builtin+overrides"
     changed = table("western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "RAKE_MODE_NONE"}})
     assert client.settle(changed).settlement.profile.digest != first.profile.digest
+
+
+# --------------------------------------------------------------------------- house rules (§16)
+
+
+def test_house_rules_over_the_wire(client: SettlementClient) -> None:
+    """A joker golden table through the real server: the row names what the joker stands for;
+    an inline profile whose natural the vocabulary cannot check is INVALID_ARGUMENT naming it."""
+    case = json.loads(next(GOLDEN.glob("404-*.json")).read_text())
+    s = client.settle(case["request"]).settlement
+    a = next(p for p in s.players if p.player_id == "A")
+    assert list(a.rows[0].cards) == ["Qs", "Xj", "2c"] and list(a.rows[0].joker_cards) == ["Qh"]
+    assert a.rows[0].name == "Pair of queens, two kicker" and a.net_units == 6
+    request = request_from_json(table("western"))
+    request.preset = ""
+    profile = profile_to_dict(load_preset("western"))
+    profile["naturals"]["table"].append(
+        {"natural": "ONE_RED", "rank": 9, "units": 24, "definition": {"sameSuit": 14}})
+    profile["naturals"]["equalRank"] = "NATURAL_TIE_COMPARE_CARDS"
+    json_format.ParseDict(profile, request.profile)
+    with pytest.raises(SettlementError) as e:
+        client.settle(request)
+    assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert "at most 13" in violations(e)["profile.naturals.table[7].definition.sameSuit"]

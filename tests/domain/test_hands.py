@@ -189,10 +189,11 @@ def test_ranks_tuples() -> None:
 
 
 def test_hand_class_order_and_label() -> None:
-    assert [hc.order for hc in HandClass] == list(range(10))
+    assert [hc.order for hc in HandClass] == list(range(11))
     assert [hc.value for hc in HandClass] == [
         "HIGH_CARD", "PAIR", "TWO_PAIR", "THREE_OF_A_KIND", "STRAIGHT", "FLUSH",
         "FULL_HOUSE", "FOUR_OF_A_KIND", "STRAIGHT_FLUSH", "ROYAL_FLUSH",
+        "FIVE_OF_A_KIND",  # spec 16.3: jokers that may duplicate
     ]  # fmt: skip
     assert HandClass.FULL_HOUSE.label == "Full house"
     assert HandClass.HIGH_CARD.label == "High card"

@@ -92,7 +92,7 @@ def assert_valid_split(natural, cards, split):
 
 def test_catalogue_complete_and_labelled():
     assert set(PREDICATES) == set(Natural)
-    assert len(Natural) == 14
+    assert len(Natural) == 17  # the 14 of spec section 8 and the three of 16.1
     for natural in Natural:
         assert natural.value == natural.name
         assert natural.label and natural.label[0].isupper()
@@ -139,6 +139,10 @@ HOLDS = [
     (N.ALL_LOW, "2s 2h 3d 3c 4s 4h 5d 5c 6s 6h 7d 7c 8s"),
     (N.ONE_COLOUR, "2h 3d 4h 5d 6h 7d 8h 9d Th Jd Qh Kd Ah"),
     (N.ONE_COLOUR, "2s 3c 4s 5c 6s 7c 8s 9c Ts Jc Qs Kc As"),
+    (N.ONE_OFF_COLOUR, "2h 3d 4h 5d 6h 7d 8h 9d Th Jd Qh Kd As"),  # one black
+    (N.ONE_OFF_COLOUR, "2s 3c 4s 5c 6s 7c 8s 9c Ts Jc Qs Kc Ad"),  # one red
+    (N.TWO_TRIPS_THREE_PAIRS, "As Ah Ad Ks Kh Kd Qs Qh Js Jh Ts Th 9s"),  # 3,3,2,2,2,1
+    (N.TWO_TRIPS_THREE_PAIRS, "As Ah Ad Ks Kh Kd Qs Qh Qd Js Jh 2d 2c"),  # 3,3,3,2,2
 ]
 
 NEAR_MISSES = [
@@ -167,6 +171,11 @@ NEAR_MISSES = [
     (N.ALL_LOW, "2s 2h 3d 3c 4s 4h 5d 5c 6s 6h 7d 7c 9s"),
     (N.ONE_COLOUR, "2h 3d 4h 5d 6h 7d 8h 9d Th Jd Qh Kd As"),
     (N.ONE_COLOUR, "2s 3c 4s 5c 6s 7c 8s 9c Ts Jc Qs Kc Ad"),
+    (N.ONE_OFF_COLOUR, "2h 3d 4h 5d 6h 7d 8h 9d Th Jd Qh Kd Ah"),  # thirteen red
+    (N.ONE_OFF_COLOUR, "2s 3c 4s 5c 6s 7c 8s 9c Ts Jc Qs Kh Ad"),  # eleven and two
+    (N.TWO_TRIPS_THREE_PAIRS, "As Ah Ad Ks Kh Qs Qh Js Jh Ts Th 9s 9h"),  # one trips only
+    (N.TWO_TRIPS_THREE_PAIRS, "As Ah Ad Ks Kh Kd Qs Qh Js 9h Ts 8h 9s"),  # 3,3,2,2,1,1,1
+    (N.FIVE_OF_A_KIND, "As Ah Ad Ac Ks Kh Kd Kc Qs Qh Qd Qc 2c"),  # standard cards: never
 ]
 
 
@@ -187,7 +196,8 @@ def test_near_miss(natural, text):
 
 
 def test_every_natural_has_examples_both_ways():
-    assert {n for n, _ in HOLDS} == set(Natural)
+    # Five of a kind needs a joker that duplicates a card: its examples are in test_jokers.
+    assert {n for n, _ in HOLDS} == set(Natural) - {N.FIVE_OF_A_KIND}
     assert {n for n, _ in NEAR_MISSES} == set(Natural)
 
 
@@ -218,10 +228,13 @@ def test_plain_dragon():
 def test_four_of_a_kind_counts_as_two_pairs():
     # 4,2,2,2,2,1: six pairs; 3,4,2,2,2: trips and five pairs (and six pairs).
     assert naturals_held(h("As Ah Ad Ac Ks Kh Qs Qh Js Jh Ts Th 2c")) == {N.SIX_PAIRS}
+    # The quad also gives a second three of a kind (with a king left over): two trips and
+    # three pairs (spec 16.1: a rank held four times fills a group of 3).
     assert naturals_held(h("As Ah Ad Ks Kh Kd Kc Qs Qh Js Jh Ts Th")) == {
         N.TRIPS_AND_FIVE_PAIRS,
         N.SIX_PAIRS,
         N.ALL_HIGH,
+        N.TWO_TRIPS_THREE_PAIRS,
     }
 
 
@@ -232,7 +245,8 @@ def test_three_quads_is_also_six_pairs_but_not_four_trips():
 
 def test_four_trips_with_a_quad():
     held = naturals_held(h("As Ah Ad Ac Ks Kh Kd Qs Qh Qd Js Jh Jd"))
-    assert held == {N.FOUR_TRIPS, N.TWELVE_ROYALS, N.ALL_HIGH}
+    # Two trips and three pairs as well: KKK QQQ + AA AA (the quad as two pairs) + JJ.
+    assert held == {N.FOUR_TRIPS, N.TWELVE_ROYALS, N.ALL_HIGH, N.TWO_TRIPS_THREE_PAIRS}
 
 
 def test_twelve_royals_is_all_high():

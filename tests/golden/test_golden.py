@@ -52,6 +52,8 @@ def test_golden(path: Path) -> None:
             "natural": p.natural.value if p.natural else None,
             "surrendered": p.surrendered,
             "fantasylandCards": p.fantasyland.cards if p.fantasyland else 0,
+            # RULES.md §16.3: what each joker of the rows stands for
+            "jokers": [f"Xj as {c}" for r in p.rows for c in r.joker_cards],
         }
         for key, value in want.items():
             assert actual[key] == value, (
@@ -81,7 +83,7 @@ def _leaves(data: object, prefix: str = "") -> dict[str, object]:
 
 
 def test_cases_touch_every_preset_and_every_profile_field() -> None:
-    from cpsettle_service.domain.profile import preset_names, profile_to_dict
+    from cpsettle_service.domain.profile import EXTENSION_DEFAULTS, preset_names, profile_to_dict
 
     presets_used = set()
     values: dict[str, set[object]] = {}
@@ -91,7 +93,10 @@ def test_cases_touch_every_preset_and_every_profile_field() -> None:
         if choice.preset:
             presets_used.add(choice.preset)
         profile = resolve_profile(choice, REGISTRY)
-        for field, value in _leaves(profile_to_dict(profile)).items():
+        # The extension options are left out of the JSON form at their defaults: fill them in.
+        leaves = {f: json.dumps(v, sort_keys=True) for f, v in EXTENSION_DEFAULTS.items()}
+        leaves.update(_leaves(profile_to_dict(profile)))
+        for field, value in leaves.items():
             values.setdefault(field, set()).add(value)
     assert presets_used == set(preset_names())
     # A field "is touched" when the cases settle under at least two different values of it.

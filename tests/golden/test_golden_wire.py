@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient
 
@@ -55,11 +54,11 @@ def test_golden_case_through_the_server(path: Path, client: SettlementClient) ->
             "netMoney": p.net_money,
             "rake": p.rake,
             "fouled": p.fouled,
-            # the golden files name naturals as RULES.md does: DRAGON for NATURAL_DRAGON
-            "natural": (profile_pb2.Natural.Name(p.natural).removeprefix("NATURAL_")
-                        if p.natural else None),
+            "natural": p.natural or None,
             "surrendered": p.surrendered,
             "fantasylandCards": p.fantasyland.cards,
+            # RULES.md §16.3: what each joker of the rows stands for
+            "jokers": [f"Xj as {c}" for r in p.rows for c in r.joker_cards],
         }
         for key, value in want.items():
             assert actual[key] == value, (

@@ -211,7 +211,7 @@ class Corpus:
 
         def loose(r: dict[str, Any]) -> None:
             r["players"][0] = {"playerId": "A", "seat": 1, "cards": ["As"] * n,
-                               "declaredNatural": "NATURAL_DRAGON"}
+                               "declaredNatural": "DRAGON"}
         return self._message(loose)
 
     def huge_string(self) -> bytes:
@@ -329,7 +329,7 @@ class Corpus:
             return self._message(lambda r: r["players"][0].pop("arrangement"))
         if kind == "surrender-and-natural":  # (a surrender with its cards sent is allowed)
             return self._message(lambda r: r["players"][0].update(
-                surrender=True, declaredNatural="NATURAL_DRAGON"))
+                surrender=True, declaredNatural="DRAGON"))
         if kind == "cards-without-natural":
             def cards(r: dict[str, Any]) -> None:
                 p = r["players"][1]

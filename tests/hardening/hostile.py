@@ -18,7 +18,8 @@ RANKS = "23456789TJQKA"
 
 def maximal_profile(n: int) -> dict[str, Any]:
     """A valid profile holding the most the rules allow, distinct for each ``n``: every royalty
-    entry (296), every progressive threshold (42), every natural, a 2,000-character description."""
+    entry (324, five of a kind included: the deck's jokers may duplicate), every progressive
+    threshold (42), every natural, a 2,000-character description."""
     data = profile_to_dict(load_preset("ofc"))
     data["name"] = f"max-{n:08d}-" + "n" * 50
     data["description"] = f"{n:08d}" + "d" * 1992
@@ -36,8 +37,9 @@ def maximal_profile(n: int) -> dict[str, Any]:
         progressive.append({"handClass": json_name(hc), "cards": 14})
         progressive += [{"handClass": json_name(hc), "rank": r, "cards": 15} for r in RANKS]
     data["fantasyland"]["progressive"] = progressive
-    data["naturals"]["table"] = [{"natural": json_name(x), "rank": i, "units": 3 + i}
+    data["naturals"]["table"] = [{"natural": x.value, "rank": i, "units": 3 + i}
                                  for i, x in enumerate(Natural)]
+    data["deck"] = {"jokers": 2, "jokerDuplicates": True}  # five of a kind can then occur
     return data
 
 

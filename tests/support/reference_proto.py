@@ -24,6 +24,7 @@ def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
     out.hand_class = _enum("HandClass", r.hand.hand_class.name)
     out.name = r.hand.name
     out.royalty = r.royalty
+    out.joker_cards.extend(r.joker_cards)
 
 
 def _fantasyland(f: Fantasyland, out: pb.FantasylandResult) -> None:
@@ -63,9 +64,9 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         if p.foul_reasons:
             pp.foul_reasons.extend([_enum("FoulReason", r.name) for r in p.foul_reasons])
         if p.natural is not None:
-            pp.natural = _enum("Natural", p.natural.name)
+            pp.natural = p.natural
         if p.declared_natural:
-            pp.declared_natural = _enum("Natural", p.declared_natural)
+            pp.declared_natural = p.declared_natural
         pp.surrendered = p.surrendered
         if p.stack is not None:
             pp.stack = p.stack

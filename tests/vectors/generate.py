@@ -94,7 +94,8 @@ def requests() -> dict[str, dict[str, Any]]:
     big.update(handId="big-money", unitValue="1000000000000")  # the largest stake allowed
     out["valid-largest-unit-value"] = big
     for case, name in (("224-shisanshui-4p-natural-vs-foul-natural-units", "valid-natural"),
-                       ("204-western-4p-surrenders-foul-natural", "valid-surrenders")):
+                       ("204-western-4p-surrenders-foul-natural", "valid-surrenders"),
+                       ("404-ofc-joker-front-queens-royalty-fantasyland", "valid-jokers")):
         out[name] = json.loads((ROOT / "tests" / "golden" / "cases" / f"{case}.json")
                                .read_text())["request"]
     raked = example("western")

@@ -63,7 +63,7 @@ def settlement(s: pb.Settlement) -> str:
         if p.fouled:
             note += " (" + ", ".join(_label(pb.FoulReason, r) for r in p.foul_reasons) + ")"
         if p.natural:
-            note += f" {_label(profile_pb2.Natural, p.natural)}"
+            note += f" {p.natural}"
         if p.HasField("fantasyland") and p.fantasyland.qualifies:
             note += f" · Fantasyland {p.fantasyland.cards} cards"
         rows.append([p.player_id, str(p.seat), _signed(p.net_units), _signed(p.net_money),
@@ -111,11 +111,9 @@ def evaluation(e: pb.EvaluateArrangementResponse) -> str:
         reasons = ", ".join(_label(pb.FoulReason, r) for r in e.foul_reasons)
         out.append("  Fouled: " + (reasons if e.fouled else "no"))
         out.append(f"  Royalties: {e.royalty_total}")
-    naturals = ", ".join(_label(profile_pb2.Natural, n) for n in e.naturals)
-    out.append("  Naturals in these cards: " + (naturals or "none"))
+    out.append("  Naturals in these cards: " + (", ".join(e.naturals) or "none"))
     if e.playable_naturals:
-        out.append("  Playable under this profile: "
-                   + ", ".join(_label(profile_pb2.Natural, n) for n in e.playable_naturals))
+        out.append("  Playable under this profile: " + ", ".join(e.playable_naturals))
     if e.HasField("fantasyland"):
         out.append(f"  {e.fantasyland.text}")
     return "\n".join(out)

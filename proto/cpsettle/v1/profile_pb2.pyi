@@ -81,6 +81,8 @@ class _HandClassEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HandClass.V
     """A straight in one suit."""
     HAND_CLASS_ROYAL_FLUSH: _HandClass.ValueType  # 10
     """A-K-Q-J-T in one suit."""
+    HAND_CLASS_FIVE_OF_A_KIND: _HandClass.ValueType  # 11
+    """Five cards of one rank: a row whose jokers duplicate a card (docs/RULES.md §16.3)."""
 
 class HandClass(_HandClass, metaclass=_HandClassEnumTypeWrapper):
     """The class of a hand, weakest first (docs/RULES.md §3)."""
@@ -107,6 +109,8 @@ HAND_CLASS_STRAIGHT_FLUSH: HandClass.ValueType  # 9
 """A straight in one suit."""
 HAND_CLASS_ROYAL_FLUSH: HandClass.ValueType  # 10
 """A-K-Q-J-T in one suit."""
+HAND_CLASS_FIVE_OF_A_KIND: HandClass.ValueType  # 11
+"""Five cards of one rank: a row whose jokers duplicate a card (docs/RULES.md §16.3)."""
 Global___HandClass: _TypeAlias = HandClass  # noqa: Y015
 
 class _Suit:
@@ -140,78 +144,6 @@ SUIT_DIAMOND: Suit.ValueType  # 3
 SUIT_CLUB: Suit.ValueType  # 4
 """Clubs (c)."""
 Global___Suit: _TypeAlias = Suit  # noqa: Y015
-
-class _Natural:
-    ValueType = _typing.NewType("ValueType", _builtins.int)
-    V: _TypeAlias = ValueType  # noqa: Y015
-
-class _NaturalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Natural.ValueType], _builtins.type):
-    DESCRIPTOR: _descriptor.EnumDescriptor
-    NATURAL_UNSPECIFIED: _Natural.ValueType  # 0
-    """Not set: no natural."""
-    NATURAL_THIRTEEN_SAME_SUIT: _Natural.ValueType  # 1
-    """All 13 cards of one suit."""
-    NATURAL_DRAGON: _Natural.ValueType  # 2
-    """One card of each of the 13 ranks."""
-    NATURAL_TWELVE_SAME_SUIT: _Natural.ValueType  # 3
-    """At least 12 cards of one suit."""
-    NATURAL_TRIPS_AND_FIVE_PAIRS: _Natural.ValueType  # 4
-    """A three of a kind, the other ten cards forming five pairs."""
-    NATURAL_FOUR_TRIPS: _Natural.ValueType  # 5
-    """Four ranks each held three or four times."""
-    NATURAL_THREE_STRAIGHTS: _Natural.ValueType  # 6
-    """A 3-card straight and two 5-card straights."""
-    NATURAL_THREE_FLUSHES: _Natural.ValueType  # 7
-    """A 3-card flush and two 5-card flushes."""
-    NATURAL_SIX_PAIRS: _Natural.ValueType  # 8
-    """Six pairs and one odd card."""
-    NATURAL_THREE_STRAIGHT_FLUSHES: _Natural.ValueType  # 9
-    """A 3-card straight flush and two 5-card straight flushes."""
-    NATURAL_THREE_QUADS: _Natural.ValueType  # 10
-    """Three fours of a kind and one odd card."""
-    NATURAL_TWELVE_ROYALS: _Natural.ValueType  # 11
-    """Every card a J, Q, K or A."""
-    NATURAL_ALL_HIGH: _Natural.ValueType  # 12
-    """Every card 8 or higher."""
-    NATURAL_ALL_LOW: _Natural.ValueType  # 13
-    """Every card 8 or lower, the ace counting high."""
-    NATURAL_ONE_COLOUR: _Natural.ValueType  # 14
-    """All 13 red, or all 13 black."""
-
-class Natural(_Natural, metaclass=_NaturalEnumTypeWrapper):
-    """A natural of the catalogue: a special hand of the 13 cards (docs/RULES.md §8)."""
-
-NATURAL_UNSPECIFIED: Natural.ValueType  # 0
-"""Not set: no natural."""
-NATURAL_THIRTEEN_SAME_SUIT: Natural.ValueType  # 1
-"""All 13 cards of one suit."""
-NATURAL_DRAGON: Natural.ValueType  # 2
-"""One card of each of the 13 ranks."""
-NATURAL_TWELVE_SAME_SUIT: Natural.ValueType  # 3
-"""At least 12 cards of one suit."""
-NATURAL_TRIPS_AND_FIVE_PAIRS: Natural.ValueType  # 4
-"""A three of a kind, the other ten cards forming five pairs."""
-NATURAL_FOUR_TRIPS: Natural.ValueType  # 5
-"""Four ranks each held three or four times."""
-NATURAL_THREE_STRAIGHTS: Natural.ValueType  # 6
-"""A 3-card straight and two 5-card straights."""
-NATURAL_THREE_FLUSHES: Natural.ValueType  # 7
-"""A 3-card flush and two 5-card flushes."""
-NATURAL_SIX_PAIRS: Natural.ValueType  # 8
-"""Six pairs and one odd card."""
-NATURAL_THREE_STRAIGHT_FLUSHES: Natural.ValueType  # 9
-"""A 3-card straight flush and two 5-card straight flushes."""
-NATURAL_THREE_QUADS: Natural.ValueType  # 10
-"""Three fours of a kind and one odd card."""
-NATURAL_TWELVE_ROYALS: Natural.ValueType  # 11
-"""Every card a J, Q, K or A."""
-NATURAL_ALL_HIGH: Natural.ValueType  # 12
-"""Every card 8 or higher."""
-NATURAL_ALL_LOW: Natural.ValueType  # 13
-"""Every card 8 or lower, the ace counting high."""
-NATURAL_ONE_COLOUR: Natural.ValueType  # 14
-"""All 13 red, or all 13 black."""
-Global___Natural: _TypeAlias = Natural  # noqa: Y015
 
 class _RoyaltyMode:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -417,6 +349,58 @@ ROW_TIE_SUIT_OF_HIGHEST_CARD: RowTie.ValueType  # 2
 """The row with the better suit of its highest card wins (Ranking.suit_order)."""
 Global___RowTie: _TypeAlias = RowTie  # noqa: Y015
 
+class _RowClass:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RowClassEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RowClass.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ROW_CLASS_UNSPECIFIED: _RowClass.ValueType  # 0
+    """The row may hold any cards."""
+    ROW_CLASS_STRAIGHT: _RowClass.ValueType  # 1
+    """A straight or a straight flush."""
+    ROW_CLASS_FLUSH: _RowClass.ValueType  # 2
+    """A flush or a straight flush."""
+    ROW_CLASS_STRAIGHT_FLUSH: _RowClass.ValueType  # 3
+    """A straight flush."""
+
+class RowClass(_RowClass, metaclass=_RowClassEnumTypeWrapper):
+    """The least class a row of a `rows` clause must reach (RULES.md §16.1)."""
+
+ROW_CLASS_UNSPECIFIED: RowClass.ValueType  # 0
+"""The row may hold any cards."""
+ROW_CLASS_STRAIGHT: RowClass.ValueType  # 1
+"""A straight or a straight flush."""
+ROW_CLASS_FLUSH: RowClass.ValueType  # 2
+"""A flush or a straight flush."""
+ROW_CLASS_STRAIGHT_FLUSH: RowClass.ValueType  # 3
+"""A straight flush."""
+Global___RowClass: _TypeAlias = RowClass  # noqa: Y015
+
+class _NaturalTie:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _NaturalTieEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_NaturalTie.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    NATURAL_TIE_UNSPECIFIED: _NaturalTie.ValueType  # 0
+    """The default: NATURAL_TIE_PUSH."""
+    NATURAL_TIE_PUSH: _NaturalTie.ValueType  # 1
+    """Equal naturals settle 0 (RULES.md §8)."""
+    NATURAL_TIE_COMPARE_CARDS: _NaturalTie.ValueType  # 2
+    """The 13 cards compared from the highest rank down; the winner collects his natural's units."""
+
+class NaturalTie(_NaturalTie, metaclass=_NaturalTieEnumTypeWrapper):
+    """How two naturals of equal rank settle (RULES.md §16.2)."""
+
+NATURAL_TIE_UNSPECIFIED: NaturalTie.ValueType  # 0
+"""The default: NATURAL_TIE_PUSH."""
+NATURAL_TIE_PUSH: NaturalTie.ValueType  # 1
+"""Equal naturals settle 0 (RULES.md §8)."""
+NATURAL_TIE_COMPARE_CARDS: NaturalTie.ValueType  # 2
+"""The 13 cards compared from the highest rank down; the winner collects his natural's units."""
+Global___NaturalTie: _TypeAlias = NaturalTie  # noqa: Y015
+
 @_typing.final
 class RuleProfile(_message.Message):
     """A complete rule profile (docs/RULES.md §3-12). Every part may be left out: its fields then take
@@ -438,6 +422,7 @@ class RuleProfile(_message.Message):
     RAKE_FIELD_NUMBER: _builtins.int
     RANKING_FIELD_NUMBER: _builtins.int
     FANTASYLAND_FIELD_NUMBER: _builtins.int
+    DECK_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The profile's name: a preset's or a house profile's ("western")."""
     version: _builtins.str
@@ -484,6 +469,10 @@ class RuleProfile(_message.Message):
     def fantasyland(self) -> Global___Fantasyland:
         """Fantasyland, for Open-Face profiles (docs/RULES.md §11)."""
 
+    @_builtins.property
+    def deck(self) -> Global___Deck:
+        """Jokers (RULES.md §16.3); absent: the standard 52 cards."""
+
     def __init__(
         self,
         *,
@@ -500,10 +489,11 @@ class RuleProfile(_message.Message):
         rake: Global___Rake | None = ...,
         ranking: Global___Ranking | None = ...,
         fantasyland: Global___Fantasyland | None = ...,
+        deck: Global___Deck | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["caps", b"caps", "fantasyland", b"fantasyland", "foul", b"foul", "money", b"money", "naturals", b"naturals", "rake", b"rake", "ranking", b"ranking", "royalties", b"royalties", "scoring", b"scoring", "surrender", b"surrender"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["caps", b"caps", "deck", b"deck", "fantasyland", b"fantasyland", "foul", b"foul", "money", b"money", "naturals", b"naturals", "rake", b"rake", "ranking", b"ranking", "royalties", b"royalties", "scoring", b"scoring", "surrender", b"surrender"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["caps", b"caps", "description", b"description", "fantasyland", b"fantasyland", "foul", b"foul", "money", b"money", "name", b"name", "naturals", b"naturals", "rake", b"rake", "ranking", b"ranking", "royalties", b"royalties", "scoring", b"scoring", "surrender", b"surrender", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["caps", b"caps", "deck", b"deck", "description", b"description", "fantasyland", b"fantasyland", "foul", b"foul", "money", b"money", "name", b"name", "naturals", b"naturals", "rake", b"rake", "ranking", b"ranking", "royalties", b"royalties", "scoring", b"scoring", "surrender", b"surrender", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -717,22 +707,31 @@ class NaturalEntry(_message.Message):
     NATURAL_FIELD_NUMBER: _builtins.int
     RANK_FIELD_NUMBER: _builtins.int
     UNITS_FIELD_NUMBER: _builtins.int
-    natural: Global___Natural.ValueType
-    """The natural."""
+    DEFINITION_FIELD_NUMBER: _builtins.int
+    natural: _builtins.str
+    """A catalogue natural (DRAGON, SIX_PAIRS, ONE_OFF_COLOUR, …) or a house natural's name
+    (capital letters, digits and _, at most 40), which then needs a definition. A string, not
+    an enum: a house may name its own natural.
+    """
     rank: _builtins.int
     """Its rank: a higher rank beats a lower one."""
     units: _builtins.int
     """What it collects, in units."""
+    @_builtins.property
+    def definition(self) -> Global___NaturalDefinition:
+        """The natural as data (RULES.md §16.1): every clause set must hold. Absent: the catalogue's."""
+
     def __init__(
         self,
         *,
-        natural: Global___Natural.ValueType = ...,
+        natural: _builtins.str = ...,
         rank: _builtins.int | None = ...,
         units: _builtins.int | None = ...,
+        definition: Global___NaturalDefinition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_rank", b"_rank", "_units", b"_units", "rank", b"rank", "units", b"units"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_rank", b"_rank", "_units", b"_units", "definition", b"definition", "rank", b"rank", "units", b"units"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rank", b"_rank", "_units", b"_units", "natural", b"natural", "rank", b"rank", "units", b"units"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rank", b"_rank", "_units", b"_units", "definition", b"definition", "natural", b"natural", "rank", b"rank", "units", b"units"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rank: _TypeAlias = _typing.Literal["rank"]  # noqa: Y015
     _WhichOneofArgType__rank: _TypeAlias = _typing.Literal["_rank", b"_rank"]  # noqa: Y015
@@ -746,6 +745,113 @@ class NaturalEntry(_message.Message):
 Global___NaturalEntry: _TypeAlias = NaturalEntry  # noqa: Y015
 
 @_typing.final
+class NaturalRows(_message.Message):
+    """The `rows` clause: the 13 cards split into a 3-card front and two 5-card rows of at least
+    these classes.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FRONT_FIELD_NUMBER: _builtins.int
+    MIDDLE_FIELD_NUMBER: _builtins.int
+    BACK_FIELD_NUMBER: _builtins.int
+    front: Global___RowClass.ValueType
+    """The 3-card row's least class."""
+    middle: Global___RowClass.ValueType
+    """One 5-card row's least class (the two 5-card rows may be taken in either order)."""
+    back: Global___RowClass.ValueType
+    """The other 5-card row's least class."""
+    def __init__(
+        self,
+        *,
+        front: Global___RowClass.ValueType = ...,
+        middle: Global___RowClass.ValueType = ...,
+        back: Global___RowClass.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["back", b"back", "front", b"front", "middle", b"middle"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NaturalRows: _TypeAlias = NaturalRows  # noqa: Y015
+
+@_typing.final
+class NaturalDefinition(_message.Message):
+    """A natural's definition: every clause that is set must hold for the 13 cards (RULES.md §16.1)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_GROUPS_FIELD_NUMBER: _builtins.int
+    DISTINCT_RANKS_FIELD_NUMBER: _builtins.int
+    SAME_SUIT_FIELD_NUMBER: _builtins.int
+    SAME_COLOUR_FIELD_NUMBER: _builtins.int
+    COLOUR_SPLIT_FIELD_NUMBER: _builtins.int
+    RANKS_AT_LEAST_FIELD_NUMBER: _builtins.int
+    RANKS_AT_MOST_FIELD_NUMBER: _builtins.int
+    RANKS_IN_FIELD_NUMBER: _builtins.int
+    ROWS_FIELD_NUMBER: _builtins.int
+    distinct_ranks: _builtins.int
+    """At least this many different ranks (1 to 13)."""
+    same_suit: _builtins.int
+    """At least this many cards of one suit (1 to 13)."""
+    same_colour: _builtins.int
+    """At least this many cards of one colour (1 to 13; hearts and diamonds are red)."""
+    ranks_at_least: _builtins.str
+    """Every card's rank is at least this one ("8"; the ace high)."""
+    ranks_at_most: _builtins.str
+    """Every card's rank is at most this one ("8"; the ace high)."""
+    @_builtins.property
+    def rank_groups(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Disjoint groups of equal ranks of these sizes, e.g. [3, 3, 2, 2, 2]; each 1 to 6, at most
+        13 cards in all.
+        """
+
+    @_builtins.property
+    def colour_split(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Exactly a cards of one colour and b of the other, a + b = 13: [12, 1]."""
+
+    @_builtins.property
+    def ranks_in(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Every card's rank is one of these (["J", "Q", "K", "A"])."""
+
+    @_builtins.property
+    def rows(self) -> Global___NaturalRows:
+        """A 3 + 5 + 5 split with rows of these classes."""
+
+    def __init__(
+        self,
+        *,
+        rank_groups: _abc.Iterable[_builtins.int] | None = ...,
+        distinct_ranks: _builtins.int | None = ...,
+        same_suit: _builtins.int | None = ...,
+        same_colour: _builtins.int | None = ...,
+        colour_split: _abc.Iterable[_builtins.int] | None = ...,
+        ranks_at_least: _builtins.str = ...,
+        ranks_at_most: _builtins.str = ...,
+        ranks_in: _abc.Iterable[_builtins.str] | None = ...,
+        rows: Global___NaturalRows | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_distinct_ranks", b"_distinct_ranks", "_same_colour", b"_same_colour", "_same_suit", b"_same_suit", "distinct_ranks", b"distinct_ranks", "rows", b"rows", "same_colour", b"same_colour", "same_suit", b"same_suit"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_distinct_ranks", b"_distinct_ranks", "_same_colour", b"_same_colour", "_same_suit", b"_same_suit", "colour_split", b"colour_split", "distinct_ranks", b"distinct_ranks", "rank_groups", b"rank_groups", "ranks_at_least", b"ranks_at_least", "ranks_at_most", b"ranks_at_most", "ranks_in", b"ranks_in", "rows", b"rows", "same_colour", b"same_colour", "same_suit", b"same_suit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__distinct_ranks: _TypeAlias = _typing.Literal["distinct_ranks"]  # noqa: Y015
+    _WhichOneofArgType__distinct_ranks: _TypeAlias = _typing.Literal["_distinct_ranks", b"_distinct_ranks"]  # noqa: Y015
+    _WhichOneofReturnType__same_colour: _TypeAlias = _typing.Literal["same_colour"]  # noqa: Y015
+    _WhichOneofArgType__same_colour: _TypeAlias = _typing.Literal["_same_colour", b"_same_colour"]  # noqa: Y015
+    _WhichOneofReturnType__same_suit: _TypeAlias = _typing.Literal["same_suit"]  # noqa: Y015
+    _WhichOneofArgType__same_suit: _TypeAlias = _typing.Literal["_same_suit", b"_same_suit"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__distinct_ranks) -> _WhichOneofReturnType__distinct_ranks | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__same_colour) -> _WhichOneofReturnType__same_colour | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__same_suit) -> _WhichOneofReturnType__same_suit | None: ...
+
+Global___NaturalDefinition: _TypeAlias = NaturalDefinition  # noqa: Y015
+
+@_typing.final
 class Naturals(_message.Message):
     """Naturals (docs/RULES.md §8)."""
 
@@ -754,10 +860,16 @@ class Naturals(_message.Message):
     REQUIRE_DECLARATION_FIELD_NUMBER: _builtins.int
     VS_FOUL_FIELD_NUMBER: _builtins.int
     TABLE_FIELD_NUMBER: _builtins.int
+    QUADS_AS_TWO_PAIRS_FIELD_NUMBER: _builtins.int
+    EQUAL_RANK_FIELD_NUMBER: _builtins.int
     require_declaration: _builtins.bool
     """Whether a natural must be declared to count (default true)."""
     vs_foul: Global___VsFoul.ValueType
     """What a fouled player pays a natural (default VS_FOUL_GREATER_OF_NATURAL_AND_FOUL)."""
+    quads_as_two_pairs: _builtins.bool
+    """Whether a four of a kind fills two groups of 2 in `rank_groups` (default true)."""
+    equal_rank: Global___NaturalTie.ValueType
+    """How two naturals of equal rank settle (default NATURAL_TIE_PUSH)."""
     @_builtins.property
     def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___NaturalEntry]:
         """The naturals this profile plays; none when empty. At most 32 entries, one per natural."""
@@ -768,16 +880,56 @@ class Naturals(_message.Message):
         require_declaration: _builtins.bool | None = ...,
         vs_foul: Global___VsFoul.ValueType = ...,
         table: _abc.Iterable[Global___NaturalEntry] | None = ...,
+        quads_as_two_pairs: _builtins.bool | None = ...,
+        equal_rank: Global___NaturalTie.ValueType = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_require_declaration", b"_require_declaration", "require_declaration", b"require_declaration"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_quads_as_two_pairs", b"_quads_as_two_pairs", "_require_declaration", b"_require_declaration", "quads_as_two_pairs", b"quads_as_two_pairs", "require_declaration", b"require_declaration"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_require_declaration", b"_require_declaration", "require_declaration", b"require_declaration", "table", b"table", "vs_foul", b"vs_foul"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_quads_as_two_pairs", b"_quads_as_two_pairs", "_require_declaration", b"_require_declaration", "equal_rank", b"equal_rank", "quads_as_two_pairs", b"quads_as_two_pairs", "require_declaration", b"require_declaration", "table", b"table", "vs_foul", b"vs_foul"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__quads_as_two_pairs: _TypeAlias = _typing.Literal["quads_as_two_pairs"]  # noqa: Y015
+    _WhichOneofArgType__quads_as_two_pairs: _TypeAlias = _typing.Literal["_quads_as_two_pairs", b"_quads_as_two_pairs"]  # noqa: Y015
     _WhichOneofReturnType__require_declaration: _TypeAlias = _typing.Literal["require_declaration"]  # noqa: Y015
     _WhichOneofArgType__require_declaration: _TypeAlias = _typing.Literal["_require_declaration", b"_require_declaration"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__quads_as_two_pairs) -> _WhichOneofReturnType__quads_as_two_pairs | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__require_declaration) -> _WhichOneofReturnType__require_declaration | None: ...
 
 Global___Naturals: _TypeAlias = Naturals  # noqa: Y015
+
+@_typing.final
+class Deck(_message.Message):
+    """The deck (RULES.md §16.3)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JOKERS_FIELD_NUMBER: _builtins.int
+    JOKER_DUPLICATES_FIELD_NUMBER: _builtins.int
+    jokers: _builtins.int
+    """How many jokers the deck holds: 0 (default), 1 or 2; a joker is written "Xj"."""
+    joker_duplicates: _builtins.bool
+    """Whether a joker may stand for a card already at the table (default false)."""
+    def __init__(
+        self,
+        *,
+        jokers: _builtins.int | None = ...,
+        joker_duplicates: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_joker_duplicates", b"_joker_duplicates", "_jokers", b"_jokers", "joker_duplicates", b"joker_duplicates", "jokers", b"jokers"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_joker_duplicates", b"_joker_duplicates", "_jokers", b"_jokers", "joker_duplicates", b"joker_duplicates", "jokers", b"jokers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__joker_duplicates: _TypeAlias = _typing.Literal["joker_duplicates"]  # noqa: Y015
+    _WhichOneofArgType__joker_duplicates: _TypeAlias = _typing.Literal["_joker_duplicates", b"_joker_duplicates"]  # noqa: Y015
+    _WhichOneofReturnType__jokers: _TypeAlias = _typing.Literal["jokers"]  # noqa: Y015
+    _WhichOneofArgType__jokers: _TypeAlias = _typing.Literal["_jokers", b"_jokers"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__joker_duplicates) -> _WhichOneofReturnType__joker_duplicates | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__jokers) -> _WhichOneofReturnType__jokers | None: ...
+
+Global___Deck: _TypeAlias = Deck  # noqa: Y015
 
 @_typing.final
 class Surrender(_message.Message):

@@ -302,8 +302,8 @@ class Player(_message.Message):
     """The player's id, unique at the table; at most 128 characters."""
     seat: _builtins.int
     """The player's seat, unique at the table (the button order follows the seats)."""
-    declared_natural: _profile_pb2.Natural.ValueType
-    """The natural the player declares (docs/RULES.md §8)."""
+    declared_natural: _builtins.str
+    """The natural the player declares (docs/RULES.md §8): a catalogue or house natural's name."""
     surrender: _builtins.bool
     """Whether the player surrenders (docs/RULES.md §9)."""
     stack: _builtins.int
@@ -327,7 +327,7 @@ class Player(_message.Message):
         seat: _builtins.int = ...,
         arrangement: Global___Arrangement | None = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
-        declared_natural: _profile_pb2.Natural.ValueType = ...,
+        declared_natural: _builtins.str = ...,
         surrender: _builtins.bool = ...,
         stack: _builtins.int | None = ...,
         in_fantasyland: _builtins.bool = ...,
@@ -502,6 +502,7 @@ class EvaluatedRow(_message.Message):
     HAND_CLASS_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     ROYALTY_FIELD_NUMBER: _builtins.int
+    JOKER_CARDS_FIELD_NUMBER: _builtins.int
     row: _profile_pb2.Row.ValueType
     """Which row."""
     hand_class: _profile_pb2.HandClass.ValueType
@@ -514,6 +515,12 @@ class EvaluatedRow(_message.Message):
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Its cards, as sent."""
 
+    @_builtins.property
+    def joker_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The card each joker ("Xj") among `cards` stands for, in the order they appear, when the
+        profile's deck holds jokers (RULES.md §16.3); `hand_class` and `name` are the resolved hand's.
+        """
+
     def __init__(
         self,
         *,
@@ -522,10 +529,11 @@ class EvaluatedRow(_message.Message):
         hand_class: _profile_pb2.HandClass.ValueType = ...,
         name: _builtins.str = ...,
         royalty: _builtins.int = ...,
+        joker_cards: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "hand_class", b"hand_class", "name", b"name", "row", b"row", "royalty", b"royalty"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "hand_class", b"hand_class", "joker_cards", b"joker_cards", "name", b"name", "row", b"row", "royalty", b"royalty"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -740,10 +748,10 @@ class PlayerResult(_message.Message):
     """The sum of the rows' royalties, units."""
     fouled: _builtins.bool
     """Whether the hand fouled (docs/RULES.md §4)."""
-    natural: _profile_pb2.Natural.ValueType
-    """The natural the hand is settled as (NATURAL_UNSPECIFIED: none)."""
-    declared_natural: _profile_pb2.Natural.ValueType
-    """The natural the player declared (NATURAL_UNSPECIFIED: none)."""
+    natural: _builtins.str
+    """The natural the hand is settled as (empty: none)."""
+    declared_natural: _builtins.str
+    """The natural the player declared (empty: none)."""
     surrendered: _builtins.bool
     """Whether the player surrendered."""
     stack: _builtins.int
@@ -780,8 +788,8 @@ class PlayerResult(_message.Message):
         royalty_total: _builtins.int = ...,
         fouled: _builtins.bool = ...,
         foul_reasons: _abc.Iterable[Global___FoulReason.ValueType] | None = ...,
-        natural: _profile_pb2.Natural.ValueType = ...,
-        declared_natural: _profile_pb2.Natural.ValueType = ...,
+        natural: _builtins.str = ...,
+        declared_natural: _builtins.str = ...,
         surrendered: _builtins.bool = ...,
         stack: _builtins.int | None = ...,
         net_units: _builtins.int = ...,
@@ -1258,11 +1266,11 @@ class EvaluateArrangementResponse(_message.Message):
         """Why it fouls."""
 
     @_builtins.property
-    def naturals(self) -> _containers.RepeatedScalarFieldContainer[_profile_pb2.Natural.ValueType]:
+    def naturals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Every catalogue natural the 13 cards make."""
 
     @_builtins.property
-    def playable_naturals(self) -> _containers.RepeatedScalarFieldContainer[_profile_pb2.Natural.ValueType]:
+    def playable_naturals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Those the profile plays, best first."""
 
     @_builtins.property
@@ -1280,8 +1288,8 @@ class EvaluateArrangementResponse(_message.Message):
         royalty_total: _builtins.int = ...,
         fouled: _builtins.bool = ...,
         foul_reasons: _abc.Iterable[Global___FoulReason.ValueType] | None = ...,
-        naturals: _abc.Iterable[_profile_pb2.Natural.ValueType] | None = ...,
-        playable_naturals: _abc.Iterable[_profile_pb2.Natural.ValueType] | None = ...,
+        naturals: _abc.Iterable[_builtins.str] | None = ...,
+        playable_naturals: _abc.Iterable[_builtins.str] | None = ...,
         fantasyland: Global___FantasylandResult | None = ...,
         profile: Global___ProfileRef | None = ...,
     ) -> None: ...

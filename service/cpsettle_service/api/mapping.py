@@ -22,11 +22,12 @@ from ..domain import caps
 from ..domain.cards import Suit
 from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.hands import HandClass, Wheel
-from ..domain.naturals import Natural
+from ..domain.natural_vocabulary import RowClass
 from ..domain.profile import (
     CapBasis,
     CapOrder,
     FoulPenalty,
+    NaturalTie,
     RakeMode,
     RowTie,
     RoyaltyMode,
@@ -82,7 +83,6 @@ def _proto_enum(module: Any, name: str) -> EnumDescriptor:
 ROW = enum_table(_proto_enum(profile_pb2, "Row"), members(Row))
 HAND_CLASS = enum_table(_proto_enum(profile_pb2, "HandClass"), members(HandClass))
 SUIT = enum_table(_proto_enum(profile_pb2, "Suit"), members(Suit))
-NATURAL = enum_table(_proto_enum(profile_pb2, "Natural"), members(Natural))
 ROYALTY_MODE = enum_table(_proto_enum(profile_pb2, "RoyaltyMode"), members(RoyaltyMode))
 FOUL_PENALTY = enum_table(_proto_enum(profile_pb2, "FoulPenalty"), members(FoulPenalty))
 VS_FOUL = enum_table(_proto_enum(profile_pb2, "VsFoul"), members(VsFoul))
@@ -91,6 +91,8 @@ CAP_ORDER = enum_table(_proto_enum(profile_pb2, "CapOrder"), members(CapOrder))
 RAKE_MODE = enum_table(_proto_enum(profile_pb2, "RakeMode"), members(RakeMode))
 WHEEL = enum_table(_proto_enum(profile_pb2, "Wheel"), members(Wheel))
 ROW_TIE = enum_table(_proto_enum(profile_pb2, "RowTie"), members(RowTie))
+NATURAL_TIE = enum_table(_proto_enum(profile_pb2, "NaturalTie"), members(NaturalTie))
+ROW_CLASS = enum_table(_proto_enum(profile_pb2, "RowClass"), members(RowClass))
 PLAYER_STATUS = enum_table(_proto_enum(pb, "PlayerStatus"), members(Status))
 FOUL_REASON = enum_table(_proto_enum(pb, "FoulReason"), members(FoulReason))
 PAIR_KIND = enum_table(_proto_enum(pb, "PairKind"), members(PairKind))
@@ -105,8 +107,7 @@ SIGNATURE_ALGORITHM = enum_table(_proto_enum(pb, "SignatureAlgorithm"), {
     UNSIGNED: "NONE", ALGORITHM: "ED25519",
 })
 
-# The tables the domain reads back from a request: proto number -> domain value.
-NATURAL_FROM_PROTO = {number: value for value, number in NATURAL.items()}
+# Naturals are strings on the wire, not an enum: a house may name its own (RULES.md §16.1).
 
 
 def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
@@ -200,10 +201,7 @@ def _player(p: pb.Player) -> PlayerInput:
         middle=middle,
         back=back,
         cards=tuple(p.cards) if p.cards else None,
-        # 0 (NATURAL_UNSPECIFIED) is no declaration; a number this schema doesn't know stays
-        # a number, which the domain refuses as an unknown natural
-        declared_natural=NATURAL_FROM_PROTO.get(p.declared_natural, str(p.declared_natural))
-        if p.declared_natural else "",
+        declared_natural=p.declared_natural,
         surrender=p.surrender,
         stack=p.stack if p.HasField("stack") else None,
         in_fantasyland=p.in_fantasyland,
@@ -256,6 +254,7 @@ def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
     out.hand_class = HAND_CLASS[h.hand_class]
     out.name = h.name
     out.royalty = r.royalty
+    out.joker_cards.extend(r.joker_cards)
 
 
 def _fantasyland(f: Fantasyland, out: pb.FantasylandResult) -> None:
@@ -346,7 +345,7 @@ def evaluation_to_proto(e: HandEvaluation, out: pb.EvaluateArrangementResponse) 
     out.royalty_total = e.royalty_total
     out.fouled = e.fouled
     out.foul_reasons.extend([FOUL_REASON[r] for r in e.foul_reasons])
-    out.naturals.extend([NATURAL[n] for n in e.naturals])
-    out.playable_naturals.extend([NATURAL[n] for n in e.playable_naturals])
+    out.naturals.extend([n.value for n in e.naturals])
+    out.playable_naturals.extend([n.value for n in e.playable_naturals])
     if e.fantasyland is not None:
         _fantasyland(e.fantasyland, out.fantasyland)

@@ -33,7 +33,6 @@ from .mapping import (
     FOUL_REASON,
     HAND_CLASS,
     LINE_ITEM_KIND,
-    NATURAL,
     PAIR_KIND,
     PLAYER_STATUS,
     ROW,
@@ -147,6 +146,7 @@ _ROW_CARD = text_field(number(_E, "cards"))
 _ROW_CLASS = enum_field(number(_E, "hand_class"), HAND_CLASS)
 _ROW_HAND_NAME = text_field(number(_E, "name"))
 _ROW_ROYALTY = int_field(number(_E, "royalty"))
+_ROW_JOKER = text_field(number(_E, "joker_cards"))
 _CARD_FIELD: dict[str, bytes] = {c: _ROW_CARD(c) for c in CANONICAL}
 # hand -> its class and name fields, keyed by order_key: one int per distinct (category, ranks),
 # three-card and five-card hands included, and the name and class follow from those.
@@ -167,6 +167,7 @@ def evaluated_row(r: EvaluatedRow) -> bytes:
         b"".join([cards.get(c) or _ROW_CARD(c) for c in r.cards]),
         named,
         _ROW_ROYALTY(r.royalty) if r.royalty else b"",
+        b"".join([_ROW_JOKER(c) for c in r.joker_cards]) if r.joker_cards else b"",
     ))
 
 
@@ -185,8 +186,8 @@ _P_ROW = tag(number(_P, "rows"), 2)
 _P_ROYALTY = int_field(number(_P, "royalty_total"))
 _P_FOULED = int_field(number(_P, "fouled"))
 _P_FOUL_REASONS = packed_enum_field(number(_P, "foul_reasons"), FOUL_REASON)
-_P_NATURAL = enum_field(number(_P, "natural"), NATURAL)
-_P_DECLARED = enum_field(number(_P, "declared_natural"), {"": 0} | NATURAL)
+_P_NATURAL = text_field(number(_P, "natural"))
+_P_DECLARED = text_field(number(_P, "declared_natural"))
 _P_SURRENDERED = int_field(number(_P, "surrendered"))
 _P_STACK = tag(number(_P, "stack"), 0)
 _P_NET_UNITS = int_field(number(_P, "net_units"))
@@ -206,8 +207,8 @@ def player_result(p: PlayerResult, rows: list[bytes]) -> bytes:
         parts.append(_P_FOULED(1))
         parts.append(_P_FOUL_REASONS(p.foul_reasons))
     if p.natural is not None:
-        parts.append(_P_NATURAL[p.natural])
-    parts.append(_P_DECLARED[p.declared_natural])
+        parts.append(_P_NATURAL(p.natural))
+    parts.append(_P_DECLARED(p.declared_natural))
     if p.surrendered:
         parts.append(_P_SURRENDERED(1))
     if p.stack is not None:

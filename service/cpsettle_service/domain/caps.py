@@ -137,13 +137,12 @@ def pay_pairs(pairs: Sequence[PairState], caps: Caps, capped: bool, unit_value: 
             owed = paid = 0
             payer_id = payee_id = cut = ""
         signs = pair.signs
-        results.append(pair_result(  # positional: see results.py, "factories"
-            a.pid, b.pid, kind, tuple(pair.items), units,  # first second kind items units
-            owed, paid, payer_id, payee_id, cut,  # owed paid payer payee cap
-            signs, pair.row_units,  # row_signs row_units
-            a.rows if signs else (), b.rows if signs else (),  # first_rows second_rows
-            _fouled_id(a, b) if kind is KIND_FOUL else "",  # fouled
-            pair.tie_breaks,  # tie_breaks
+        results.append(pair_result(
+            a.pid, b.pid, kind=kind, items=tuple(pair.items), units=units, owed=owed,
+            paid=paid, payer=payer_id, payee=payee_id, cap=cut, row_signs=signs,
+            row_units=pair.row_units, first_rows=a.rows if signs else (),
+            second_rows=b.rows if signs else (),
+            fouled=_fouled_id(a, b) if kind is KIND_FOUL else "", tie_breaks=pair.tie_breaks,
         ))
     return results
 

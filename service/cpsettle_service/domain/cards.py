@@ -137,6 +137,17 @@ CARD_BY_SPELLING: dict[str, Card] = {
 """Every accepted spelling of a card (``As``, ``as``, ``AS``, ``10h``, ``A♠`` …) -> the Card."""
 
 
+JOKER = "Xj"
+"""A joker's canonical spelling (RULES.md §16.3); input accepts either case (``xj``, ``XJ``)."""
+
+JOKER_SPELLINGS: frozenset[str] = frozenset({"Xj", "xj", "XJ", "xJ"})
+
+
+def is_joker(text: object) -> bool:
+    """Whether a card string spells a joker (surrounding blanks allowed, as for cards)."""
+    return isinstance(text, str) and (text in JOKER_SPELLINGS or text.strip() in JOKER_SPELLINGS)
+
+
 class CardError(ValueError):
     """A card string that is not one of the 52 cards."""
 
@@ -147,6 +158,9 @@ def parse_card(text: str) -> Card:
     if card is None:
         card = CARD_BY_SPELLING.get(text.strip()) if isinstance(text, str) else None
     if card is None:
+        if is_joker(text):
+            raise CardError(f"{text!r} is a joker: only a profile whose deck holds jokers "
+                            "(deck.jokers) accepts it, and it stands for a card only in a hand")
         raise CardError(
             f"{text!r} is not a card: write rank then suit, ranks 2-9 T J Q K A (or 10), "
             "suits s h d c (or ♠ ♥ ♦ ♣), e.g. 'As', 'Td', '2c'"

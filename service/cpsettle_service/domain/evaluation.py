@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from .cards import CARD_BY_SPELLING, Card, Suit
+from .cards import CARD_BY_SPELLING, JOKER, Card, Suit
 from .errors import Collector, ViolationCode
 from .hands import HandClass, HandRank, evaluate_five, evaluate_three, highest_card
-from .naturals import Natural, holds, naturals_held
-from .profile import Naturals, RoyaltyMode, RuleProfile
+from .jokers import allowed_cards, resolve_arrangement, resolve_natural, rows_of
+from .natural_facts import hand_facts
+from .naturals import Natural, naturals_held
+from .profile import HouseNatural, RoyaltyMode, RuleProfile
 from .results import (
     FRONT_ABOVE_MIDDLE,
     MIDDLE_ABOVE_BACK,
@@ -26,6 +28,8 @@ from .results import (
     Status,
     evaluated_row,
     fantasyland_result,
+    jokers_text,
+    natural_label,
 )
 from .rows import ROWS
 from .table import PlayerInput
@@ -38,16 +42,23 @@ _SUITED_CLASSES = frozenset(
 
 
 def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Collector,
-                    index: int) -> None:
-    """A validated player's status, natural, rows and royalties (``index``: for field paths)."""
+                    index: int, allowed: Sequence[Card] = ()) -> None:
+    """A validated player's status, natural, rows and royalties (``index``: for field paths;
+    ``allowed``: the cards a joker may stand for at this table, RULES.md §16.3)."""
     inp = p.input
     if p.status is SURRENDERED:
         return
+    if plan.jokers and JOKER in p.cards13:
+        needed = 1 if profile.deck.joker_duplicates else p.cards13.count(JOKER)
+        if len(allowed) < needed:
+            errors.add(f"players[{index}]", "no card is left for a joker to stand for: every "
+                       "standard card is held or dead (RULES.md §16.3)", ViolationCode.OTHER)
+            return
     declared = inp.declared_natural
     detect = plan.detect_naturals
     if not declared and not detect:
         if inp.front is not None:
-            evaluate_rows(p, profile, plan)
+            evaluate_rows(p, profile, plan, allowed)
         else:
             errors.add(
                 f"players[{index}].cards",
@@ -56,20 +67,18 @@ def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Co
             )
         return
     naturals = profile.naturals
-    cards = [CARD_BY_SPELLING[c] for c in p.cards13]
     if declared:
-        natural = Natural(declared)
-        if holds(natural, cards):
+        if _natural_held(p, profile, plan, (declared,), allowed) is not None:
             if naturals.require_declaration:
-                p.natural = natural
+                p.natural = naturals.by_natural[declared].natural
             else:
-                p.natural = best_natural(cards, profile)
+                p.natural = _natural_held(p, profile, plan, naturals.best_first, allowed)
             p.status = Status.NATURAL
         else:
             p.status = Status.FOULED
             p.foul_reasons += (FoulReason.FALSE_DECLARATION,)
     elif detect:
-        best = best_natural(cards, profile)
+        best = _natural_held(p, profile, plan, naturals.best_first, allowed)
         if best is not None:
             p.natural = best
             p.status = Status.NATURAL
@@ -82,29 +91,71 @@ def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Co
             return
     if p.natural is not None:
         p.natural_entry = naturals.by_natural[p.natural]
+        p.natural_phrase = natural_label(p.natural)
+        if p.assignment is not None:
+            p.natural_phrase += f" ({jokers_text(p.assignment.stands_for)})"
     if p.status is Status.NATURAL or inp.front is None:
         return
-    evaluate_rows(p, profile, plan)
+    p.assignment = None  # a fouled declaration: the rows resolve the jokers on their own
+    evaluate_rows(p, profile, plan, allowed)
 
 
-def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan) -> None:
-    """Rows, foul check, royalties and row values of an arranged hand (``p.cards13``)."""
-    wheel = plan.wheel
+def _natural_held(p: PlayerState, profile: RuleProfile, plan: Plan, names: Sequence[str],
+                  allowed: Sequence[Card]) -> Natural | HouseNatural | None:
+    """The first of ``names`` (best first) the player's 13 cards make; with jokers, through the
+    assignment ``jokers.resolve_natural`` keeps (recorded on the player)."""
+    by_natural = profile.naturals.by_natural
+    if plan.jokers and JOKER in p.cards13:
+        found = resolve_natural(p.cards13, allowed, profile, names)
+        if found is None:
+            return None
+        p.assignment = found[1]
+        return by_natural[found[0]].natural
+    facts = hand_facts([CARD_BY_SPELLING[c] for c in p.cards13])
+    predicates = profile.naturals.predicates
+    for name in names:
+        if predicates[name](facts):
+            return by_natural[name].natural
+    return None
+
+
+def _foul_reasons(cards: Sequence[str], hf: HandRank, hm: HandRank, hb: HandRank,
+                  plan: Plan, profile: RuleProfile) -> tuple[FoulReason, ...]:
+    """Why 13 arranged cards (front, middle, back) with these hands foul (RULES.md §4)."""
+    reasons: tuple[FoulReason, ...] = ()
+    if hf.order_key > hm.order_key:  # hf > hm on the one scale (RULES.md §4)
+        reasons += (FRONT_ABOVE_MIDDLE,)
+    if hm.strength > hb.strength or (
+        plan.suit_tiebreak
+        and hm.strength == hb.strength
+        and hm.hand_class in _SUITED_CLASSES
+        and suit_beats(cards[3:8], hm, cards[8:], hb, profile.ranking.suit_order)
+    ):
+        reasons += (MIDDLE_ABOVE_BACK,)
+    return reasons
+
+
+def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
+                  allowed: Sequence[Card] = ()) -> None:
+    """Rows, foul check, royalties and row values of an arranged hand (``p.cards13``); a hand
+    with jokers is resolved first (RULES.md §16.3)."""
     c = p.cards13
     front, middle, back = c[:3], c[3:8], c[8:]
-    hf = evaluate_three(front)
-    hm = evaluate_five(middle, wheel)
-    hb = evaluate_five(back, wheel)
-    if p.status is REGULAR:
-        if hf.order_key > hm.order_key:  # hf > hm on the one scale (RULES.md §4)
-            p.foul_reasons += (FRONT_ABOVE_MIDDLE,)
-        if hm.strength > hb.strength or (
-            plan.suit_tiebreak
-            and hm.strength == hb.strength
-            and hm.hand_class in _SUITED_CLASSES
-            and suit_beats(middle, hm, back, hb, profile.ranking.suit_order)
-        ):
-            p.foul_reasons += (MIDDLE_ABOVE_BACK,)
+    if plan.jokers and JOKER in c:
+        a = p.assignment = resolve_arrangement(
+            c, allowed, profile,
+            lambda cards, hf, hm, hb: bool(_foul_reasons(cards, hf, hm, hb, plan, profile)))
+        assert a is not None  # evaluate_player checked that a joker has a card to stand for
+        c = a.cards
+        hf, hm, hb = rows_of(c, profile)
+    else:
+        wheel = plan.wheel
+        hf = evaluate_three(front)
+        hm = evaluate_five(middle, wheel)
+        hb = evaluate_five(back, wheel)
+    # Most hands are plainly in order (front below middle below back): no foul check to call.
+    if p.status is REGULAR and (hf.order_key > hm.order_key or hm.strength >= hb.strength):
+        p.foul_reasons += _foul_reasons(c, hf, hm, hb, plan, profile)
         if p.foul_reasons:
             p.status = Status.FOULED
     if p.status is REGULAR:
@@ -131,10 +182,14 @@ def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan) -> None:
     p.strengths = (hf.strength, hm.strength, hb.strength)
     royalties = p.royalties
     front_row, middle_row, back_row = ROWS
+    a = p.assignment
     p.rows = (
-        evaluated_row(row=front_row, cards=front, hand=hf, royalty=royalties[0]),
-        evaluated_row(row=middle_row, cards=middle, hand=hm, royalty=royalties[1]),
-        evaluated_row(row=back_row, cards=back, hand=hb, royalty=royalties[2]),
+        evaluated_row(row=front_row, cards=front, hand=hf, royalty=royalties[0],
+                      joker_cards=a.in_row(0, 3) if a else ()),
+        evaluated_row(row=middle_row, cards=middle, hand=hm, royalty=royalties[1],
+                      joker_cards=a.in_row(3, 8) if a else ()),
+        evaluated_row(row=back_row, cards=back, hand=hb, royalty=royalties[2],
+                      joker_cards=a.in_row(8, 13) if a else ()),
     )
 
 
@@ -179,16 +234,14 @@ def suit_beats(
     )
 
 
-def best_natural(cards: Sequence[Card], profile: RuleProfile) -> Natural | None:
+def best_natural(cards: Sequence[Card], profile: RuleProfile) -> Natural | HouseNatural | None:
     """The best natural the cards make among those the profile plays, or None."""
-    by_natural = profile.naturals.by_natural
-    held = [n for n in naturals_held(cards) if n in by_natural]
-    if not held:
-        return None
-    catalogue = list(Natural)
-    return max(
-        held, key=lambda n: (by_natural[n].rank, by_natural[n].units, -catalogue.index(n))
-    )
+    facts = hand_facts(cards)
+    predicates = profile.naturals.predicates
+    for name in profile.naturals.best_first:
+        if predicates[name](facts):
+            return profile.naturals.by_natural[name].natural
+    return None
 
 
 _FL_NOT_QUALIFIED = "{0} does not qualify for Fantasyland ({1} in front)"
@@ -245,8 +298,10 @@ class HandEvaluation(NamedTuple):
     royalty_total: int
     fouled: bool
     foul_reasons: tuple[FoulReason, ...]
-    naturals: tuple[Natural, ...]  # every catalogue natural the cards make
-    playable_naturals: tuple[Natural, ...]  # those the profile plays, best first
+    # every catalogue natural the cards make (with jokers: those the profile plays that some
+    # assignment makes)
+    naturals: tuple[Natural | HouseNatural, ...]
+    playable_naturals: tuple[Natural | HouseNatural, ...]  # those the profile plays, best first
     fantasyland: Fantasyland | None
 
 
@@ -254,12 +309,14 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
     """Rows, royalties, foul, naturals and Fantasyland of one hand (no opponents).
 
     ``inp`` carries an arrangement or 13 loose cards; ``InvalidInput`` names every problem.
+    A joker may stand for any card the hand does not hold (no table to take cards away).
     """
     errors = Collector()
     seen: dict[int, str] = {}
     p = PlayerState(PlayerInput(inp.player_id or "player", 0, inp.front, inp.middle, inp.back,
                                 in_fantasyland=inp.in_fantasyland))
     canonical: list[str] = []
+    jokers = profile.deck.jokers > 0
     forms = sum((inp.has_arrangement, inp.cards is not None))
     if forms != 1:
         errors.add("arrangement", "send either an arrangement or 13 cards", ViolationCode.OTHER)
@@ -270,35 +327,46 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
                 errors.add(f"arrangement.{key}", f"is required ({size} cards)",
                            ViolationCode.OTHER)
             else:
-                check_cards(errors, None, f"arrangement.{key}", cards, size, canonical)
-                check_cards(errors, seen, f"arrangement.{key}", cards, None, [])
+                check_cards(errors, None, f"arrangement.{key}", cards, size, canonical, jokers)
+                check_cards(errors, seen, f"arrangement.{key}", cards, None, [], jokers)
     elif inp.cards is not None:
-        check_cards(errors, None, "cards", inp.cards, 13, canonical)
-        check_cards(errors, seen, "cards", inp.cards, None, [])
+        check_cards(errors, None, "cards", inp.cards, 13, canonical, jokers)
+        check_cards(errors, seen, "cards", inp.cards, None, [], jokers)
+    held_jokers = canonical.count(JOKER)
+    if held_jokers > profile.deck.jokers:
+        errors.add("arrangement" if inp.has_arrangement else "cards",
+                   f"holds {held_jokers} jokers; the profile's deck has {profile.deck.jokers} "
+                   "(deck.jokers)", ViolationCode.DUPLICATE_CARD)
     errors.raise_if_any()
     p.cards13 = tuple(canonical)
-    held = naturals_held([CARD_BY_SPELLING[c] for c in p.cards13])
-    by_natural = profile.naturals.by_natural
-    catalogue = list(Natural)
-    playable = sorted(
-        (n for n in held if n in by_natural),
-        key=lambda n: (-by_natural[n].rank, -by_natural[n].units, catalogue.index(n)),
-    )
+    allowed = allowed_cards(p.cards13, profile.deck.joker_duplicates) if held_jokers else ()
+    naturals = profile.naturals
+    if held_jokers:
+        playable = [n for n in naturals.best_first
+                    if resolve_natural(p.cards13, allowed, profile, (n,)) is not None]
+        held: list[Natural | HouseNatural] = [naturals.by_natural[n].natural for n in playable]
+    else:
+        cards = [CARD_BY_SPELLING[c] for c in p.cards13]
+        facts = hand_facts(cards)
+        found = naturals_held(facts)
+        held = [n for n in Natural if n in found]
+        playable = [n for n in naturals.best_first if naturals.predicates[n](facts)]
     fl = None
     if inp.has_arrangement:
         # Rows are judged as arranged: a natural is only settled when declared (or detected).
-        if not profile.naturals.require_declaration:
-            rows_profile = replace(profile, naturals=Naturals(True, profile.naturals.vs_foul, ()))
+        if not naturals.require_declaration:
+            rows_profile = replace(profile, naturals=replace(naturals, require_declaration=True,
+                                                             table=()))
         else:
             rows_profile = profile
-        evaluate_player(p, rows_profile, plan_for(rows_profile), errors, 0)
+        evaluate_player(p, rows_profile, plan_for(rows_profile), errors, 0, allowed)
         fl = fantasyland(p, profile, plan_for(profile))
     return HandEvaluation(
         rows=p.rows,
         royalty_total=p.royalty_total,
         fouled=p.status is Status.FOULED,
         foul_reasons=tuple(p.foul_reasons),
-        naturals=tuple(n for n in catalogue if n in held),
-        playable_naturals=tuple(playable),
+        naturals=tuple(held),
+        playable_naturals=tuple(naturals.by_natural[n].natural for n in playable),
         fantasyland=fl,
     )

@@ -99,6 +99,7 @@ __all__ = [
     "evaluate_five",
     "evaluate_three",
     "evaluate_row",
+    "evaluate_with_repeats",
     "highest_card",
 ]
 
@@ -116,10 +117,11 @@ class HandClass(StrEnum):
     FOUR_OF_A_KIND = "FOUR_OF_A_KIND"
     STRAIGHT_FLUSH = "STRAIGHT_FLUSH"
     ROYAL_FLUSH = "ROYAL_FLUSH"
+    FIVE_OF_A_KIND = "FIVE_OF_A_KIND"  # only with jokers that may duplicate (RULES.md §16.3)
 
     @property
     def order(self) -> int:
-        """0 (high card) … 9 (royal flush): ``HandRank.category``."""
+        """0 (high card) … 9 (royal flush), 10 (five of a kind): ``HandRank.category``."""
         return _CLASS_ORDER[self]
 
     @property
@@ -245,6 +247,8 @@ def _name(hand_class: HandClass, ranks: tuple[int, ...], top: int) -> str:
         return f"Four of a kind, {_plural(ranks[0])}"
     if hand_class is HandClass.STRAIGHT_FLUSH:
         return f"Straight flush, {_word(top)} high"
+    if hand_class is HandClass.FIVE_OF_A_KIND:
+        return f"Five of a kind, {_plural(ranks[0])}"
     return "Royal flush"
 
 
@@ -386,6 +390,35 @@ def evaluate_row(cards: Sequence[str | Card], wheel: Wheel = Wheel.LOWEST) -> Ha
     if n == 3:
         return evaluate_three(cards)
     raise ValueError(f"a row has 3 or 5 cards, got {n}")
+
+
+_FIVE_OF_A_KIND: dict[int, HandRank] = {
+    rank: HandRank(_CLASS_ORDER[HandClass.FIVE_OF_A_KIND], (rank,), HandClass.FIVE_OF_A_KIND,
+                   _name(HandClass.FIVE_OF_A_KIND, (rank,), rank), 5, 7462 + rank - 1)
+    for rank in range(2, 15)
+}
+
+
+def evaluate_with_repeats(cards: Sequence[Card], wheel: Wheel = Wheel.LOWEST) -> HandRank:
+    """A row that may hold a card twice (a joker standing for a card already at the table,
+    RULES.md §16.3): five cards of one rank are ``FIVE_OF_A_KIND``, above every other five-card hand
+    (strengths 7463..7475); a row holding one card twice is no flush (a flush is five different
+    cards of a suit), so the repeat reads as a pair.
+
+    >>> evaluate_with_repeats(parse_cards("As As Ah Ad Ac")).name
+    'Five of a kind, aces'
+    >>> evaluate_with_repeats(parse_cards("Ks Ks Qs Js Ts")).name
+    'Pair of kings, queen kicker'
+    """
+    cards = tuple(cards)
+    if len(cards) == 5 and len({c.rank for c in cards}) == 1:
+        return _FIVE_OF_A_KIND[cards[0].rank.value_int]
+    key = sum(_CODE_BY_CARD[c] for c in cards)
+    if len(cards) == 3:
+        return _THREE[key & _RANK_MASK]
+    if len(set(cards)) < 5:
+        key &= _RANK_MASK
+    return _FIVE_BY_WHEEL[wheel][key & _KEY_MASK]
 
 
 def _to_card(card: object) -> Card:

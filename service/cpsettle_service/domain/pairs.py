@@ -7,10 +7,11 @@ comes first in settlement order. Money (the stake, caps and rake) is ``caps.py``
 
 from __future__ import annotations
 
-from .cards import CANONICAL
+from .cards import CANONICAL, Rank
 from .evaluation import suit_rank
 from .hands import highest_card
-from .profile import FoulPenalty, RoyaltyMode, RuleProfile, VsFoul
+from .jokers import sorted_ranks
+from .profile import FoulPenalty, NaturalTie, RoyaltyMode, RuleProfile, VsFoul
 from .results import (
     KIND_ROWS,
     MAJORITY_BONUS,
@@ -21,7 +22,6 @@ from .results import (
     Status,
     foul_text,
     line_item,
-    natural_label,
 )
 from .working import PairState, Plan, PlayerState
 
@@ -44,8 +44,8 @@ def _break_ties_by_suit(pair: PairState, plan: Plan) -> tuple[int, ...]:
     for i in (0, 1, 2):
         if xs[i] == ys[i]:
             ra, rb = a.rows[i], b.rows[i]
-            ca = highest_card(ra.cards, ra.hand, suit_order)
-            cb = highest_card(rb.cards, rb.hand, suit_order)
+            ca = highest_card(ra.resolved_cards, ra.hand, suit_order)
+            cb = highest_card(rb.resolved_cards, rb.hand, suit_order)
             first_wins = suit_rank(ca, suit_order) < suit_rank(cb, suit_order)
             xs[i], ys[i] = (1, 0) if first_wins else (0, 1)
             ties[i] = f"{CANONICAL[ca.index]} {CANONICAL[cb.index]}"
@@ -271,26 +271,50 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
         ea, eb = a.natural_entry, b.natural_entry
         assert ea is not None and eb is not None
         if ea.rank == eb.rank:
+            by_cards = 0
+            if profile.naturals.equal_rank is NaturalTie.COMPARE_CARDS:
+                ra, rb = _natural_ranks(a), _natural_ranks(b)
+                by_cards = (ra > rb) - (ra < rb)
+            if not by_cards:
+                how = "and their cards rank the same" if profile.naturals.equal_rank is (
+                    NaturalTie.COMPARE_CARDS) else "rank equal"
+                items.append(
+                    line_item(
+                        kind=ItemKind.NO_SCORE,
+                        units=0,
+                        fmt=f"Natural: {a.pid}'s {a.natural_phrase} and {b.pid}'s "
+                            f"{b.natural_phrase} {how} — 0",
+                        args=(),
+                    )
+                )
+                return
+            # RULES.md §16.2: equal naturals compared card by card from the top, by rank.
+            winner, loser = (a, b) if by_cards > 0 else (b, a)
+            e = winner.natural_entry
+            assert e is not None
+            pair.units = e.units if winner is a else -e.units
+            rw, rl = _natural_ranks(winner), _natural_ranks(loser)
+            card = next(i for i, (x, y) in enumerate(zip(rw, rl)) if x != y)
             items.append(
                 line_item(
-                    kind=ItemKind.NO_SCORE,
-                    units=0,
-                    fmt=f"Natural: {a.pid}'s {natural_label(ea.natural)} and {b.pid}'s "
-                        f"{natural_label(eb.natural)} rank equal — 0",
+                    kind=ItemKind.NATURAL,
+                    units=pair.units,
+                    fmt=f"Natural: {winner.pid}'s {winner.natural_phrase} and {loser.pid}'s "
+                        f"{loser.natural_phrase} rank equal; compared from the top, card "
+                        f"{card + 1} is {_rank_text(rw[card])} against {_rank_text(rl[card])} "
+                        f"— {winner.pid} +{e.units}",
                     args=(),
                 )
             )
             return
         winner, loser, e = (a, b, ea) if ea.rank > eb.rank else (b, a, eb)
         pair.units = e.units if winner is a else -e.units
-        le = loser.natural_entry
-        assert le is not None
         items.append(
             line_item(
                 kind=ItemKind.NATURAL,
                 units=pair.units,
-                fmt=f"Natural: {winner.pid}'s {natural_label(e.natural)} outranks {loser.pid}'s "
-                    f"{natural_label(le.natural)} — {winner.pid} +{e.units}",
+                fmt=f"Natural: {winner.pid}'s {winner.natural_phrase} outranks {loser.pid}'s "
+                    f"{loser.natural_phrase} — {winner.pid} +{e.units}",
                 args=(),
             )
         )
@@ -310,16 +334,25 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
         else:
             why = f"the natural's {entry.units}"
         text = (
-            f"Natural: {n.pid}'s {natural_label(entry.natural)} against {o.pid}'s fouled hand "
+            f"Natural: {n.pid}'s {n.natural_phrase} against {o.pid}'s fouled hand "
             f"({foul_text(o.foul_reasons)}); {o.pid} pays {why} — {n.pid} +{units}"
         )
     else:
         text = (
-            f"Natural: {n.pid}'s {natural_label(entry.natural)} wins automatically against "
+            f"Natural: {n.pid}'s {n.natural_phrase} wins automatically against "
             f"{o.pid} — {n.pid} +{units}"
         )
     pair.units = units if n is a else -units
     items.append(line_item(kind=ItemKind.NATURAL, units=pair.units, fmt=text, args=()))
+
+
+def _natural_ranks(p: PlayerState) -> tuple[int, ...]:
+    """The natural's 13 ranks from the top (with jokers: as the kept assignment resolves them)."""
+    return sorted_ranks(p.assignment.cards if p.assignment is not None else p.cards13)
+
+
+def _rank_text(value: int) -> str:
+    return Rank.from_int(value).word
 
 
 def apply_multipliers(pairs: list[PairState], players: list[PlayerState], profile: RuleProfile

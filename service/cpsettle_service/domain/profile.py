@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -25,8 +26,15 @@ from typing import Any
 from .cards import Rank, Suit
 from .errors import Collector, InvalidInput, Violation, ViolationCode
 from .hands import HandClass, HandRank, Wheel
-from .naturals import Natural
-from .reader import Reader, json_name, parse_enum
+from .natural_vocabulary import (
+    Definition,
+    Predicate,
+    compile_definition,
+    definition_to_dict,
+    read_definition,
+)
+from .naturals import Natural, builtin_definition, builtin_predicate
+from .reader import Reader, json_name, parse_enum, read_wire_enum
 from .rows import ROWS, Row
 
 
@@ -68,6 +76,13 @@ class RowTie(StrEnum):
     SUIT_OF_HIGHEST_CARD = "SUIT_OF_HIGHEST_CARD"
 
 
+class NaturalTie(StrEnum):
+    """How two naturals of equal rank settle (RULES.md §16.2); proto enum ``NaturalTie``."""
+
+    PUSH = "PUSH"
+    COMPARE_CARDS = "COMPARE_CARDS"
+
+
 MAX_UNIT_VALUE = 10**12  # minor units per scoring unit: ten billion in a two-decimal currency
 MAX_MONEY = 2**63 - 1  # every amount must fit the int64 money fields of the API
 
@@ -77,7 +92,8 @@ FRONT_CLASSES = frozenset({HandClass.HIGH_CARD, HandClass.PAIR, HandClass.THREE_
 # beyond them a profile is refused before its entries are read, so no profile a client sends
 # is larger than the rules make sensible. A royalty entry is one (row, class, rank or none),
 # never repeated: the front's 3 classes x (13 ranks + the whole class) = 42, and each 5-card
-# row's 9 ranked classes x 14 + the royal flush = 127, so 42 + 2 x 127 = 296. A progressive
+# row's ranked classes (9, and five of a kind with jokers: 10) x 14 + the royal flush = 141,
+# so 42 + 2 x 141 = 324. A progressive
 # entry is one front threshold: 3 classes x 14 = 42. A naturals entry is one natural: the 14 of
 # the catalogue, the 3 RULES.md §16.1 adds, and room for a house's own definitions: 32.
 MAX_ROYALTY_ENTRIES = len(FRONT_CLASSES) * 14 + 2 * ((len(HandClass) - 1) * 14 + 1)
@@ -155,11 +171,42 @@ class Foul:
     pays_opponent_royalties: bool = False
 
 
+NATURAL_NAME_PATTERN = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
+
+
+class HouseNatural(str):
+    """The name of a natural a house defines in its profile (RULES.md §16.1): a ``str`` with the
+    ``value`` and ``label`` a catalogue ``Natural`` has, so both read alike."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    @property
+    def label(self) -> str:
+        """'ONE_RED_ONE' reads 'One red one'."""
+        return self.replace("_", " ").capitalize()
+
+
 @dataclass(frozen=True, slots=True)
 class NaturalEntry:
-    natural: Natural
+    """A natural the profile plays. ``definition`` is the house's own (``None``: the catalogue's
+    definition of ``natural``)."""
+
+    natural: Natural | HouseNatural
     rank: int
     units: int
+    definition: Definition | None = None
+
+    @property
+    def effective_definition(self) -> Definition:
+        if self.definition is not None:
+            return self.definition
+        definition = builtin_definition(self.natural)
+        assert definition is not None  # a name outside the catalogue is read with a definition
+        return definition
 
 
 @dataclass(frozen=True)
@@ -167,12 +214,41 @@ class Naturals:
     require_declaration: bool = True
     vs_foul: VsFoul = VsFoul.GREATER_OF_NATURAL_AND_FOUL
     table: tuple[NaturalEntry, ...] = ()
-    by_natural: Mapping[Natural, NaturalEntry] = field(
+    quads_as_two_pairs: bool = True
+    equal_rank: NaturalTie = NaturalTie.PUSH
+    by_natural: Mapping[str, NaturalEntry] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    predicates: Mapping[str, Predicate] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    best_first: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_natural", {e.natural: e for e in self.table})
+        # Which natural a hand holding several is settled with: the higher rank, then more
+        # units, then the catalogue's order (house naturals after it, in the table's order).
+        catalogue: dict[str, int] = {n.value: i for i, n in enumerate(Natural)}
+        object.__setattr__(self, "best_first", tuple(e.natural for e in sorted(
+            self.table, key=lambda e: (-e.rank, -e.units,
+                                       catalogue.get(e.natural, len(catalogue)),
+                                       self.table.index(e)))))
+        predicates: dict[str, Predicate] = {}
+        for e in self.table:
+            if e.definition is None:
+                predicates[e.natural] = builtin_predicate(e.natural, self.quads_as_two_pairs)  # type: ignore[arg-type]
+            else:
+                predicates[e.natural] = compile_definition(e.definition, self.quads_as_two_pairs)
+        object.__setattr__(self, "predicates", predicates)
+
+
+@dataclass(frozen=True, slots=True)
+class Deck:
+    """Jokers (RULES.md §16.3): how many the deck holds (0-2) and whether one may stand for a card
+    that is already at the table."""
+
+    jokers: int = 0
+    joker_duplicates: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +339,7 @@ class RuleProfile:
     rake: Rake = Rake()
     ranking: Ranking = Ranking()
     fantasyland: Fantasyland = Fantasyland()
+    deck: Deck = Deck()
 
 
 # --------------------------------------------------------------------------- reading
@@ -326,7 +403,7 @@ def _scoring(r: Reader) -> Scoring:
     return s
 
 
-def _royalties(errors: Collector, r: Reader) -> Royalties:
+def _royalties(errors: Collector, r: Reader, deck: Deck) -> Royalties:
     mode = r.enum("mode", RoyaltyMode, RoyaltyMode.NONE)
     entries: list[RoyaltyEntry] = []
     seen: dict[tuple[Row, HandClass, Rank | None], str] = {}
@@ -347,6 +424,10 @@ def _royalties(errors: Collector, r: Reader) -> Royalties:
                        ViolationCode.PROFILE)
         if rank is not None and hand_class is HandClass.ROYAL_FLUSH:
             errors.add(e.at("rank"), "a royal flush has no rank to narrow", ViolationCode.PROFILE)
+        if hand_class is HandClass.FIVE_OF_A_KIND and not (deck.jokers and deck.joker_duplicates):
+            errors.add(e.at("handClass"), "five of a kind needs jokers that may duplicate a card "
+                       "(deck.jokers, deck.jokerDuplicates): no row can make it",
+                       ViolationCode.PROFILE)
         entry_key = (row, hand_class, rank)
         if entry_key in seen:
             errors.add(path, f"duplicates the royalty entry at {seen[entry_key]}",
@@ -358,28 +439,66 @@ def _royalties(errors: Collector, r: Reader) -> Royalties:
     return Royalties(mode, tuple(entries))
 
 
-def _naturals(errors: Collector, r: Reader) -> Naturals:
+def _natural_name(errors: Collector, e: Reader, has_definition: bool) -> Natural | HouseNatural:
+    value = e.raw("natural")
+    if isinstance(value, str) and value in Natural.__members__:
+        return Natural(value)
+    if not isinstance(value, str) or not NATURAL_NAME_PATTERN.fullmatch(value):
+        errors.add(e.at("natural"), "must be a catalogue natural ("
+                   + ", ".join(n.value for n in Natural) + ") or a house natural's name: capital "
+                   f"letters, digits and _, at most 40, starting with a letter; got {value!r}",
+                   ViolationCode.PROFILE)
+    elif not has_definition:
+        errors.add(e.at("natural"), f"{value!r} is not in the catalogue: a house natural needs a "
+                   "definition", ViolationCode.PROFILE)
+    return HouseNatural(value if isinstance(value, str) else "")
+
+
+def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
     require = r.boolean("requireDeclaration", True)
     vs_foul = r.enum("vsFoul", VsFoul, VsFoul.GREATER_OF_NATURAL_AND_FOUL)
+    quads_as_two_pairs = r.boolean("quadsAsTwoPairs", True)
+    equal_rank = read_wire_enum(r, "equalRank", NaturalTie, "NATURAL_TIE_", NaturalTie.PUSH)
     entries: list[NaturalEntry] = []
-    seen: dict[Natural, str] = {}
+    seen: dict[str, str] = {}
     for path, item in _bounded(errors, r, "table", MAX_NATURAL_ENTRIES):
+        before = len(errors.violations)
         e = Reader(errors, path, item, ViolationCode.PROFILE)
         for key in ("natural", "rank", "units"):
             if not e.has(key):
                 errors.add(e.at(key), "is required", ViolationCode.PROFILE)
-        natural = e.enum("natural", Natural, Natural.DRAGON)
+        definition = read_definition(errors, e.at("definition"), e.raw("definition")) if e.has(
+            "definition") else e.raw("definition")
+        natural = _natural_name(errors, e, e.has("definition")) if e.has("natural") else (
+            Natural.DRAGON)
         rank = e.integer("rank", 0, minimum=0, maximum=1000)
         units = e.integer("units", 0, minimum=0, maximum=1_000_000)
         e.finish()
-        if not e.ok:
+        if not e.ok or len(errors.violations) > before:
             continue
+        effective = definition or builtin_definition(natural)
+        if effective is not None and effective.largest_group > 4:
+            needed = effective.largest_group - 4
+            if not deck.joker_duplicates or deck.jokers < needed:
+                errors.add(e.at("definition" if definition else "natural"),
+                           f"a rank group of {effective.largest_group} needs {needed} joker(s) "
+                           "that may duplicate a card (deck.jokers, deck.jokerDuplicates): no "
+                           "hand can make it", ViolationCode.PROFILE)
         if natural in seen and e.has("natural"):
             errors.add(path, f"duplicates the natural at {seen[natural]}", ViolationCode.PROFILE)
         seen.setdefault(natural, path)
-        entries.append(NaturalEntry(natural, rank, units))
+        entries.append(NaturalEntry(natural, rank, units, definition or None))
     r.finish()
-    return Naturals(require, vs_foul, tuple(entries))
+    return Naturals(require, vs_foul, tuple(entries), quads_as_two_pairs, equal_rank)
+
+
+def _deck(r: Reader) -> Deck:
+    deck = Deck(
+        jokers=r.integer("jokers", 0, minimum=0, maximum=2),
+        joker_duplicates=r.boolean("jokerDuplicates", False),
+    )
+    r.finish()
+    return deck
 
 
 def _ranking(errors: Collector, r: Reader) -> Ranking:
@@ -454,7 +573,8 @@ def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
     version = r.string("version", "1", max_length=64)
     description = r.string("description", "", max_length=2000)
     scoring = _scoring(r.obj("scoring"))
-    royalties = _royalties(errors, r.obj("royalties"))
+    deck = _deck(r.obj("deck"))
+    royalties = _royalties(errors, r.obj("royalties"), deck)
     f = r.obj("foul")
     foul = Foul(
         penalty=f.enum("penalty", FoulPenalty, FoulPenalty.SCOOPED),
@@ -462,7 +582,7 @@ def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
         pays_opponent_royalties=f.boolean("paysOpponentRoyalties", False),
     )
     f.finish()
-    naturals = _naturals(errors, r.obj("naturals"))
+    naturals = _naturals(errors, r.obj("naturals"), deck)
     s = r.obj("surrender")
     surrender = Surrender(
         allowed=s.boolean("allowed", False),
@@ -494,7 +614,7 @@ def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
     r.finish()
     return RuleProfile(
         name, version, description, scoring, royalties, foul, naturals, surrender, money, caps,
-        rake, ranking, fantasyland,
+        rake, ranking, fantasyland, deck,
     )
 
 
@@ -556,14 +676,7 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
             "fixedUnits": p.foul.fixed_units,
             "paysOpponentRoyalties": p.foul.pays_opponent_royalties,
         },
-        "naturals": {
-            "requireDeclaration": p.naturals.require_declaration,
-            "vsFoul": json_name(p.naturals.vs_foul),
-            "table": [
-                {"natural": json_name(e.natural), "rank": e.rank, "units": e.units}
-                for e in p.naturals.table
-            ],
-        },
+        "naturals": _naturals_dict(p.naturals),
         "surrender": {
             "allowed": p.surrender.allowed,
             "units": p.surrender.units,
@@ -603,7 +716,48 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
             "stay": stay,
             "stayCards": fl.stay_cards,
         },
+        **_deck_dict(p.deck),
     }
+
+
+# The options of RULES.md §16 are written only when they differ from their defaults, so that
+# a profile which does not use them has the same JSON form -- and the same digest, hence the
+# same settlement ids -- as before they existed.
+EXTENSION_DEFAULTS: dict[str, Any] = {
+    "naturals.quadsAsTwoPairs": True,
+    "naturals.equalRank": "NATURAL_TIE_PUSH",
+    "deck.jokers": 0,
+    "deck.jokerDuplicates": False,
+}
+"""Where an extension option is left out of the JSON form, and the value that means."""
+
+
+def _naturals_dict(n: Naturals) -> dict[str, Any]:
+    table = []
+    for e in n.table:
+        entry: dict[str, Any] = {"natural": e.natural.value, "rank": e.rank, "units": e.units}
+        if e.definition is not None:
+            entry["definition"] = definition_to_dict(e.definition)
+        table.append(entry)
+    out: dict[str, Any] = {
+        "requireDeclaration": n.require_declaration,
+        "vsFoul": json_name(n.vs_foul),
+        "table": table,
+    }
+    if not n.quads_as_two_pairs:
+        out["quadsAsTwoPairs"] = False
+    if n.equal_rank is not NaturalTie.PUSH:
+        out["equalRank"] = json_name(n.equal_rank)
+    return out
+
+
+def _deck_dict(d: Deck) -> dict[str, Any]:
+    if d == Deck():
+        return {}
+    out: dict[str, Any] = {"jokers": d.jokers}
+    if d.joker_duplicates:
+        out["jokerDuplicates"] = True
+    return {"deck": out}
 
 
 def _merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:

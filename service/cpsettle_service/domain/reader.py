@@ -177,3 +177,15 @@ def parse_enum(
     allowed = ", ".join(by_name)
     errors.add(path, f"got {value!r}, which is not one of {allowed}", code)
     return default
+
+
+def read_wire_enum(r: Reader, key: str, enum: type[E], prefix: str, default: E) -> E:
+    """An enum field that is a proto enum on the wire: its JSON form is the proto value name
+    (``NATURAL_TIE_PUSH``); the short spec spelling (``PUSH``) is read too, and the zero value
+    ``…_UNSPECIFIED`` (or absence) means the default."""
+    value = r.raw(key)
+    if value is None or value == "" or value == prefix + "UNSPECIFIED":
+        return default
+    if isinstance(value, str) and not value.startswith(prefix):
+        value = prefix + value
+    return parse_enum(r.errors, r.at(key), enum, value, default, r.code)

@@ -7,12 +7,14 @@ site). The sentences are built when read: the hot path stores a format and its a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import StrEnum
 from typing import NamedTuple
 
+from .cards import JOKER
 from .hands import HandRank
 from .naturals import Natural
-from .profile import RuleProfile
+from .profile import HouseNatural, RuleProfile
 from .rows import ROWS, Row
 from .table import AuditContext
 
@@ -70,12 +72,39 @@ FRONT_ABOVE_MIDDLE, MIDDLE_ABOVE_BACK = (
 
 
 class EvaluatedRow(NamedTuple):
-    """One row of one player's arrangement."""
+    """One row of one player's arrangement: its cards as sent (a joker as ``Xj``), the card each
+    joker stands for (RULES.md §16.3), and the hand of the resolved cards."""
 
     row: Row
     cards: tuple[str, ...]
     hand: HandRank
     royalty: int
+    joker_cards: tuple[str, ...] = ()
+
+    @property
+    def resolved_cards(self) -> tuple[str, ...]:
+        """The cards with each joker replaced by the card it stands for."""
+        if not self.joker_cards:
+            return self.cards
+        stands_for = iter(self.joker_cards)
+        return tuple([next(stands_for) if c == JOKER else c for c in self.cards])
+
+
+def _noting_jokers(r: EvaluatedRow | None) -> EvaluatedRow | None:
+    """The row with its hand's phrase naming what each joker stands for ("pair of queens, two
+    kicker (Xj as Qh)"), for the sentences only: a private copy of the shared hand."""
+    if r is None or not r.joker_cards:
+        return r
+    hand = replace(r.hand)
+    phrase = f"{hand.phrase} ({jokers_text(r.joker_cards)})"
+    object.__setattr__(hand, "phrase", phrase)
+    object.__setattr__(hand, "clause", phrase + "," if "," in phrase else phrase)
+    return r._replace(hand=hand)
+
+
+def jokers_text(stands_for: tuple[str, ...]) -> str:
+    """'Xj as Qh', 'Xj as Qh, Xj as 2c'."""
+    return ", ".join(f"{JOKER} as {c}" for c in stands_for)
 
 
 class RowResult(NamedTuple):
@@ -102,6 +131,8 @@ def row_text(row: Row, a: str, b: str, winner: str, first: EvaluatedRow | None,
              second: EvaluatedRow | None, units: int, fouled: str, tie_break: str) -> str:
     """The sentence of one row compared between ``a`` and ``b`` (see ``RowResult``)."""
     label = _ROW_LABEL[row]
+    if (first is not None and first.joker_cards) or (second is not None and second.joker_cards):
+        first, second = _noting_jokers(first), _noting_jokers(second)
     if not winner:
         assert first is not None and second is not None
         return f"{label}: {a}'s {first.hand.clause} ties {b}'s {second.hand.phrase} — push"
@@ -218,7 +249,7 @@ class PlayerResult(NamedTuple):
     royalty_total: int
     fouled: bool
     foul_reasons: tuple[FoulReason, ...]
-    natural: Natural | None
+    natural: Natural | HouseNatural | None
     declared_natural: str
     surrendered: bool
     stack: int | None
@@ -272,19 +303,19 @@ class Settlement(NamedTuple):
 # One factory per result type the settlement builds on every hand, the positional build in
 # exactly one place: each factory's parameters are its type's fields, in order and without
 # defaults (a test compares them), so a new field is a TypeError at every build site until the
-# site supplies it, never a shifted or missing field. The narrow types take keywords only. The
-# three wide ones (16, 16 and 8 fields) are called positionally, with the field names in a
-# comment: CPython 3.11 matches keyword arguments one by one, and building them by keyword
-# cost 27 % of a warm settlement (``python bench/bench_settle_instructions.py``: 414,000
-# instructions a table against 330,000). Building through the class itself (``type.__call__``)
-# costs more still.
+# site supplies it, never a shifted or missing field. Build sites name every field by keyword.
+#
+# The two 16-field types take their two identifying fields positionally (``/``): CPython 3.11
+# compiles a call whose positional arguments plus twice its keywords exceed 30 into a call
+# through a dict (``CALL_FUNCTION_EX``), which cost 8,600 instructions a call against 1,100
+# for the same call with 14 keywords; a test keeps every build site under that line.
 
 _new = tuple.__new__
 
 
-def evaluated_row(*, row: Row, cards: tuple[str, ...], hand: HandRank, royalty: int
-                  ) -> EvaluatedRow:
-    return _new(EvaluatedRow, (row, cards, hand, royalty))
+def evaluated_row(*, row: Row, cards: tuple[str, ...], hand: HandRank, royalty: int,
+                  joker_cards: tuple[str, ...]) -> EvaluatedRow:
+    return _new(EvaluatedRow, (row, cards, hand, royalty, joker_cards))
 
 
 def line_item(*, kind: ItemKind, units: int, fmt: str, args: tuple[object, ...]) -> LineItem:
@@ -292,7 +323,7 @@ def line_item(*, kind: ItemKind, units: int, fmt: str, args: tuple[object, ...])
 
 
 def pair_result(
-    first: str, second: str, kind: PairKind, items: tuple[LineItem, ...], units: int,
+    first: str, second: str, /, *, kind: PairKind, items: tuple[LineItem, ...], units: int,
     owed: int, paid: int, payer: str, payee: str, cap: str, row_signs: tuple[int, ...],
     row_units: tuple[int, ...], first_rows: tuple[EvaluatedRow, ...],
     second_rows: tuple[EvaluatedRow, ...], fouled: str, tie_breaks: tuple[str, ...],
@@ -307,9 +338,10 @@ def fantasyland_result(*, qualifies: bool, cards: int, fmt: str, args: tuple[obj
 
 
 def player_result(
-    player_id: str, seat: int, status: Status, rows: tuple[EvaluatedRow, ...],
+    player_id: str, seat: int, /, *, status: Status, rows: tuple[EvaluatedRow, ...],
     royalty_total: int, fouled: bool, foul_reasons: tuple[FoulReason, ...],
-    natural: Natural | None, declared_natural: str, surrendered: bool, stack: int | None,
+    natural: Natural | HouseNatural | None, declared_natural: str, surrendered: bool,
+    stack: int | None,
     net_units: int, money_before_rake: int, rake: int, net_money: int,
     fantasyland: Fantasyland | None,
 ) -> PlayerResult:
@@ -319,7 +351,7 @@ def player_result(
 
 
 def settlement_result(
-    context: AuditContext, profile: RuleProfile, unit_value: int, button_seat: int,
+    *, context: AuditContext, profile: RuleProfile, unit_value: int, button_seat: int,
     order: tuple[str, ...], players: tuple[PlayerResult, ...], pairs: tuple[PairResult, ...],
     rake: int,
 ) -> Settlement:
@@ -344,7 +376,7 @@ def _signed(units: int) -> str:
     return f"+{units}" if units > 0 else str(units)
 
 
-def natural_label(n: Natural) -> str:
+def natural_label(n: Natural | HouseNatural) -> str:
     """The natural's name inside a sentence ("three flushes")."""
     return n.label[0].lower() + n.label[1:]
 

@@ -22,8 +22,10 @@ from __future__ import annotations
 from itertools import combinations
 
 from .caps import charge_fees, net_money, pay_pairs, settlement_order, take_commission
+from .cards import Card
 from .errors import Collector, InvalidInput
 from .evaluation import HandEvaluation, evaluate_hand, evaluate_player, fantasyland
+from .jokers import allowed_cards
 from .pairs import apply_multipliers, settle_pair
 from .payouts import PairCheck, PayoutCheck, PayoutReport, check_payouts, pair_explanation
 from .profile import CapOrder, RuleProfile
@@ -46,7 +48,7 @@ from .results import (
     settlement_result,
 )
 from .table import Table
-from .validation import MAX_PLAYERS, MIN_PLAYERS, validate
+from .validation import MAX_PLAYERS, MIN_PLAYERS, table_cards, validate
 from .working import PairState, plan_for
 
 # (seats, button, cap order) -> the settlement order's indexes: few seatings recur at a table
@@ -62,8 +64,11 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     plan = plan_for(profile)
     players = validate(table, profile)
     errors = Collector()
+    allowed: tuple[Card, ...] = ()
+    if plan.jokers:  # what a joker may stand for at this table (RULES.md §16.3)
+        allowed = allowed_cards(table_cards(players, table), profile.deck.joker_duplicates)
     for i, p in enumerate(players):
-        evaluate_player(p, profile, plan, errors, i)
+        evaluate_player(p, profile, plan, errors, i, allowed)
     errors.raise_if_any()
 
     seats = tuple([p.input.seat for p in players])
@@ -101,23 +106,21 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
         total_net += net
         status = p.status
         inp = p.input
-        player_results.append(player_result(  # positional: see results.py, "factories"
-            p.pid, inp.seat, status, p.rows,  # player_id seat status rows
-            p.royalty_total, status is FOULED,  # royalty_total fouled
-            p.foul_reasons, p.natural,  # foul_reasons natural
-            inp.declared_natural, status is SURRENDERED,  # declared_natural surrendered
-            inp.stack, p.net_units, money, p.rake,  # stack net_units money_before_rake rake
-            net,  # net_money
-            fantasyland(p, profile, plan) if with_fantasyland else None,  # fantasyland
+        player_results.append(player_result(
+            p.pid, inp.seat, status=status, rows=p.rows, royalty_total=p.royalty_total,
+            fouled=status is FOULED, foul_reasons=p.foul_reasons, natural=p.natural,
+            declared_natural=inp.declared_natural, surrendered=status is SURRENDERED,
+            stack=inp.stack, net_units=p.net_units, money_before_rake=money, rake=p.rake,
+            net_money=net,
+            fantasyland=fantasyland(p, profile, plan) if with_fantasyland else None,
         ))
     if total_net + total_rake != 0:  # pragma: no cover
         raise AssertionError("settlement does not balance: nets plus rake must sum to zero")
-    return settlement_result(  # positional: see results.py, "factories"
-        table.context, profile, unit_value, button,  # context profile unit_value button_seat
-        tuple([p.pid for p in order]), tuple(player_results),  # order players
-        tuple(pair_results), total_rake,  # pairs rake
+    return settlement_result(
+        context=table.context, profile=profile, unit_value=unit_value, button_seat=button,
+        order=tuple([p.pid for p in order]), players=tuple(player_results),
+        pairs=tuple(pair_results), rake=total_rake,
     )
-
 
 __all__ = [
     "MAX_PLAYERS",

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import Collector, InvalidInput, ViolationCode
-from .naturals import Natural
 from .profile import ProfileRegistry, RuleProfile, apply_overrides, profile_from_dict
-from .reader import Reader, describe, parse_enum
+from .reader import Reader, describe
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,15 +118,6 @@ def _cards(errors: Collector, r: Reader, key: str) -> tuple[str, ...] | None:
     return tuple(out)
 
 
-def _declared(errors: Collector, p: Reader) -> str:
-    """A player's declared natural (its JSON name) as the domain's value; '' when none."""
-    value = p.raw("declaredNatural", "")
-    if value in ("", "NATURAL_UNSPECIFIED"):
-        return ""
-    return parse_enum(errors, p.at("declaredNatural"), Natural, value, Natural.DRAGON,
-                      ViolationCode.NATURAL).value
-
-
 def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
     """Read the JSON form of a ``SettleRequest``. Shapes only: ``settle`` checks the content."""
     errors = Collector()
@@ -174,7 +164,7 @@ def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
                 middle=middle,
                 back=back,
                 cards=_cards(errors, p, "cards"),
-                declared_natural=_declared(errors, p),
+                declared_natural=p.string("declaredNatural", ""),
                 surrender=p.boolean("surrender", False),
                 stack=stack,
                 in_fantasyland=p.boolean("inFantasyland", False),

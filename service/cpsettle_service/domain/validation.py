@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX
+from .cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX, JOKER, JOKER_SPELLINGS, is_joker
 from .errors import Collector, ViolationCode
 from .naturals import Natural
 from .profile import MAX_UNIT_VALUE, RuleProfile
@@ -24,6 +24,12 @@ ROW_KEYS = (("front", 3), ("middle", 5), ("back", 5))  # an arrangement's rows a
 
 _CANON: dict[str, str] = {spelling: str(card) for spelling, card in CARD_BY_SPELLING.items()}
 _CANON_OF = _CANON.__getitem__  # any spelling -> the canonical text; KeyError otherwise
+# With jokers in the deck (RULES.md §16.3): the joker's spellings too, as index 52 / ``Xj``.
+JOKER_INDEX = len(CANONICAL)
+_CANON_J: dict[str, str] = {**_CANON, **{spelling: JOKER for spelling in JOKER_SPELLINGS}}
+_CANON_J_OF = _CANON_J.__getitem__
+_INDEX_J: dict[str, int] = {**CARD_INDEX, **{spelling: JOKER_INDEX for spelling in JOKER_SPELLINGS}}
+_CANONICAL_J = (*CANONICAL, JOKER)
 
 
 def check_cards(
@@ -33,20 +39,27 @@ def check_cards(
     cards: Sequence[str],
     size: int | None,
     out: list[str],
+    jokers: bool = False,
 ) -> None:
     """Report each card that is not a card (and, with ``seen``, each one used twice).
 
-    ``out`` receives the canonical text of each good card.
+    ``out`` receives the canonical text of each good card. With ``jokers`` (the profile's deck
+    holds some) ``Xj`` is a card, never a repeat; how many a table holds is counted elsewhere.
     """
     if size is not None and len(cards) != size:
         errors.add(path, f"must hold {size} cards, got {len(cards)}", ViolationCode.ROW_SIZE)
+    index_of = _INDEX_J if jokers else CARD_INDEX
     for j, text in enumerate(cards):
-        index = CARD_INDEX.get(text)
+        index = index_of.get(text)
         if index is None:
-            index = CARD_INDEX.get(text.strip()) if isinstance(text, str) else None
+            index = index_of.get(text.strip()) if isinstance(text, str) else None
         where = f"{path}[{j}]"
         if index is None:
             if seen is None:
+                if is_joker(text):
+                    errors.add(where, f"{text!r} is a joker, and this profile's deck holds none "
+                               "(deck.jokers)", ViolationCode.MALFORMED_CARD)
+                    continue
                 errors.add(
                     where,
                     f"{text!r} is not a card: write rank then suit, ranks 2-9 T J Q K A (or 10), "
@@ -54,22 +67,23 @@ def check_cards(
                     ViolationCode.MALFORMED_CARD,
                 )
             continue
-        if seen is not None:
+        if seen is not None and index != JOKER_INDEX:
             first = seen.get(index)
             if first is not None:
                 errors.add(where, f"{CANONICAL[index]} is already used at {first}: one deck per "
                            "table", ViolationCode.DUPLICATE_CARD)
             else:
                 seen[index] = where
-        out.append(CANONICAL[index])
+        out.append(_CANONICAL_J[index])
 
 
-def canonical_cards(cards: Sequence[str], size: int) -> tuple[str, ...] | None:
+def canonical_cards(cards: Sequence[str], size: int, jokers: bool = False
+                    ) -> tuple[str, ...] | None:
     """The cards in canonical text when there are ``size`` known cards, else None."""
     if len(cards) != size:
         return None
     try:  # map() runs in C: no bytecode per card
-        return tuple(map(_CANON_OF, cards))
+        return tuple(map(_CANON_J_OF if jokers else _CANON_OF, cards))
     except (KeyError, TypeError):
         return None
 
@@ -92,15 +106,16 @@ def _check_player(errors: Collector, i: int, inp: PlayerInput, profile: RuleProf
                   ) -> PlayerState:
     """Check one player's hand (``i``: his index in the request, for field paths)."""
     p = PlayerState(inp)
+    jokers = profile.deck.jokers > 0
     if inp.stack is not None and inp.stack < 0:
         errors.add(f"players[{i}].stack", f"must be 0 or more, got {inp.stack}",
                    ViolationCode.STACK)
     declared = inp.declared_natural
-    if declared:
+    if declared and declared not in profile.naturals.by_natural:
         if declared not in Natural.__members__:
             errors.add(f"players[{i}].declaredNatural", f"{declared!r} is not a known natural",
                        ViolationCode.NATURAL)
-        elif Natural(declared) not in profile.naturals.by_natural:
+        else:
             errors.add(
                 f"players[{i}].declaredNatural",
                 f"{declared} is not played under profile {profile.name!r}",
@@ -128,7 +143,7 @@ def _check_player(errors: Collector, i: int, inp: PlayerInput, profile: RuleProf
             errors.add(f"players[{i}]", "send either an arrangement or 13 cards, not both",
                        ViolationCode.OTHER)
         cards = (
-            canonical_cards(f + m + b, 13)
+            canonical_cards(f + m + b, 13, jokers)
             if f is not None and m is not None and b is not None
             and len(f) == 3 and len(m) == 5 and len(b) == 5
             else None
@@ -141,14 +156,14 @@ def _check_player(errors: Collector, i: int, inp: PlayerInput, profile: RuleProf
                 if row_cards is None:
                     errors.add(path, f"is required ({size} cards)", ViolationCode.OTHER)
                     continue
-                check_cards(errors, None, path, row_cards, size, named)
+                check_cards(errors, None, path, row_cards, size, named, jokers)
             cards = tuple(named)
         p.cards13 = cards
     if loose is not None:
-        cards = canonical_cards(loose, 13)
+        cards = canonical_cards(loose, 13, jokers)
         if cards is None:
             named = []
-            check_cards(errors, None, f"players[{i}].cards", loose, 13, named)
+            check_cards(errors, None, f"players[{i}].cards", loose, 13, named, jokers)
             cards = tuple(named)
         if not arranged:
             p.cards13 = cards
@@ -160,6 +175,12 @@ def _check_player(errors: Collector, i: int, inp: PlayerInput, profile: RuleProf
                 ViolationCode.NATURAL,
             )
     return p
+
+
+def table_cards(players: Sequence[PlayerState], table: Table) -> list[str]:
+    """Every card text at a validated table, canonical (players' cards, then dead cards)."""
+    used = [c for p in players for c in p.cards13]
+    return used + [_CANON_J_OF(c.strip()) for c in table.dead_cards]
 
 
 def validate(table: Table, profile: RuleProfile) -> list[PlayerState]:
@@ -205,16 +226,23 @@ def validate(table: Table, profile: RuleProfile) -> list[PlayerState]:
         p = _check_player(errors, i, inp, profile)
         players.append(p)
         used += p.cards13
+    jokers = profile.deck.jokers
     if table.dead_cards:
-        dead = canonical_cards(table.dead_cards, len(table.dead_cards))
+        dead = canonical_cards(table.dead_cards, len(table.dead_cards), jokers > 0)
         if dead is None:
             named: list[str] = []
-            check_cards(errors, None, "deadCards", table.dead_cards, None, named)
+            check_cards(errors, None, "deadCards", table.dead_cards, None, named, jokers > 0)
             dead = tuple(named)
         used += dead
+    if jokers and JOKER in used:  # RULES.md §16.3: at most deck.jokers in all, never a repeat
+        held = used.count(JOKER)
+        if held > jokers:
+            errors.add("players", f"the table holds {held} jokers; the profile's deck has "
+                       f"{jokers} (deck.jokers)", ViolationCode.DUPLICATE_CARD)
+        used = [c for c in used if c != JOKER]
     if len(set(used)) != len(used):  # one deck per table: name every repeat and its first use
         first: dict[int, str] = {}
         for where, cards in _card_inputs(table):
-            check_cards(errors, first, where, cards, None, [])
+            check_cards(errors, first, where, cards, None, [], jokers > 0)
     errors.raise_if_any()
     return players

@@ -11,8 +11,9 @@ whereas an attribute left to a class-level default is looked up the slow way on 
 
 from __future__ import annotations
 
+from .jokers import Assignment
 from .naturals import Natural
-from .profile import NaturalEntry, RowTie, RoyaltyMode, RuleProfile
+from .profile import HouseNatural, NaturalEntry, NaturalTie, RowTie, RoyaltyMode, RuleProfile
 from .results import KIND_NONE, REGULAR, EvaluatedRow, FoulReason, LineItem, PairKind, Status
 from .table import PlayerInput
 
@@ -23,11 +24,13 @@ class PlayerState:
     """One player while settling."""
 
     __slots__ = (
+        "assignment",
         "cards13",
         "foul_reasons",
         "input",
         "natural",
         "natural_entry",
+        "natural_phrase",
         "net_units",
         "paid",
         "pid",
@@ -51,7 +54,7 @@ class PlayerState:
         self.royalties: tuple[int, ...] = NO_ROYALTIES
         self.royalty_total = 0
         self.foul_reasons: tuple[FoulReason, ...] = ()
-        self.natural: Natural | None = None
+        self.natural: Natural | HouseNatural | None = None
         self.natural_entry: NaturalEntry | None = None
         # canonical card strings (front, middle, back, or 13 loose cards); replaced, not mutated
         self.cards13: tuple[str, ...] = ()
@@ -61,6 +64,9 @@ class PlayerState:
         self.values: tuple[int, ...] = NO_ROYALTIES
         self.net_units = 0
         self.rake = 0
+        # a hand with jokers: the cards they stand for (RULES.md §16.3); None without jokers
+        self.assignment: Assignment | None = None
+        self.natural_phrase = ""  # the natural as it reads in a sentence ("dragon (Xj as As)")
 
 
 class PairState:
@@ -104,9 +110,11 @@ class Plan:
     __slots__ = (
         "always",
         "capped",
+        "compare_naturals",
         "detect_naturals",
         "entry_cache",
         "fantasyland",
+        "jokers",
         "majority_bonus",
         "majority_on_scoop",
         "multipliers",
@@ -136,6 +144,8 @@ class Plan:
             not profile.naturals.require_declaration and profile.naturals.table
         )
         self.capped = profile.caps.losses or profile.caps.wins
+        self.jokers = profile.deck.jokers  # 0: no hand can hold one, nothing to resolve
+        self.compare_naturals = profile.naturals.equal_rank is NaturalTie.COMPARE_CARDS
         self.fantasyland = profile.fantasyland.enabled
         self.multipliers = scoring.scoop_multiplier != 1 or scoring.home_run.multiplier != 1
         # front strength -> (Fantasyland cards, 0: none; the front's phrase)

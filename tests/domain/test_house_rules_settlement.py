@@ -1,0 +1,134 @@
+"""RULES.md §16 through ``settle`` and ``evaluate_hand``: jokers at a table (what is refused,
+what is reported), equal naturals compared by the cards, house naturals declared, and the
+property that a joker hand is never weaker than any allowed replacement of its jokers."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cpsettle_service.domain.cards import DECK, JOKER
+from cpsettle_service.domain.errors import InvalidInput
+from cpsettle_service.domain.evaluation import evaluate_hand
+from cpsettle_service.domain.jokers import allowed_cards, assignments
+from cpsettle_service.domain.profile import ProfileRegistry
+from cpsettle_service.domain.settlement import settle
+from cpsettle_service.domain.table import PlayerInput, request_from_dict, resolve_profile
+
+REGISTRY = ProfileRegistry.builtin()
+
+
+def run(preset: str, players: list[dict], overrides: dict | None = None, dead=()):
+    request = {"preset": preset, "players": players, "deadCards": list(dead)}
+    if overrides:
+        request["profileOverrides"] = overrides
+    table, choice = request_from_dict(request)
+    return settle(table, resolve_profile(choice, REGISTRY))
+
+
+def arranged(pid, seat, front, middle, back):
+    return {"playerId": pid, "seat": seat,
+            "arrangement": {"front": front.split(), "middle": middle.split(), "back": back.split()}}
+
+
+def refused(*args, **kwargs) -> dict[str, str]:
+    with pytest.raises(InvalidInput) as e:
+        run(*args, **kwargs)
+    return {v.field: v.reason for v in e.value.violations}
+
+
+A = ("Qs Xj 2c", "Ks Kh 5d 5c 9s", "8h 8d 8c 4s 4h")
+B = ("7s 7h 3d", "Js Jh 9d 9c 3c", "As Ah Ad 2s 2d")
+JOKER_1 = {"deck": {"jokers": 1}}
+
+
+def test_a_joker_is_refused_where_the_deck_has_none_naming_the_option():
+    found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)])
+    assert "deck.jokers" in found["players[0].arrangement.front[1]"]
+
+
+def test_more_jokers_than_the_deck_holds_are_refused():
+    found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, "7s 7h xJ", *B[1:])],
+                    JOKER_1)
+    assert "2 jokers" in found["players"] and "deck.jokers" in found["players"]
+
+
+def test_a_joker_in_the_dead_cards_counts_and_the_joker_spelling_is_either_case():
+    s = run("ofc", [arranged("A", 1, "Qs XJ 2c", *A[1:]), arranged("B", 2, *B)],
+            {"deck": {"jokers": 2}}, dead=["xj", "Qh"])
+    # Qh is dead: the joker stands for the next queen in the suit order s h c d: Qc.
+    front = s.player("A").rows[0]
+    assert front.cards == ("Qs", JOKER, "2c") and front.joker_cards == ("Qc",)
+    assert front.resolved_cards == ("Qs", "Qc", "2c")
+    row = next(r for r in s.pairs[0].rows if r.row.value == "FRONT")
+    assert "(Xj as Qc)" in row.text
+    found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1,
+                    dead=["Xj"])
+    assert "2 jokers" in found["players"]
+
+
+def test_a_joker_with_no_card_left_to_stand_for_is_invalid_input():
+    held = {c for row in A + B for c in row.split()} - {JOKER}
+    dead = [str(c) for c in DECK if str(c) not in held]
+    found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1, dead=dead)
+    assert "no card is left for a joker" in found["players[0]"]
+
+
+def test_equal_naturals_push_when_the_cards_rank_the_same():
+    same = {"equalRank": "COMPARE_CARDS"}
+    a = {"playerId": "A", "seat": 1, "declaredNatural": "THREE_FLUSHES",
+         "cards": "2h 4h 6h 8h Th 3s 5s 7s 9s Js Qd Kd Ad".split()}
+    b = {"playerId": "B", "seat": 2, "declaredNatural": "THREE_FLUSHES",
+         "cards": "2c 4c 6c 8c Tc 3d 5d 7d 9d Jd Qs Ks As".split()}
+    s = run("western", [a, b], {"naturals": same})
+    assert s.pairs[0].units == 0 and "their cards rank the same" in s.pairs[0].items[0].text
+    s = run("western", [a, b])
+    assert s.pairs[0].units == 0 and "rank equal — 0" in s.pairs[0].items[0].text
+
+
+def test_a_house_natural_not_in_the_table_is_not_known():
+    a = {"playerId": "A", "seat": 1, "declaredNatural": "ONE_RED",
+         "cards": "2h 3d 4h 5d 6h 7d 8h 9d Th Jd Qh Kd As".split()}
+    found = refused("western", [a, arranged("B", 2, *B)])
+    assert "'ONE_RED' is not a known natural" == found["players[0].declaredNatural"]
+
+
+def test_evaluate_hand_resolves_jokers_and_lists_the_naturals_they_make():
+    profile = resolve_profile(request_from_dict({"preset": "shisanshui", "profileOverrides": {
+        "deck": {"jokers": 1}}, "players": []})[1], REGISTRY)
+    dragon = PlayerInput("p", 0, cards=tuple("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc Xj".split()))
+    e = evaluate_hand(dragon, profile)
+    assert "DRAGON" in e.playable_naturals and "DRAGON" in e.naturals
+    rows = evaluate_hand(PlayerInput("p", 0, *(tuple(r.split()) for r in A)), resolve_profile(request_from_dict(
+        {"preset": "ofc", "profileOverrides": JOKER_1, "players": []})[1], REGISTRY)).rows
+    assert rows[0].joker_cards == ("Qh",) and rows[0].hand.name == "Pair of queens, two kicker"
+
+
+# ---------------------------------------------------------------------------------------------
+# The property, through the engine: never weaker than any allowed replacement.
+
+def _key(e):
+    """Higher is better, in the order RULES.md §16.3 resolves a hand by."""
+    return (not e.fouled, e.royalty_total, e.rows[2].hand.strength, e.rows[1].hand.strength,
+            e.rows[0].hand.strength)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(DECK), st.sets(st.integers(0, 12), min_size=1, max_size=2),
+       st.sampled_from(["ofc", "eastern", "classic-1-6"]), st.booleans())
+def test_a_joker_hand_is_never_weaker_than_the_hand_with_any_allowed_replacement(
+        deck, where, preset, suit_tiebreak):
+    overrides = {"deck": {"jokers": 2}, "ranking": {"suitOrderTiebreak": suit_tiebreak}}
+    profile = resolve_profile(request_from_dict(
+        {"preset": preset, "profileOverrides": overrides, "players": []})[1], REGISTRY)
+    real = [str(c) for c in deck[:13]]
+    cards = tuple(JOKER if i in where else c for i, c in enumerate(real))
+    with_jokers = evaluate_hand(PlayerInput("p", 0, cards[:3], cards[3:8], cards[8:]), profile)
+    best = _key(with_jokers)
+    allowed = allowed_cards(cards, False)
+    for i, other in enumerate(assignments(cards, allowed, False)):
+        if i % 7:  # a seventh of the assignments keeps the example fast; all are covered over runs
+            continue
+        c = other.cards
+        assert best >= _key(evaluate_hand(PlayerInput("p", 0, c[:3], c[3:8], c[8:]), profile))
