@@ -276,7 +276,7 @@ class Corpus:
             return self._message(lambda r: r.update(preset=word.lower()))
         if where == "natural":
             def natural(r: dict[str, Any]) -> None:
-                r["players"][0] = {"playerId": "A", "seat": 1, "declaredNatural": number,
+                r["players"][0] = {"playerId": "A", "seat": 1, "declaredNatural": word,
                                    "cards": [c for row in ARRANGEMENTS["A"].values() for c in row]}
             return self._message(natural)
         if where == "card":
@@ -293,7 +293,7 @@ class Corpus:
                 table=[{"row": "ROW_BACK", "handClass": number, "units": 2}]))
         if where == "natural-table":
             return self._with_profile(lambda p: p["naturals"].update(
-                table=[{"natural": number, "rank": 1, "units": 3}]))
+                table=[{"natural": word, "rank": 1, "units": 3}]))
         if where == "suit":
             return self._with_profile(lambda p: p["ranking"].update(
                 suitOrder=["SUIT_SPADE", "SUIT_HEART", "SUIT_CLUB", number]))
