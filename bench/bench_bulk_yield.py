@@ -67,7 +67,7 @@ async def bulk_stream(channel: grpc.aio.Channel, batches: list[bytes], stop: asy
     """One SettleStream, batches back to back until ``stop``; the number of hands answered."""
     call = channel.stream_stream(STREAM_METHOD, request_serializer=None,
                                  response_deserializer=None)
-    hands_per_batch = len(pb.SettleBatch.FromString(batches[0]).items)
+    hands_per_batch = len(pb.SettleStreamRequest.FromString(batches[0]).items)
     stream = call(timeout=600)
     answered = 0
     i = 0
@@ -110,7 +110,7 @@ async def run(args: argparse.Namespace) -> None:
     requests = random_requests(2000, args.seed)
     items = [pb.AuditItem(ref=f"bulk-{i}", request=pb.SettleRequest.FromString(r))
              for i, r in enumerate(random_requests(args.batch * 10, args.seed + 1))]
-    batches = [pb.SettleBatch(items=items[k:k + args.batch]).SerializeToString()
+    batches = [pb.SettleStreamRequest(items=items[k:k + args.batch]).SerializeToString()
                for k in range(0, len(items), args.batch)]
     env = {}
     if args.server_source:

@@ -81,7 +81,7 @@ def valid_items(lines: list[str], invalid: set[int]) -> list[pb.AuditItem]:
     return items
 
 
-def run_stream(address: str, batches: list[pb.SettleBatch]) -> tuple[float, int]:
+def run_stream(address: str, batches: list[pb.SettleStreamRequest]) -> tuple[float, int]:
     with SettlementClient(address) as client:
         start = time.perf_counter()
         hands = 0
@@ -198,7 +198,7 @@ def main() -> None:
     history = folder / "day.jsonl"
     history.write_text("\n".join(lines) + "\n")
     items = valid_items(lines, {m["line"] for m in key["invalid"]})
-    batches = [pb.SettleBatch(items=items[i:i + args.batch])
+    batches = [pb.SettleStreamRequest(items=items[i:i + args.batch])
                for i in range(0, len(items), args.batch)]
     unary = [item.request.SerializeToString() for item in items]
     print(f"history: {len(lines):,} hands at {len(key['tables'])} tables "
@@ -212,7 +212,7 @@ def main() -> None:
 
 
 def run_server_part(args: argparse.Namespace, items: list[pb.AuditItem],
-                    batches: list[pb.SettleBatch], unary: list[bytes]) -> None:
+                    batches: list[pb.SettleStreamRequest], unary: list[bytes]) -> None:
     server = start_server(["-m", "cpsettle_service.server"],
                           env={"CPSETTLE_LOG_LEVEL": args.log_level,
                                "CPSETTLE_GRACE_SECONDS": "1"})

@@ -60,8 +60,8 @@ TABLES: tuple[tuple[str, int, tuple[int, ...], dict[str, Any] | None], ...] = (
     ("ofc", 100, (3, 3, 2), None),
     ("ofc-descubierto", 200, (2, 3), None),
     ("western", 1000, (4, 4, 3),
-     {"rake": {"mode": "COMMISSION", "commissionBps": 500, "commissionCap": 2500}}),
-    ("eastern", 100, (4, 4, 3), {"rake": {"mode": "PER_PLAYER", "perPlayerFee": 25}}),
+     {"rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 500, "commissionCap": 2500}}),
+    ("eastern", 100, (4, 4, 3), {"rake": {"mode": "RAKE_MODE_PER_PLAYER", "perPlayerFee": 25}}),
     ("shisanshui", 50, (4, 4, 4), None),
 )
 
@@ -326,7 +326,7 @@ def plant_mistake(kind: str, day: Day, hand: dict[str, Any], rng: random.Random
     elif kind == "missed-royalties":
         if not any(i.kind is ItemKind.ROYALTIES and i.units for pr in s.pairs for i in pr.items):
             return None
-        paid = _with_overrides(day, request, {"royalties": {"mode": "NONE"}})
+        paid = _with_overrides(day, request, {"royalties": {"mode": "ROYALTY_MODE_NONE"}})
     elif kind == "rake-not-taken":
         if not raked:
             return None

@@ -81,16 +81,22 @@ ODD_CARDS = [
 ]
 PRESETS = list(preset_names())
 ODD_PRESETS = ["", "WESTERN", "western ", "nope", "../etc/passwd", "ofc\x00", "x" * 300]
+# Player.declared_natural is a string: a catalogue natural's name or a house natural's
 NATURALS = [n.value for n in Natural]
-ODD_NATURALS = ["", "dragon", "NONE", "DRAGON ", "x" * 100]
+ODD_NATURALS = ["", "dragon", "NONE", "DRAGON ", "NATURAL_DRAGON", "x" * 100]
+# Profile JSON values: the proto names (what is valid), the short names of 0.1.0 and odd words
 ENUM_WORDS = [
+    "ROYALTY_MODE_ALWAYS", "ROYALTY_MODE_ON_WIN_REPLACES", "FOUL_PENALTY_FIXED",
+    "VS_FOUL_NATURAL_UNITS", "CAP_BASIS_CURRENT_STACK", "CAP_ORDER_LEFT_OF_BUTTON_FIRST",
+    "RAKE_MODE_COMMISSION", "WHEEL_SECOND_HIGHEST", "ROW_TIE_SUIT_OF_HIGHEST_CARD", "ROW_FRONT",
+    "HAND_CLASS_PAIR", "SUIT_SPADE", "NATURAL_TIE_COMPARE_CARDS", "ROYALTY_MODE_UNSPECIFIED",
     "NONE", "ALWAYS", "ON_WIN_ADDED", "ON_WIN_REPLACES", "SCOOPED", "FIXED",
     "GREATER_OF_NATURAL_AND_FOUL", "NATURAL_UNITS", "HAND_START", "CURRENT_STACK",
     "BUTTON_FIRST", "LEFT_OF_BUTTON_FIRST", "PER_PLAYER", "COMMISSION", "LOWEST",
     "SECOND_HIGHEST", "PUSH", "SUIT_OF_HIGHEST_CARD", "FRONT", "MIDDLE", "BACK", "PAIR",
     "THREE_OF_A_KIND", "FULL_HOUSE", "FOUR_OF_A_KIND", "STRAIGHT_FLUSH", "ROYAL_FLUSH",
     "HIGH_CARD", "TWO_PAIR", "STRAIGHT", "FLUSH", "Q", "K", "A", "2", "s", "h", "c", "d",
-    *NATURALS,
+    *[n.value for n in Natural],
 ]
 INTS = [0, 1, -1, 2, 3, 4, 5, 6, 10, 13, 14, 26, 100, 10_000, 2**31 - 1, 2**31, 2**53,
         2**53 + 1, 2**63 - 1, -(2**63), 2**64]

@@ -58,7 +58,7 @@ def seeds() -> dict[str, bytes]:
 
     over = pb.SettleRequest()
     over.CopyFrom(western)
-    over.profile_overrides.update({"caps": {"wins": False}, "rake": {"mode": "COMMISSION",
+    over.profile_overrides.update({"caps": {"wins": False}, "rake": {"mode": "RAKE_MODE_COMMISSION",
                                                                      "commissionBps": 500}})
     over.unit_value = 25
     over.dead_cards.append("2h")

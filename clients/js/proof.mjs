@@ -21,29 +21,54 @@ export const SCHEMA = {
   ProfileRef: [[1, 'name', 'string'], [2, 'version', 'string'], [3, 'digest', 'string'],
     [4, 'source', 'string']],
   PlayerResult: [
-    [1, 'playerId', 'string'], [2, 'seat', 'int32'], [3, 'status', 'string'],
+    [1, 'playerId', 'string'], [2, 'seat', 'int32'], [3, 'status', 'enum', 'PlayerStatus'],
     [4, 'rows', 'repeated message', 'EvaluatedRow'], [5, 'royaltyTotal', 'int32'],
-    [6, 'fouled', 'bool'], [7, 'foulReasons', 'repeated string'], [8, 'natural', 'string'],
+    [6, 'fouled', 'bool'], [7, 'foulReasons', 'repeated enum', 'FoulReason'],
+    [8, 'natural', 'string'],
     [9, 'declaredNatural', 'string'], [10, 'surrendered', 'bool'],
     [11, 'stack', 'optional int64'], [12, 'netUnits', 'int64'],
     [13, 'moneyBeforeRake', 'int64'], [14, 'rake', 'int64'], [15, 'netMoney', 'int64'],
     [16, 'fantasyland', 'message', 'FantasylandResult'], [17, 'text', 'string'],
   ],
-  EvaluatedRow: [[1, 'row', 'string'], [2, 'cards', 'repeated string'],
-    [3, 'handClass', 'string'], [4, 'name', 'string'], [5, 'royalty', 'int32'],
+  EvaluatedRow: [[1, 'row', 'enum', 'Row'], [2, 'cards', 'repeated string'],
+    [3, 'handClass', 'enum', 'HandClass'], [4, 'name', 'string'], [5, 'royalty', 'int32'],
     [6, 'jokerCards', 'repeated string']],
   FantasylandResult: [[1, 'qualifies', 'bool'], [2, 'cards', 'int32'], [3, 'text', 'string']],
   PairResult: [
-    [1, 'first', 'string'], [2, 'second', 'string'], [3, 'kind', 'string'],
+    [1, 'first', 'string'], [2, 'second', 'string'], [3, 'kind', 'enum', 'PairKind'],
     [4, 'rows', 'repeated message', 'RowResult'], [5, 'items', 'repeated message', 'LineItem'],
     [6, 'units', 'int64'], [7, 'owed', 'int64'], [8, 'paid', 'int64'], [9, 'payer', 'string'],
-    [10, 'payee', 'string'], [11, 'cap', 'string'], [12, 'text', 'string'],
+    [10, 'payee', 'string'], [11, 'cap', 'enum', 'Cap'], [12, 'text', 'string'],
   ],
-  RowResult: [[1, 'row', 'string'], [2, 'first', 'message', 'EvaluatedRow'],
+  RowResult: [[1, 'row', 'enum', 'Row'], [2, 'first', 'message', 'EvaluatedRow'],
     [3, 'second', 'message', 'EvaluatedRow'], [4, 'winner', 'string'], [5, 'units', 'int64'],
     [6, 'text', 'string']],
-  LineItem: [[1, 'kind', 'string'], [2, 'units', 'int64'], [3, 'text', 'string']],
-  Signature: [[1, 'algorithm', 'string'], [2, 'keyId', 'string'], [3, 'value', 'string']],
+  LineItem: [[1, 'kind', 'enum', 'LineItemKind'], [2, 'units', 'int64'], [3, 'text', 'string']],
+  Signature: [[1, 'algorithm', 'enum', 'SignatureAlgorithm'], [2, 'keyId', 'string'],
+    [3, 'value', 'string']],
+};
+
+// The appendix's enum table: each enum's value names, by number (index 0: ..._UNSPECIFIED).
+export const ENUMS = {
+  Cap: ['CAP_UNSPECIFIED', 'CAP_PAYER_STACK', 'CAP_PAYEE_STACK', 'CAP_BOTH_STACKS'],
+  FoulReason: ['FOUL_REASON_UNSPECIFIED', 'FOUL_REASON_FRONT_ABOVE_MIDDLE',
+    'FOUL_REASON_MIDDLE_ABOVE_BACK', 'FOUL_REASON_FALSE_DECLARATION'],
+  HandClass: ['HAND_CLASS_UNSPECIFIED', 'HAND_CLASS_HIGH_CARD', 'HAND_CLASS_PAIR',
+    'HAND_CLASS_TWO_PAIR', 'HAND_CLASS_THREE_OF_A_KIND', 'HAND_CLASS_STRAIGHT',
+    'HAND_CLASS_FLUSH', 'HAND_CLASS_FULL_HOUSE', 'HAND_CLASS_FOUR_OF_A_KIND',
+    'HAND_CLASS_STRAIGHT_FLUSH', 'HAND_CLASS_ROYAL_FLUSH', 'HAND_CLASS_FIVE_OF_A_KIND'],
+  LineItemKind: ['LINE_ITEM_KIND_UNSPECIFIED', 'LINE_ITEM_KIND_ROW',
+    'LINE_ITEM_KIND_MAJORITY_BONUS', 'LINE_ITEM_KIND_SCOOP_BONUS', 'LINE_ITEM_KIND_ROYALTIES',
+    'LINE_ITEM_KIND_FOUL_PENALTY', 'LINE_ITEM_KIND_NATURAL', 'LINE_ITEM_KIND_SURRENDER',
+    'LINE_ITEM_KIND_SCOOP_MULTIPLIER', 'LINE_ITEM_KIND_HOME_RUN_MULTIPLIER',
+    'LINE_ITEM_KIND_NO_SCORE'],
+  PairKind: ['PAIR_KIND_UNSPECIFIED', 'PAIR_KIND_ROWS', 'PAIR_KIND_FOUL', 'PAIR_KIND_NATURAL',
+    'PAIR_KIND_SURRENDER', 'PAIR_KIND_NONE'],
+  PlayerStatus: ['PLAYER_STATUS_UNSPECIFIED', 'PLAYER_STATUS_REGULAR', 'PLAYER_STATUS_FOULED',
+    'PLAYER_STATUS_NATURAL', 'PLAYER_STATUS_SURRENDERED'],
+  Row: ['ROW_UNSPECIFIED', 'ROW_FRONT', 'ROW_MIDDLE', 'ROW_BACK'],
+  SignatureAlgorithm: ['SIGNATURE_ALGORITHM_UNSPECIFIED', 'SIGNATURE_ALGORITHM_NONE',
+    'SIGNATURE_ALGORITHM_ED25519'],
 };
 
 const OUTSIDE_CONTENT = new Set([14, 15, 16]); // Settlement: settlementDigest, issuedAt, signature
@@ -94,6 +119,16 @@ function integer(value, kind, where) {
   return v;
 }
 
+/** An enum value from JSON: its name in the enum table, or its number. */
+function enumValue(value, type, where) {
+  const names = ENUMS[type];
+  if (typeof value === 'string' && names.includes(value)) return names.indexOf(value);
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < 2 ** 31) {
+    return value;
+  }
+  throw new NotASettlement(`${where}: ${JSON.stringify(value)} is not a ${type}`);
+}
+
 function text(value, where) {
   if (typeof value !== 'string') throw new NotASettlement(`${where}: not a string`);
   return UTF8.encode(value);
@@ -138,6 +173,13 @@ export function encode(json, type, skip = new Set(), where = type) {
     } else if (kind === 'bool') {
       if (typeof value !== 'boolean') throw new NotASettlement(`${at}: not true or false`);
       if (value) parts.push(key(number, 0), Uint8Array.of(1));
+    } else if (kind === 'enum') {
+      const v = enumValue(value, sub, at);
+      if (v !== 0) parts.push(key(number, 0), varint(v));
+    } else if (kind === 'repeated enum') {
+      if (!Array.isArray(value)) throw new NotASettlement(`${at}: not an array`);
+      const packed = concat(value.map((item, i) => varint(enumValue(item, sub, `${at}[${i}]`))));
+      if (packed.length) parts.push(lengthDelimited(number, packed));
     } else if (kind === 'message') {
       parts.push(lengthDelimited(number, encode(value, sub, new Set(), at)));
     } else {
@@ -169,7 +211,7 @@ export function readKeys(json) {
   const list = json?.keys;
   if (!Array.isArray(list)) throw new Error('not a key set: no "keys" list');
   for (const k of list) {
-    if (k?.algorithm !== 'Ed25519' || !/^[0-9a-f]{64}$/.test(k.publicKey ?? '')) {
+    if (k?.algorithm !== 'SIGNATURE_ALGORITHM_ED25519' || !/^[0-9a-f]{64}$/.test(k.publicKey ?? '')) {
       throw new Error(`key ${JSON.stringify(k?.keyId)}: not an Ed25519 key of 64 hex digits`);
     }
     keys.set(k.keyId, {
@@ -224,11 +266,12 @@ export async function verifySettlement(stored, keys) {
   else if (get('settlementId') !== id) failures.push('settlement_id');
   if (get('settlementDigest') !== digest) failures.push('settlement_digest');
   const sig = s.signature ?? {};
-  const algorithm = sig.algorithm ?? '';
+  const algorithm = typeof sig.algorithm === 'number'
+    ? ENUMS.SignatureAlgorithm[sig.algorithm] ?? '' : sig.algorithm ?? '';
   const keyId = sig.keyId ?? sig.key_id ?? '';
   const issuedAt = get('issuedAt');
   let checked = false;
-  if (algorithm !== 'Ed25519') { // '' or NONE: unsigned; anything else: not ours
+  if (algorithm !== 'SIGNATURE_ALGORITHM_ED25519') { // absent, NONE or unknown
     if (keys) failures.push('signature');
   } else if (keys) {
     const k = keys.get(keyId);

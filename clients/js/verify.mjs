@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 import { readKeys, verifySettlement } from './proof.mjs';
 
-export { encode, NotASettlement, readKeys, SCHEMA, verifySettlement } from './proof.mjs';
+export { encode, ENUMS, NotASettlement, readKeys, SCHEMA, verifySettlement } from './proof.mjs';
 
 async function main(argv) {
   const args = [...argv];

@@ -282,11 +282,11 @@ def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
             f"is {s.settlement_digest or '(empty)'}, the content gives {digest}",
         ))
     sig = s.signature
-    if sig.algorithm == UNSIGNED or not sig.algorithm:
+    if sig.algorithm in (pb.SIGNATURE_ALGORITHM_NONE, pb.SIGNATURE_ALGORITHM_UNSPECIFIED):
         findings.append(Finding("signature", "the settlement is unsigned", keys is not None))
         return findings
-    if sig.algorithm != ALGORITHM:
-        findings.append(Finding("signature", f"unknown algorithm {sig.algorithm!r}"))
+    if sig.algorithm != pb.SIGNATURE_ALGORITHM_ED25519:
+        findings.append(Finding("signature", f"unknown algorithm {sig.algorithm}"))
         return findings
     if keys is None:
         findings.append(Finding("signature", f"NOT checked: no public keys given (key id "

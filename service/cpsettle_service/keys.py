@@ -70,7 +70,8 @@ class PublicKey:
         return f"[{self.not_before or 'open'}, {self.not_after or 'open'}]"
 
     def to_proto(self, out: pb.VerificationKey) -> None:
-        out.key_id, out.algorithm, out.public_key = self.key_id, ALGORITHM, self.raw.hex()
+        out.key_id, out.public_key = self.key_id, self.raw.hex()
+        out.algorithm = pb.SIGNATURE_ALGORITHM_ED25519
         out.not_before, out.not_after = self.not_before, self.not_after
 
 
@@ -183,8 +184,10 @@ class KeySet:
             if k.key_id in seen:
                 problems.append(f"{at}.keyId {k.key_id!r} is listed twice")
             seen.add(k.key_id)
-            if k.algorithm != ALGORITHM:
-                problems.append(f"{at}.algorithm must be {ALGORITHM!r}, got {k.algorithm!r}")
+            if k.algorithm != pb.SIGNATURE_ALGORITHM_ED25519:
+                got = pb.SignatureAlgorithm.Name(k.algorithm) if k.algorithm in (
+                    pb.SignatureAlgorithm.values()) else str(k.algorithm)
+                problems.append(f"{at}.algorithm must be SIGNATURE_ALGORITHM_ED25519, got {got}")
             if not _HEX64.fullmatch(k.public_key):
                 problems.append(f"{at}.publicKey must be 64 lowercase hex digits")
             for name, value in (("notBefore", k.not_before), ("notAfter", k.not_after)):

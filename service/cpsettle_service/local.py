@@ -52,7 +52,7 @@ class LocalService:
     def verification_keys(self) -> pb.GetVerificationKeysResponse:
         return self._servicer.keys_response()
 
-    def settle_batch(self, batch: pb.SettleBatch, *,
-                     max_items: int = stream.MAX_ITEMS_PER_BATCH) -> pb.SettleBatchResult:
+    def settle_batch(self, batch: pb.SettleStreamRequest, *,
+                     max_items: int = stream.MAX_ITEMS_PER_BATCH) -> pb.SettleStreamResponse:
         """What ``SettleStream`` answers for ``batch`` (one result per item, in order)."""
         return stream.settle_batch(self._servicer, batch, max_items=max_items)

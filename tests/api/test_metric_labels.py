@@ -48,7 +48,7 @@ def test_a_player_id_in_a_reason_does_not_move_another_label(client: SettlementC
     item.paid.add(player_id=NEEDLES, net_money=1)
     item.paid.add(player_id=NEEDLES, net_money=2)
     before = counts()
-    [result] = list(client.settle_stream([pb.SettleBatch(items=[item])]))
+    [result] = list(client.settle_stream([pb.SettleStreamRequest(items=[item])]))
     error = SettlementError.from_status(result.results[0].error)
     assert error.code is grpc.StatusCode.INVALID_ARGUMENT
     # the ErrorInfo's metadata is the codes, too: nothing of the player's text

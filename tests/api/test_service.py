@@ -147,7 +147,8 @@ def test_validate_payouts_rejects_unknown_players(client: SettlementClient) -> N
 
 def test_evaluate_arrangement(client: SettlementClient) -> None:
     e = client.evaluate({"preset": "ofc", "arrangement": ARRANGEMENTS["B"]})
-    assert [r.hand_class for r in e.rows] == ["PAIR", "FULL_HOUSE", "STRAIGHT_FLUSH"]
+    assert [profile_pb2.HandClass.Name(r.hand_class) for r in e.rows] == [
+        "HAND_CLASS_PAIR", "HAND_CLASS_FULL_HOUSE", "HAND_CLASS_STRAIGHT_FLUSH"]
     assert not e.fouled
     # OFC table E: front KK 8, middle full house 12, back straight flush 15.
     assert [r.royalty for r in e.rows] == [8, 12, 15] and e.royalty_total == 35
@@ -157,7 +158,7 @@ def test_evaluate_arrangement(client: SettlementClient) -> None:
         "arrangement": {"front": ["Kc", "Kd", "2d"], "middle": ARRANGEMENTS["B"]["back"],
                         "back": ARRANGEMENTS["B"]["middle"]},
     })
-    assert fouled.fouled and list(fouled.foul_reasons) == ["MIDDLE_ABOVE_BACK"]
+    assert fouled.fouled and list(fouled.foul_reasons) == [pb.FOUL_REASON_MIDDLE_ABOVE_BACK]
     assert not fouled.fantasyland.qualifies
 
 
@@ -246,15 +247,18 @@ def test_unknown_preset(client: SettlementClient) -> None:
 def test_inconsistent_inline_profile(client: SettlementClient) -> None:
     profile = profile_to_dict(load_preset("classic-1-6"))
     profile["scoring"]["rowUnit"] = -1
-    profile["royalties"]["table"].append({"row": "BACK", "handClass": "BIG_HAND", "units": 1})
+    # 99: a hand class this schema doesn't have (an open enum carries the number through)
+    profile["royalties"]["table"].append({"row": "ROW_BACK", "handClass": 99, "units": 1})
     profile["royalties"]["table"].append(copy.deepcopy(profile["royalties"]["table"][0]))
-    profile["royalties"]["table"].append({"row": "FRONT", "handClass": "FLUSH", "units": 1})
+    profile["royalties"]["table"].append(
+        {"row": "ROW_FRONT", "handClass": "HAND_CLASS_FLUSH", "units": 1})
     r = table()
     del r["preset"]
     r["profile"] = profile
     found = reject(client, r)
     assert "profile.scoring.rowUnit" in found
-    assert any("BIG_HAND" in reason for reason in found.values())
+    assert any(reason.startswith("got 99, which is not one of HAND_CLASS_HIGH_CARD")
+               for reason in found.values())
     assert any("duplicates the royalty entry" in reason for reason in found.values())
     assert any("cannot make FLUSH" in reason for reason in found.values())
 
@@ -391,7 +395,7 @@ def test_repeated_overrides_give_the_same_profile_digest(client: SettlementClien
     second = client.settle(request).settlement
     assert first.profile.digest == second.profile.digest
     assert first.profile.source == "builtin+overrides"
-    changed = table("western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "NONE"}})
+    changed = table("western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "RAKE_MODE_NONE"}})
     assert client.settle(changed).settlement.profile.digest != first.profile.digest
 
 

@@ -107,7 +107,7 @@ def test_sealed_settlement_is_canonical_and_verifies(key: SigningKey | None) -> 
         findings = verify(s, keys)
         if key is None:
             assert [f.what for f in findings] == ["signature"]
-            assert s.signature.algorithm == "NONE"
+            assert s.signature.algorithm == pb.SIGNATURE_ALGORITHM_NONE
         else:
             assert findings == []
             s.players[0].net_money += 1

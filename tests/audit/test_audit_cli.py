@@ -348,10 +348,10 @@ def test_batch_errors_from_the_server_are_retried_hand_by_hand() -> None:
         def __init__(self) -> None:
             self.calls = 0
 
-        def settle_stream(self, batches: Any) -> Iterator[pb.SettleBatchResult]:
+        def settle_stream(self, batches: Any) -> Iterator[pb.SettleStreamResponse]:
             self.calls += 1
             for b in batches:
-                out = pb.SettleBatchResult()
+                out = pb.SettleStreamResponse()
                 if len(b.items) > 1:
                     out.results.add().error.code = code_pb2.RESOURCE_EXHAUSTED
                 else:
@@ -361,7 +361,7 @@ def test_batch_errors_from_the_server_are_retried_hand_by_hand() -> None:
 
     s = running._Stream.__new__(running._Stream)
     s.client = FakeClient()
-    batch = pb.SettleBatch(items=[pb.AuditItem(ref=f"x:{i}") for i in range(3)])
+    batch = pb.SettleStreamRequest(items=[pb.AuditItem(ref=f"x:{i}") for i in range(3)])
     refused = next(s.client.settle_stream([batch]))
     assert running.is_batch_error(refused)
     answer = s._one_by_one(batch, refused)

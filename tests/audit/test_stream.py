@@ -55,7 +55,7 @@ def test_results_come_back_in_order_with_per_hand_errors(client: SettlementClien
     missing.pop(first)
     dup = example("western")
     dup["players"][1]["arrangement"]["front"][0] = dup["players"][0]["arrangement"]["front"][0]
-    batch1 = pb.SettleBatch(items=[
+    batch1 = pb.SettleStreamRequest(items=[
         item("a", request("western"), good),
         item("b", request_from_json(dup), good),
         item("c", request("western"), wrong),
@@ -66,9 +66,9 @@ def test_results_come_back_in_order_with_per_hand_errors(client: SettlementClien
     twice = pb.AuditItem(ref="g", request=request("western"))
     for pid, amount in list(good.items()) + [(first, 5)]:
         twice.paid.add(player_id=pid, net_money=amount)
-    batch2 = pb.SettleBatch(items=[twice, item("h", request("shisanshui"))])
+    batch2 = pb.SettleStreamRequest(items=[twice, item("h", request("shisanshui"))])
 
-    answers = list(client.settle_stream([batch1, pb.SettleBatch(), batch2]))
+    answers = list(client.settle_stream([batch1, pb.SettleStreamRequest(), batch2]))
 
     assert len(answers) == 3
     r = answers[0].results
@@ -99,7 +99,7 @@ def test_results_come_back_in_order_with_per_hand_errors(client: SettlementClien
 
 def test_stream_settlements_are_the_unary_settlements(client: SettlementClient) -> None:
     names = ["western", "eastern", "ofc", "classic-1-6"]
-    batch = pb.SettleBatch(items=[item(n, request(n)) for n in names])
+    batch = pb.SettleStreamRequest(items=[item(n, request(n)) for n in names])
     [answer] = list(client.settle_stream([batch]))
     for name, result in zip(names, answer.results):
         unary = client.settle(request(name)).settlement
@@ -113,17 +113,17 @@ def test_stream_settlements_are_the_unary_settlements(client: SettlementClient) 
 def test_malformed_and_oversized_batches_are_answered_and_the_stream_goes_on(
     server: ServerHandle,
 ) -> None:
-    too_many = pb.SettleBatch(items=[pb.AuditItem() for _ in range(stream.MAX_ITEMS_PER_BATCH + 1)])
-    good = pb.SettleBatch(items=[item("ok", request("western"))])
+    too_many = pb.SettleStreamRequest(items=[pb.AuditItem() for _ in range(stream.MAX_ITEMS_PER_BATCH + 1)])
+    good = pb.SettleStreamRequest(items=[item("ok", request("western"))])
     messages = [b"\xff\xff\xff garbage", too_many.SerializeToString(), good.SerializeToString()]
     with grpc.insecure_channel(server.address) as channel:
         call = channel.stream_stream(
             METHOD, request_serializer=lambda b: b,
-            response_deserializer=pb.SettleBatchResult.FromString,
+            response_deserializer=pb.SettleStreamResponse.FromString,
         )
         answers = list(call(iter(messages), timeout=30))
     assert len(answers) == 3
-    for answer, words in ((answers[0], "not a valid cpsettle.v1.SettleBatch"),
+    for answer, words in ((answers[0], "not a valid cpsettle.v1.SettleStreamRequest"),
                           (answers[1], "at most 1000 hands, got 1001")):
         [only] = answer.results
         e = err(only)
@@ -135,7 +135,7 @@ def test_malformed_and_oversized_batches_are_answered_and_the_stream_goes_on(
 
 def test_results_too_big_for_one_message_are_a_batch_error() -> None:
     servicer = SettlementServicer(ProfileResolver(ProfileRegistry.builtin()))
-    batch = pb.SettleBatch(items=[item(str(i), request("western")) for i in range(4)])
+    batch = pb.SettleStreamRequest(items=[item(str(i), request("western")) for i in range(4)])
     whole = stream.settle_batch(servicer, batch)
     assert len(whole.results) == 4
     limited = stream.settle_batch(servicer, batch, max_result_bytes=whole.ByteSize() - 1)
@@ -151,7 +151,7 @@ def test_results_too_big_for_one_message_are_a_batch_error() -> None:
 def test_a_stream_failure_is_a_settlement_error(tmp_path: Path) -> None:
     with SettlementClient(f"unix://{tmp_path}/nobody.sock") as c, \
             pytest.raises(SettlementError) as e:
-        list(c.settle_stream([pb.SettleBatch()]))
+        list(c.settle_stream([pb.SettleStreamRequest()]))
     assert e.value.code == grpc.StatusCode.UNAVAILABLE
 
 
@@ -168,7 +168,7 @@ def test_a_slow_reader_holds_the_server_back(
     original = stream.settle_stream
 
     async def counting(servicer: Any, requests: AsyncIterator[Any], context: Any,
-                       **kw: Any) -> AsyncIterator[pb.SettleBatchResult]:
+                       **kw: Any) -> AsyncIterator[pb.SettleStreamResponse]:
         async def counted() -> AsyncIterator[Any]:
             nonlocal consumed
             async for b in requests:
@@ -182,9 +182,9 @@ def test_a_slow_reader_holds_the_server_back(
     handle = start_server(tmp_path / "s.sock", max_message_bytes=1024 * 1024)
     try:
         per_batch, batches = 40, 60
-        batch = pb.SettleBatch(items=[item(str(i), request("western")) for i in range(per_batch)])
+        batch = pb.SettleStreamRequest(items=[item(str(i), request("western")) for i in range(per_batch)])
 
-        def requests() -> Iterator[pb.SettleBatch]:
+        def requests() -> Iterator[pb.SettleStreamRequest]:
             for _ in range(batches):
                 yield batch
 

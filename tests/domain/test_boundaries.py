@@ -38,7 +38,14 @@ CLASSES = ["HIGH_CARD", "PAIR", "TWO_PAIR", "THREE_OF_A_KIND", "STRAIGHT", "FLUS
 
 
 def preset_json(name: str) -> dict[str, Any]:
-    return json.loads((PRESETS / f"{name}.json").read_text("utf-8"))
+    """A preset file, its royalty table's rows and classes by their short names (FRONT, PAIR)."""
+    data: dict[str, Any] = json.loads((PRESETS / f"{name}.json").read_text("utf-8"))
+    royalties = data["royalties"]
+    royalties["mode"] = royalties["mode"].removeprefix("ROYALTY_MODE_")
+    for e in royalties["table"]:
+        e["row"] = e["row"].removeprefix("ROW_")
+        e["handClass"] = e["handClass"].removeprefix("HAND_CLASS_")
+    return data
 
 
 def request(players: list[dict[str, Any]], preset: str = "ofc", **extra: Any) -> dict[str, Any]:
@@ -306,15 +313,15 @@ def test_fantasyland_progressive_entries_at_exactly_their_hand(preset: str) -> N
 
 def test_a_ranked_house_threshold_is_met_by_exactly_its_rank() -> None:
     """A house Fantasyland entry at "three of a kind, fives": 555 enters, 444 does not."""
-    overrides = {"fantasyland": {"entry": {"handClass": "THREE_OF_A_KIND", "rank": "5"},
+    overrides = {"fantasyland": {"entry": {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "5"},
                                  "entryCards": 13, "progressive": []}}
     assert _fantasyland_cards(["5s", "5h", "5c"], profileOverrides=overrides) == 13
     assert _fantasyland_cards(["4s", "4h", "4c"], profileOverrides=overrides) == 0
     assert _fantasyland_cards(["As", "Ah", "Kc"], profileOverrides=overrides) == 0
     # the same with a progressive step at "three of a kind, nines"
     overrides["fantasyland"]["progressive"] = [
-        {"handClass": "THREE_OF_A_KIND", "rank": "9", "cards": 16},
-        {"handClass": "THREE_OF_A_KIND", "rank": "5", "cards": 13}]
+        {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "9", "cards": 16},
+        {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "5", "cards": 13}]
     assert _fantasyland_cards(["9s", "9h", "9c"], profileOverrides=overrides) == 16
     assert _fantasyland_cards(["8s", "8h", "8c"], profileOverrides=overrides) == 13
 
@@ -360,9 +367,9 @@ def test_stay_back_at_exactly_quads(preset: str) -> None:
 def test_each_stay_row_counts_on_its_own_under_a_house_profile() -> None:
     """Stay thresholds raised per row by an override: each met exactly, and missed just below."""
     overrides = {"fantasyland": {"stay": {
-        "front": {"handClass": "THREE_OF_A_KIND", "rank": "Q"},
-        "middle": {"handClass": "FULL_HOUSE", "rank": "K"},
-        "back": {"handClass": "STRAIGHT_FLUSH", "rank": "9"}}, "stayCards": 15}}
+        "front": {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "Q"},
+        "middle": {"handClass": "HAND_CLASS_FULL_HOUSE", "rank": "K"},
+        "back": {"handClass": "HAND_CLASS_STRAIGHT_FLUSH", "rank": "9"}}, "stayCards": 15}}
     # front QQQ stays; JJJ does not (middle and back below their thresholds)
     assert _stays((["Qs", "Qh", "Qd"], ["Qc", "Jc", "9c", "8c", "2c"],
                    ["As", "Ah", "Ad", "Ac", "Kh"]), profileOverrides=overrides) == 15
@@ -429,7 +436,8 @@ def test_a_win_capped_at_exactly_the_winners_stack_is_not_cut() -> None:
 
 def _commission(bps: int, cap: int, unit_value: int) -> tuple[int, int]:
     """(the winner's rake, his money before rake) under a commission."""
-    overrides = {"rake": {"mode": "COMMISSION", "commissionBps": bps, "commissionCap": cap}}
+    overrides = {"rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": bps,
+                          "commissionCap": cap}}
     s = settle_json(request(_two(), "western", unitValue=unit_value,
                             profileOverrides=overrides))
     a = s.player("A")
@@ -460,7 +468,7 @@ def test_commission_rounds_down_to_the_minor_unit() -> None:
 
 
 def test_per_player_fee_at_exactly_the_stack() -> None:
-    overrides = {"rake": {"mode": "PER_PLAYER", "perPlayerFee": 50},
+    overrides = {"rake": {"mode": "RAKE_MODE_PER_PLAYER", "perPlayerFee": 50},
                  "caps": {"losses": False, "wins": False}}
     s = settle_json(request(_two(stack=50), "western", profileOverrides=overrides))
     assert s.player("B").rake == 50
@@ -547,7 +555,7 @@ def _three(stacks: dict[str, int | None], basis: str, losses: bool, wins: bool):
     for p in players:
         if stacks.get(p["playerId"]) is not None:
             p["stack"] = stacks[p["playerId"]]
-    overrides = {"caps": {"basis": basis, "losses": losses, "wins": wins}}
+    overrides = {"caps": {"basis": f"CAP_BASIS_{basis}", "losses": losses, "wins": wins}}
     s = settle_json(request(players, "western", buttonSeat=1, profileOverrides=overrides))
     assert [(pr.first, pr.second, pr.units) for pr in s.pairs] == [
         ("A", "B", -4), ("A", "C", -4), ("B", "C", -4)], "the hands must sweep in order"

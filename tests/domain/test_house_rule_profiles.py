@@ -110,7 +110,7 @@ def test_extension_defaults_are_what_an_absent_field_means():
      "profile.naturals.table[0].definition", "2 joker(s)"),
     ({"table": [dict(ONE_RED, natural=f"N{i}") for i in range(MAX_NATURAL_ENTRIES + 1)]},
      "profile.naturals.table", f"at most {MAX_NATURAL_ENTRIES}"),
-    ({"equalRank": "HIGHEST_CARD"}, "profile.naturals.equalRank", "PUSH, COMPARE_CARDS"),
+    ({"equalRank": "HIGHEST_CARD"}, "profile.naturals.equalRank", "NATURAL_TIE_PUSH, NATURAL_TIE_COMPARE_CARDS"),
     ({"quadsAsTwoPairs": "yes"}, "profile.naturals.quadsAsTwoPairs", "true or false"),
 ])
 def test_what_the_vocabulary_cannot_check_is_a_violation(change, field, words):
@@ -135,7 +135,8 @@ def test_five_of_a_kind_with_duplicating_jokers_is_a_valid_natural():
 
 def test_a_five_of_a_kind_royalty_needs_duplicating_jokers():
     d = base()
-    d["royalties"]["table"].append({"row": "BACK", "handClass": "FIVE_OF_A_KIND", "units": 30})
+    d["royalties"]["table"].append({"row": "ROW_BACK", "handClass": "HAND_CLASS_FIVE_OF_A_KIND",
+                                    "units": 30})
     assert any(f == "profile.royalties.table[8].handClass" and "may duplicate" in reason
                for f, reason in violations(copy.deepcopy(d)))
     d["deck"] = {"jokers": 1, "jokerDuplicates": True}

@@ -67,7 +67,7 @@ def test_each_limit_is_inclusive_and_one_beyond_is_refused(path: str, low: int,
 def test_a_progressive_entry_counts_cards_within_the_same_limits() -> None:
     def entry(cards: int) -> dict[str, Any]:
         return {"fantasyland": {"progressive": [
-            {"handClass": "PAIR", "rank": "Q", "cards": cards}]}}
+            {"handClass": "HAND_CLASS_PAIR", "rank": "Q", "cards": cards}]}}
 
     for cards in (13, 52):
         p = profile_to_dict(_resolve(entry(cards)))
@@ -80,14 +80,14 @@ def test_a_progressive_entry_counts_cards_within_the_same_limits() -> None:
 @pytest.mark.parametrize("spelling,rank", [("10", "T"), ("T", "T"), ("t", "T"), ("q", "Q"),
                                            ("A", "A"), ("2", "2")])
 def test_threshold_ranks_accept_each_spelling(spelling: str, rank: str) -> None:
-    p = profile_to_dict(_resolve({"fantasyland": {"entry": {"handClass": "PAIR",
+    p = profile_to_dict(_resolve({"fantasyland": {"entry": {"handClass": "HAND_CLASS_PAIR",
                                                             "rank": spelling}}}))
-    assert p["fantasyland"]["entry"] == {"handClass": "PAIR", "rank": rank}
+    assert p["fantasyland"]["entry"] == {"handClass": "HAND_CLASS_PAIR", "rank": rank}
 
 
 @pytest.mark.parametrize("entry,field,reason", [
-    ({"handClass": "PAIR", "rank": "1"}, "fantasyland.entry.rank", "must be a rank"),
-    ({"handClass": "PAIR", "rank": "Z"}, "fantasyland.entry.rank", "must be a rank"),
+    ({"handClass": "HAND_CLASS_PAIR", "rank": "1"}, "fantasyland.entry.rank", "must be a rank"),
+    ({"handClass": "HAND_CLASS_PAIR", "rank": "Z"}, "fantasyland.entry.rank", "must be a rank"),
 ])
 def test_a_bad_threshold_names_its_field(entry: dict[str, Any], field: str, reason: str) -> None:
     with pytest.raises(InvalidInput) as e:

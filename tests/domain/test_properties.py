@@ -23,18 +23,18 @@ overrides = st.fixed_dictionaries(
     optional={
         "caps": st.fixed_dictionaries({
             "losses": st.booleans(), "wins": st.booleans(),
-            "basis": st.sampled_from(["HAND_START", "CURRENT_STACK"]),
-            "order": st.sampled_from(["BUTTON_FIRST", "LEFT_OF_BUTTON_FIRST"]),
+            "basis": st.sampled_from(["CAP_BASIS_HAND_START", "CAP_BASIS_CURRENT_STACK"]),
+            "order": st.sampled_from(["CAP_ORDER_BUTTON_FIRST", "CAP_ORDER_LEFT_OF_BUTTON_FIRST"]),
         }),
         "rake": st.one_of(
-            st.fixed_dictionaries({"mode": st.just("PER_PLAYER"),
+            st.fixed_dictionaries({"mode": st.just("RAKE_MODE_PER_PLAYER"),
                                    "perPlayerFee": st.integers(0, 300)}),
-            st.fixed_dictionaries({"mode": st.just("COMMISSION"),
+            st.fixed_dictionaries({"mode": st.just("RAKE_MODE_COMMISSION"),
                                    "commissionBps": st.integers(0, 10_000),
                                    "commissionCap": st.integers(0, 1000)}),
         ),
         "ranking": st.fixed_dictionaries({
-            "rowTie": st.sampled_from(["PUSH", "SUIT_OF_HIGHEST_CARD"]),
+            "rowTie": st.sampled_from(["ROW_TIE_PUSH", "ROW_TIE_SUIT_OF_HIGHEST_CARD"]),
             "suitOrderTiebreak": st.booleans(),
         }),
     },

@@ -52,7 +52,7 @@ def test_loose_cards_without_a_natural_are_invalid_input_when_declaration_is_opt
     arrangement = player.arrangement
     player.cards.extend([*arrangement.front, *arrangement.middle, *arrangement.back])
     player.ClearField("arrangement")
-    player.declared_natural = ""
+    player.ClearField("declared_natural")
     request.profile_overrides.update({"naturals": {"requireDeclaration": False}})
     with pytest.raises(InvalidInput):
         settle(request)

@@ -25,7 +25,7 @@ Payload = tuple[str, bytes]
 # Under the test server's 1 MiB limit (with room for the frame): these must be *parsed*.
 MAX_PAYLOAD = 1024 * 1024 - 64
 
-ENUM_FIELDS = [  # inline-profile string settings validated against a fixed list
+ENUM_FIELDS = [  # inline-profile enum settings: an unknown number is refused
     ("royalties", "mode"), ("foul", "penalty"), ("naturals", "vsFoul"), ("caps", "basis"),
     ("caps", "order"), ("rake", "mode"), ("ranking", "wheel"), ("ranking", "rowTie"),
 ]
@@ -204,10 +204,10 @@ class Corpus:
             return self._message(lambda r: r.update(deadCards=["Ks"] * n))
         if kind == "royalties":
             return self._with_profile(lambda p: p["royalties"].update(
-                mode="ALWAYS",
-                table=[{"row": "FRONT", "handClass": "FLUSH", "units": 1}] * n))
+                mode="ROYALTY_MODE_ALWAYS",
+                table=[{"row": "ROW_FRONT", "handClass": "HAND_CLASS_FLUSH", "units": 1}] * n))
         if kind == "suits":
-            return self._with_profile(lambda p: p["ranking"].update(suitOrder=["s"] * n))
+            return self._with_profile(lambda p: p["ranking"].update(suitOrder=["SUIT_SPADE"] * n))
 
         def loose(r: dict[str, Any]) -> None:
             r["players"][0] = {"playerId": "A", "seat": 1, "cards": ["As"] * n,
@@ -226,16 +226,18 @@ class Corpus:
             return self._message(lambda r: r["players"][1].update(playerId=text))
         if where == "preset":
             return self._message(lambda r: r.update(preset=text))
+        # closed sets are enums: a string reaches them through profileOverrides (a Struct) only
         if where == "natural":
-            return self._message(lambda r: r["players"][2].update(declaredNatural=text))
+            return self._message(lambda r: r.update(profileOverrides={
+                "naturals": {"table": [{"natural": text, "rank": 1, "units": 3}]}}))
         if where == "dead":
             return self._message(lambda r: r.update(deadCards=[text]))
         if where == "enum":
             section, key = rng.choice(ENUM_FIELDS)
-            return self._with_profile(lambda p: p.setdefault(section, {}).update({key: text}))
+            return self._message(lambda r: r.update(profileOverrides={section: {key: text}}))
         if where == "suit":
-            return self._with_profile(lambda p: p["ranking"].update(
-                suitOrder=["s", "h", "c", text]))
+            return self._message(lambda r: r.update(profileOverrides={"ranking": {
+                "suitOrder": ["SUIT_SPADE", "SUIT_HEART", "SUIT_CLUB", text]}}))
         if where == "override-key":
             return self._message(lambda r: r.update(profileOverrides={"caps": {text: True}}))
 
@@ -267,6 +269,7 @@ class Corpus:
     def unknown_name(self) -> bytes:
         rng = self.rng
         word = "ZZ" + _word(rng)  # never a card, preset, natural or enum value
+        number = 1000 + rng.randrange(10**6)  # a value no cpsettle.v1 enum has
         where = rng.choice(["preset", "natural", "card", "dead", "enum", "hand-class",
                             "natural-table", "suit", "override-key", "override-type"])
         if where == "preset":
@@ -283,16 +286,17 @@ class Corpus:
             return self._message(lambda r: r.update(deadCards=[word[:3]]))
         if where == "enum":
             section, key = rng.choice(ENUM_FIELDS)
-            return self._with_profile(lambda p: p.setdefault(section, {}).update({key: word}))
+            return self._with_profile(lambda p: p.setdefault(section, {}).update({key: number}))
         if where == "hand-class":
             return self._with_profile(lambda p: p["royalties"].update(
-                mode="ALWAYS", table=[{"row": "BACK", "handClass": word, "units": 2}]))
+                mode="ROYALTY_MODE_ALWAYS",
+                table=[{"row": "ROW_BACK", "handClass": number, "units": 2}]))
         if where == "natural-table":
             return self._with_profile(lambda p: p["naturals"].update(
                 table=[{"natural": word, "rank": 1, "units": 3}]))
         if where == "suit":
             return self._with_profile(lambda p: p["ranking"].update(
-                suitOrder=["s", "h", "c", word[:2]]))
+                suitOrder=["SUIT_SPADE", "SUIT_HEART", "SUIT_CLUB", number]))
         if where == "override-key":
             return self._message(lambda r: r.update(profileOverrides={word: {"x": 1}}))
         return self._message(lambda r: r.update(profileOverrides={"caps": {"wins": word}}))

@@ -10,6 +10,7 @@ from cpsettle_client.client import request_from_json
 from cpsettle_service.domain.hands import HandClass
 from cpsettle_service.domain.naturals import Natural
 from cpsettle_service.domain.profile import FRONT_CLASSES, load_preset, profile_to_dict
+from cpsettle_service.domain.reader import json_name
 from tests.support.tables import table
 
 RANKS = "23456789TJQKA"
@@ -26,15 +27,15 @@ def maximal_profile(n: int) -> dict[str, Any]:
     for row in ("FRONT", "MIDDLE", "BACK"):
         classes = FRONT_CLASSES if row == "FRONT" else set(HandClass)
         for hc in sorted(classes, key=lambda c: c.order):
-            table.append({"row": row, "handClass": hc.value, "units": 1 + n % 1000})
+            entry = {"row": f"ROW_{row}", "handClass": json_name(hc)}
+            table.append({**entry, "units": 1 + n % 1000})
             if hc is not HandClass.ROYAL_FLUSH:
-                table += [{"row": row, "handClass": hc.value, "rank": r, "units": 2}
-                          for r in RANKS]
-    data["royalties"] = {"mode": "ON_WIN_ADDED", "table": table}
+                table += [{**entry, "rank": r, "units": 2} for r in RANKS]
+    data["royalties"] = {"mode": "ROYALTY_MODE_ON_WIN_ADDED", "table": table}
     progressive = []
     for hc in sorted(FRONT_CLASSES, key=lambda c: c.order):
-        progressive.append({"handClass": hc.value, "cards": 14})
-        progressive += [{"handClass": hc.value, "rank": r, "cards": 15} for r in RANKS]
+        progressive.append({"handClass": json_name(hc), "cards": 14})
+        progressive += [{"handClass": json_name(hc), "rank": r, "cards": 15} for r in RANKS]
     data["fantasyland"]["progressive"] = progressive
     data["naturals"]["table"] = [{"natural": x.value, "rank": i, "units": 3 + i}
                                  for i, x in enumerate(Natural)]

@@ -196,7 +196,7 @@ class EndsAfter:
         batches = iter(self.requests)
         for _ in range(self.answers):
             batch = next(batches)
-            answer = pb.SettleBatchResult()
+            answer = pb.SettleStreamResponse()
             for item in batch.items:
                 answer.results.add(ref=item.ref, all_match=True)
             yield answer

@@ -34,14 +34,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.mark.parametrize("entries,path,bound", [
-    (16_000, "request", "at most 131072"),  # the issue's attack: refused before it is parsed
-    (4_000, "profile", "at most 49152"),  # within a valid request's size, not a profile's
+    # the issue's attack: refused before it is parsed (an entry is 6 bytes since the hand class
+    # is an enum: 24,000 of them, like the 16,000 with string classes, pass 128 KiB)
+    (24_000, "request", "at most 131072"),
+    (10_000, "profile", "at most 49152"),  # within a valid request's size, not a profile's
     (43, "profile.fantasyland.progressive", "at most 42"),  # one past what the rules allow
 ])
 def test_a_table_past_the_rules_size_is_refused(server: Server, entries: int, path: str,
                                                 bound: str) -> None:
     data = maximal_profile(0)
-    data["fantasyland"]["progressive"] = [{"handClass": "PAIR", "cards": 14}] * entries
+    data["fantasyland"]["progressive"] = [
+        {"handClass": "HAND_CLASS_PAIR", "cards": 14}] * entries
     request = table(profile=data)
     del request["preset"]
     with SettlementClient(server.address) as c, pytest.raises(SettlementError) as e:
@@ -52,8 +55,9 @@ def test_a_table_past_the_rules_size_is_refused(server: Server, entries: int, pa
 
 
 def test_maximal_profiles_leave_memory_bounded(server: Server) -> None:
-    """200 profiles as the issue sent them (16,000 progressive entries, about 2 MB each when
-    cached; 190 took a process from 115 to 588 MB), then 1,000 distinct maximal valid profiles:
+    """200 profiles as the issue sent them (16,000 progressive entries then, 24,000 now that a
+    hand class is an enum; about 2 MB each when cached; 190 took a process from 115 to 588 MB),
+    then 1,000 distinct maximal valid profiles:
     the RSS grows less than 64 MiB past its warm level. The first are refused now; the others
     are settled and cached, within the cache's byte budget."""
     base = table()
@@ -67,7 +71,8 @@ def test_maximal_profiles_leave_memory_bounded(server: Server) -> None:
         warm = rss_kib(server.proc.pid)
         for n in range(200):
             padded = maximal_profile(10_000 + n)
-            padded["fantasyland"]["progressive"] = [{"handClass": "PAIR", "cards": 14}] * 16_000
+            padded["fantasyland"]["progressive"] = [
+                {"handClass": "HAND_CLASS_PAIR", "cards": 14}] * 24_000
             with pytest.raises(SettlementError):
                 settle(padded)
         for n in range(100, 1_100):

@@ -67,7 +67,7 @@ def test_paid_near_the_int64_limits_in_a_stream_is_invalid_argument(server: Serv
         item = pb.AuditItem(ref="far", request=request)
         for pid, amount in far_proposals(settlement).items():
             item.paid.add(player_id=pid, net_money=amount)
-        [result] = list(c.settle_stream([pb.SettleBatch(items=[item])], timeout=30))
+        [result] = list(c.settle_stream([pb.SettleStreamRequest(items=[item])], timeout=30))
     error = SettlementError.from_status(result.results[0].error)
     assert error.code is grpc.StatusCode.INVALID_ARGUMENT, error
     assert {v.field for v in error.violations} == {"paid"}
@@ -185,13 +185,13 @@ def test_a_cancelled_stream_is_cancelled_never_an_error(server: Server) -> None:
     """Streams cancelled at every moment (before, during and after a batch): each ends as
     CANCELLED in the metrics and the log, and the log holds no error and no traceback."""
     request = request_from_json(table())
-    batch = pb.SettleBatch(items=[pb.AuditItem(ref=f"r{i}", request=request)
+    batch = pb.SettleStreamRequest(items=[pb.AuditItem(ref=f"r{i}", request=request)
                                   for i in range(50)])
     with SettlementClient(server.address) as c:
         for i in range(40):
             gate = threading.Event()
 
-            def batches() -> Iterator[pb.SettleBatch]:
+            def batches() -> Iterator[pb.SettleStreamRequest]:
                 yield batch
                 yield batch
                 gate.wait(5)

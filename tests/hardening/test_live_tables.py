@@ -30,7 +30,7 @@ from tests.hardening.support import (
 )
 
 
-def idle_feed(stop: threading.Event) -> Iterator[pb.SettleBatch]:
+def idle_feed(stop: threading.Event) -> Iterator[pb.SettleStreamRequest]:
     stop.wait(60)  # sends nothing, never closes its side
     return
     yield  # a generator

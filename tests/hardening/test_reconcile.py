@@ -34,7 +34,7 @@ def item(ref: str) -> pb.AuditItem:
     return pb.AuditItem(ref=ref, request=good_request(ref))
 
 
-def settled_ids(result: pb.SettleBatchResult) -> list[str]:
+def settled_ids(result: pb.SettleStreamResponse) -> list[str]:
     return [r.settlement.settlement_id for r in result.results
             if r.WhichOneof("outcome") == "settlement"]
 
@@ -75,8 +75,8 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
                 assert err.value.code is grpc.StatusCode.INVALID_ARGUMENT
 
             # a stream: an oversized batch (answered with a batch error), then one that fits
-            batches = [pb.SettleBatch(items=[item(f"big-{j}") for j in range(12)]),
-                       pb.SettleBatch(items=[item("small-0"), item("small-1")])]
+            batches = [pb.SettleStreamRequest(items=[item(f"big-{j}") for j in range(12)]),
+                       pb.SettleStreamRequest(items=[item("small-0"), item("small-1")])]
             big, small = list(client.settle_stream(batches, timeout=30))
             assert len(big.results) == 1
             refused = SettlementError.from_status(big.results[0].error)
@@ -92,10 +92,10 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
                 calls: list[BatchResultStream] = []
 
                 def feed(n: int = n, first_read: threading.Event = first_read,
-                         calls: list[BatchResultStream] = calls) -> Iterator[pb.SettleBatch]:
-                    yield pb.SettleBatch(items=[item(f"cancel-{n}-first")])
+                         calls: list[BatchResultStream] = calls) -> Iterator[pb.SettleStreamRequest]:
+                    yield pb.SettleStreamRequest(items=[item(f"cancel-{n}-first")])
                     first_read.wait(10)
-                    yield pb.SettleBatch(items=[item(f"cancel-{n}-{j}") for j in range(2)])
+                    yield pb.SettleStreamRequest(items=[item(f"cancel-{n}-{j}") for j in range(2)])
                     calls[0].cancel()
 
                 stream = client.settle_stream(feed(), timeout=30)
@@ -106,9 +106,9 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
                     received += settled_ids(result)
 
             # a stream past its deadline, several batches in
-            def slow_feed() -> Iterator[pb.SettleBatch]:
+            def slow_feed() -> Iterator[pb.SettleStreamRequest]:
                 for b in range(40):
-                    yield pb.SettleBatch(items=[item(f"deadline-{b}-{j}") for j in range(2)])
+                    yield pb.SettleStreamRequest(items=[item(f"deadline-{b}-{j}") for j in range(2)])
 
             try:
                 for result in client.settle_stream(slow_feed(), timeout=0.15):

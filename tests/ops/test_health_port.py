@@ -12,6 +12,7 @@ from typing import Iterator
 import grpc
 import pytest
 
+from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, TlsConfig
 from cpsettle_service.config import ConfigError, Settings
 from cpsettle_service.server import SERVICE_NAME, build_server
@@ -162,7 +163,8 @@ def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
             request = good_request("prod-env-hand")
             request.preset = "house-western-500"
             settlement = c.settle(request).settlement
-            assert settlement.unit_value == 500 and settlement.signature.algorithm == "Ed25519"
+            assert settlement.unit_value == 500 and settlement.signature.algorithm == (
+                pb.SIGNATURE_ALGORITHM_ED25519)
     finally:
         handle.run(handle.running.drain())
         handle.loop.call_soon_threadsafe(handle.loop.stop)

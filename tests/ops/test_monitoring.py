@@ -121,7 +121,7 @@ def exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 c.settle(bad)
             c.list_profiles()
             item = pb.AuditItem(ref="r1", request=request_from_json(example("western")))
-            assert len(list(c.settle_stream([pb.SettleBatch(items=[item])]))) == 1
+            assert len(list(c.settle_stream([pb.SettleStreamRequest(items=[item])]))) == 1
         text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read()
     finally:
         proc.send_signal(signal.SIGTERM)

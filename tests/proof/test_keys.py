@@ -61,7 +61,7 @@ def test_rotation_new_key_signs_old_settlements_still_verify(
     # Before the rotation: replica A signs with the old key.
     before, s_old = _replica(tmp_path, capsys, "a", CPSETTLE_SIGNING_KEY_FILE=str(old_pem),
                              CPSETTLE_SIGNING_KEY_ID="2026-a")
-    assert before == {"keys": [{"keyId": "2026-a", "algorithm": "Ed25519",
+    assert before == {"keys": [{"keyId": "2026-a", "algorithm": "SIGNATURE_ALGORITHM_ED25519",
                                 "publicKey": old.public.raw.hex(),
                                 "notBefore": "", "notAfter": ""}],
                       "currentKeyId": "2026-a"}
@@ -98,9 +98,10 @@ def test_rotation_new_key_signs_old_settlements_still_verify(
 
 
 def test_the_key_set_file_is_checked(tmp_path: Path) -> None:
-    bad = {"keys": [{"keyId": "k", "algorithm": "HMAC", "publicKey": "xyz",
-                     "notBefore": "yesterday"}, {"keyId": "k", "algorithm": "Ed25519",
-                                                 "publicKey": "00" * 32}]}
+    bad = {"keys": [{"keyId": "k", "algorithm": "SIGNATURE_ALGORITHM_NONE", "publicKey": "xyz",
+                     "notBefore": "yesterday"},
+                    {"keyId": "k", "algorithm": "SIGNATURE_ALGORITHM_ED25519",
+                     "publicKey": "00" * 32}]}
     with pytest.raises(KeyProblem) as e:
         KeySet.from_json_bytes(json.dumps(bad).encode())
     text = str(e.value)

@@ -28,6 +28,7 @@ from google.protobuf import json_format
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient
+from cpsettle_service.api import mapping
 from cpsettle_service.domain import presets
 from tests.conftest import ROOT, ServerHandle, start_server, stop_server
 
@@ -237,7 +238,7 @@ def test_served_proofs_equal_the_doc_formulas(name: str,
                                             s.engine_digest)
     want_digest = settlement_digest(s)
     assert s.settlement_digest == want_digest
-    assert s.signature.algorithm == "Ed25519"
+    assert s.signature.algorithm == pb.SIGNATURE_ALGORITHM_ED25519
     assert s.signature.key_id == KEY_ID
     assert s.signature.value == signature(PRIVATE, want_digest, s.issued_at, KEY_ID)
 
@@ -259,12 +260,17 @@ def test_the_id_depends_on_what_the_doc_says_and_nothing_else(
     assert other.settlement_id != first.settlement_id
 
 
+# The audit event names a cap as the engine does ("PAYER_STACK+PAYEE_STACK"), the settlement by
+# its enum value (CAP_BOTH_STACKS)
+CAP_NAMES = {number: name for name, number in mapping.CAP.items()}
+
+
 def _verify(capsys: pytest.CaptureFixture[str], tmp_path: Path, s: pb.Settlement) -> int:
     stored = tmp_path / "settlement.json"
     stored.write_text(json_format.MessageToJson(pb.SettleResponse(settlement=s)), "utf-8")
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps({"keys": [
-        {"keyId": KEY_ID, "algorithm": "Ed25519", "publicKey": PUBLIC_HEX}]}), "utf-8")
+        {"keyId": KEY_ID, "algorithm": "SIGNATURE_ALGORITHM_ED25519", "publicKey": PUBLIC_HEX}]}), "utf-8")
     code = main(["verify", str(stored), "--keys", str(keys)])
     capsys.readouterr()
     return code
@@ -301,7 +307,8 @@ def test_an_unsigned_settlement_carries_the_same_proofs_and_says_none(
     assert s.settlement_id == settlement_id(want_request, profile_digest(TABLES[
         "preset-with-stake"][1]), engine_version(), s.engine_digest)
     assert s.settlement_digest == settlement_digest(s)
-    assert (s.signature.algorithm, s.signature.key_id, s.signature.value) == ("NONE", "", "")
+    assert (s.signature.algorithm, s.signature.key_id, s.signature.value) == (
+        pb.SIGNATURE_ALGORITHM_NONE, "", "")
 
 
 def test_the_request_digest_is_over_the_canonical_encoding_whatever_the_key_order(
@@ -309,7 +316,7 @@ def test_the_request_digest_is_over_the_canonical_encoding_whatever_the_key_orde
     """Overrides are a protobuf ``Struct`` (a map): the digest is over the deterministic
     encoding, so the same overrides sent in another key order give the same digest and id."""
     overrides = {"scoring": {"scoopBonus": 4, "rowUnit": 2, "majorityBonus": 1},
-                 "rake": {"mode": "COMMISSION", "commissionCap": 500, "commissionBps": 250},
+                 "rake": {"mode": "RAKE_MODE_COMMISSION", "commissionCap": 500, "commissionBps": 250},
                  "caps": {"wins": False, "losses": True}}
     reordered = {k: dict(reversed(list(v.items()))) for k, v in reversed(overrides.items())}
     answers = []
@@ -350,7 +357,7 @@ def test_the_issued_event_carries_the_served_proofs(signed_client: SettlementCli
         "naturals": {p.player_id: p.natural for p in s.players if p.natural},
         "surrenders": [p.player_id for p in s.players if p.surrendered],
         "caps": [{"payer": pr.payer, "payee": pr.payee, "owed": pr.owed, "paid": pr.paid,
-                  "cap": pr.cap} for pr in s.pairs if pr.cap],
+                  "cap": CAP_NAMES[pr.cap]} for pr in s.pairs if pr.cap],
     }
     assert {k: e.get(k) for k in want} == want
     assert want["caps"], "the table must hit a cap"

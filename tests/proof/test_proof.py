@@ -84,7 +84,7 @@ def test_a_signed_settlement_verifies(capsys: pytest.CaptureFixture[str], tmp_pa
                                       key_file: Path, keys_file: Path) -> None:
     data = signed_settlement(capsys, tmp_path, key_file, small_request())
     settlement = load_settlement(data)
-    assert settlement.signature.algorithm == "Ed25519"
+    assert settlement.signature.algorithm == pb.SIGNATURE_ALGORITHM_ED25519
     assert settlement.signature.key_id == "test-key"
     assert verify(settlement, KEYS) == []
     stored = tmp_path / "settlement.json"
@@ -257,7 +257,7 @@ def test_without_a_key_the_service_warns_and_marks_settlements_unsigned(tmp_path
         proc.wait(timeout=15)
     out = proc.stdout.read().decode() if proc.stdout else ""
     assert "signing.disabled" in out and "NO SIGNING KEY" in out
-    assert s.signature.algorithm == "NONE" and s.settlement_digest
+    assert s.signature.algorithm == pb.SIGNATURE_ALGORITHM_NONE and s.settlement_digest
     assert [f.what for f in verify(s, KEYS)] == ["signature"]
 
 

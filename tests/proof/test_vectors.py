@@ -100,7 +100,7 @@ def test_the_field_table_in_audit_md_is_the_schema() -> None:
     text = (ROOT / "docs" / "AUDIT.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+)` \| (\d+) \| `(\w+)` \| (\w+(?: \w+)?) \|", text, re.MULTILINE)
     table = {(m, json_name): (int(n), kind) for m, n, json_name, kind in rows}
-    kinds = {9: "string", 5: "int32", 3: "int64", 8: "bool", 11: "message"}
+    kinds = {9: "string", 5: "int32", 3: "int64", 8: "bool", 11: "message", 14: "enum"}
     want = {}
     seen = {"Settlement"}
     todo = [pb.Settlement.DESCRIPTOR]
@@ -117,3 +117,19 @@ def test_the_field_table_in_audit_md_is_the_schema() -> None:
                 seen.add(f.message_type.name)
                 todo.append(f.message_type)
     assert table == want
+    values = re.findall(r"^\| (\w+) \| (\d+) \| `(\w+)` \|$", text, re.MULTILINE)
+    enums = {f.enum_type.name: f.enum_type for d in _messages(pb.Settlement.DESCRIPTOR)
+             for f in d.fields if f.enum_type is not None}
+    assert sorted(values) == sorted(
+        (name, str(v.number), v.name) for name, e in enums.items() for v in e.values)
+
+
+def _messages(desc: Any) -> list[Any]:
+    """``desc`` and every message type under it."""
+    out, todo = [desc], [desc]
+    while todo:
+        for f in todo.pop().fields:
+            if f.message_type is not None and f.message_type not in out:
+                out.append(f.message_type)
+                todo.append(f.message_type)
+    return out

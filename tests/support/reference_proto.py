@@ -11,10 +11,17 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_service.domain.settlement import EvaluatedRow, Fantasyland, Settlement
 
 
+def _enum(enum: str, member: str) -> int:
+    """The number of ``cpsettle.v1`` enum value ``enum``'s ``member``, by its name."""
+    prefix = "".join("_" + c if c.isupper() and i else c for i, c in enumerate(enum)).upper()
+    return pb.DESCRIPTOR.pool.FindEnumTypeByName(f"cpsettle.v1.{enum}").values_by_name[
+        f"{prefix}_{member}"].number
+
+
 def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
-    out.row = r.row
+    out.row = _enum("Row", r.row.name)
     out.cards.extend(r.cards)
-    out.hand_class = r.hand.hand_class
+    out.hand_class = _enum("HandClass", r.hand.hand_class.name)
     out.name = r.hand.name
     out.royalty = r.royalty
     out.joker_cards.extend(r.joker_cards)
@@ -47,7 +54,7 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         pp = out.players.add()
         pp.player_id = p.player_id
         pp.seat = p.seat
-        pp.status = p.status
+        pp.status = _enum("PlayerStatus", p.status.name)
         for r in p.rows:
             msg = pp.rows.add()
             _row(r, msg)
@@ -55,10 +62,11 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         pp.royalty_total = p.royalty_total
         pp.fouled = p.fouled
         if p.foul_reasons:
-            pp.foul_reasons.extend(p.foul_reasons)
+            pp.foul_reasons.extend([_enum("FoulReason", r.name) for r in p.foul_reasons])
         if p.natural is not None:
             pp.natural = p.natural
-        pp.declared_natural = p.declared_natural
+        if p.declared_natural:
+            pp.declared_natural = p.declared_natural
         pp.surrendered = p.surrendered
         if p.stack is not None:
             pp.stack = p.stack
@@ -73,10 +81,10 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         q = out.pairs.add()
         q.first = pr.first
         q.second = pr.second
-        q.kind = pr.kind
+        q.kind = _enum("PairKind", pr.kind.name)
         for rr in pr.rows:
             r = q.rows.add()
-            r.row = rr.row
+            r.row = _enum("Row", rr.row.name)
             if rr.first is not None:
                 r.first.CopyFrom(built[id(rr.first)])
             if rr.second is not None:
@@ -86,7 +94,7 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
             r.text = rr.text
         for item in pr.items:
             li = q.items.add()
-            li.kind = item.kind
+            li.kind = _enum("LineItemKind", item.kind.name)
             li.units = item.units
             li.text = item.text
         q.units = pr.units
@@ -94,7 +102,8 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         q.paid = pr.paid
         q.payer = pr.payer
         q.payee = pr.payee
-        q.cap = pr.cap
+        if pr.cap:  # "" is no cap; "PAYER_STACK+PAYEE_STACK" is both
+            q.cap = _enum("Cap", "BOTH_STACKS" if "+" in pr.cap else pr.cap)
         q.text = pr.text
     out.rake = s.rake
     out.text.extend(s.text)

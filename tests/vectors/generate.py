@@ -99,7 +99,7 @@ def requests() -> dict[str, dict[str, Any]]:
         out[name] = json.loads((ROOT / "tests" / "golden" / "cases" / f"{case}.json")
                                .read_text())["request"]
     raked = example("western")
-    raked.update(handId="raked", profileOverrides={"rake": {"mode": "COMMISSION",
+    raked.update(handId="raked", profileOverrides={"rake": {"mode": "RAKE_MODE_COMMISSION",
                                                             "commissionBps": 500}})
     out["valid-rake"] = raked
     return out
@@ -145,7 +145,7 @@ def _tamper_cases(base: pb.Settlement) -> dict[str, tuple[str, Change, list[str]
 
     def unsigned(s: pb.Settlement) -> None:
         s.signature.Clear()
-        s.signature.algorithm = "NONE"
+        s.signature.algorithm = pb.SIGNATURE_ALGORITHM_NONE
 
     def row_card(s: pb.Settlement) -> None:
         row = s.players[0].rows[0]

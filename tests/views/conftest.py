@@ -123,7 +123,7 @@ def signing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     assert code == 0
     keys = folder / "keys.json"
     keys.write_text(out, encoding="utf-8")
-    assert json.loads(out)["keys"][0]["algorithm"] == "Ed25519"
+    assert json.loads(out)["keys"][0]["algorithm"] == "SIGNATURE_ALGORITHM_ED25519"
     return pem, keys
 
 

@@ -82,7 +82,8 @@ def check_what_a_person_sees(page: Any, s: dict[str, Any]) -> None:
                 assert winners.count() == 0
             assert row["text"] in tr.inner_text()
         kinds = pair.locator(".items .item-kind").all_inner_texts()
-        assert kinds == [it["kind"].replace("_", " ").capitalize() for it in pr.get("items", [])]
+        assert kinds == [it["kind"].removeprefix("LINE_ITEM_KIND_").replace("_", " ").capitalize()
+                         for it in pr.get("items", [])]
 
 
 @pytest.mark.parametrize("table", TABLES, ids=[t.stem for t in TABLES])
@@ -149,7 +150,7 @@ def test_a_key_set_without_the_signing_key_and_an_unsigned_settlement_are_red(
     path, _ = make_page(tmp_path, EXAMPLES / "tables" / "one-six.json", None, keys, "unsigned")
     tab.open(path)
     assert tab.verdicts() == ["invalid"]
-    assert "the settlement says NONE" in tab.page.locator(".verdict").inner_text()
+    assert "the settlement says SIGNATURE_ALGORITHM_NONE" in tab.page.locator(".verdict").inner_text()
 
 
 def test_money_shown_is_the_settlement_s_even_when_edited(tab: Opened, tmp_path: Path,

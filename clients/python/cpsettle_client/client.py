@@ -129,7 +129,7 @@ def message_dict(message: Any) -> dict[str, Any]:
     return json_format.MessageToDict(message, always_print_fields_with_no_presence=True)
 
 
-class BatchResultStream(Iterator[pb.SettleBatchResult]):
+class BatchResultStream(Iterator[pb.SettleStreamResponse]):
     """The answers of one ``SettleStream`` call, in order; ``cancel()`` ends the call."""
 
     def __init__(self, call: Any) -> None:
@@ -139,9 +139,9 @@ class BatchResultStream(Iterator[pb.SettleBatchResult]):
     def __iter__(self) -> BatchResultStream:
         return self
 
-    def __next__(self) -> pb.SettleBatchResult:
+    def __next__(self) -> pb.SettleStreamResponse:
         try:
-            result: pb.SettleBatchResult = next(self._call)
+            result: pb.SettleStreamResponse = next(self._call)
             return result
         except grpc.RpcError as e:
             if self._cancelled and e.code() == grpc.StatusCode.CANCELLED:
@@ -229,9 +229,9 @@ class SettlementClient:
             request = request_from_json(request, pb.EvaluateArrangementRequest())
         return self._call(self._stub.EvaluateArrangement, request, timeout)
 
-    def settle_stream(self, batches: Iterable[pb.SettleBatch], *,
+    def settle_stream(self, batches: Iterable[pb.SettleStreamRequest], *,
                       timeout: float | None = None) -> BatchResultStream:
-        """Bulk re-audit: one ``SettleBatchResult`` per batch sent, in order, as they come.
+        """Bulk re-audit: one ``SettleStreamResponse`` per batch sent, in order, as they come.
 
         ``batches`` is consumed by a gRPC thread as fast as flow control lets it send, so a
         generator may block (on a queue, a file) to pace it. Unlike the unary calls, the stream

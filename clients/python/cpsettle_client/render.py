@@ -6,6 +6,7 @@ that quote them) is escaped before it is laid out, so nothing in it can act on t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from google.protobuf import json_format
@@ -34,6 +35,17 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
+def _label(enum: Any, value: int) -> str:
+    """An enum value's name without its enum's prefix (PLAYER_STATUS_FOULED -> FOULED); a
+    number this client doesn't know stays a number."""
+    try:
+        name: str = enum.Name(value)
+    except ValueError:
+        return str(value)
+    prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", enum.DESCRIPTOR.name).upper() + "_"
+    return name.removeprefix(prefix)
+
+
 def settlement(s: pb.Settlement) -> str:
     s = shown_message(s)
     ctx = s.context
@@ -47,9 +59,9 @@ def settlement(s: pb.Settlement) -> str:
     ]
     rows = []
     for p in s.players:
-        note = p.status
+        note = _label(pb.PlayerStatus, p.status)
         if p.fouled:
-            note += " (" + ", ".join(p.foul_reasons) + ")"
+            note += " (" + ", ".join(_label(pb.FoulReason, r) for r in p.foul_reasons) + ")"
         if p.natural:
             note += f" {p.natural}"
         if p.HasField("fantasyland") and p.fantasyland.qualifies:
@@ -65,7 +77,8 @@ def settlement(s: pb.Settlement) -> str:
     if s.rake:
         out += ["", f"Rake to the house: {s.rake}"]
     if s.settlement_id:
-        signed = "unsigned" if s.signature.algorithm in ("", "NONE") else (
+        signed = "unsigned" if s.signature.algorithm in (
+            pb.SIGNATURE_ALGORITHM_UNSPECIFIED, pb.SIGNATURE_ALGORITHM_NONE) else (
             f"signed by key '{s.signature.key_id}'")
         out += ["", f"Settlement id {s.settlement_id} ({signed}, issued {s.issued_at})"]
     return "\n".join(out)
@@ -92,9 +105,11 @@ def evaluation(e: pb.EvaluateArrangementResponse) -> str:
     out = [f"Profile {e.profile.name} v{e.profile.version}"]
     for r in e.rows:
         royalty = f" (royalty {r.royalty})" if r.royalty else ""
-        out.append(f"  {r.row.capitalize():<6} {' '.join(r.cards):<15} {r.name}{royalty}")
+        row = _label(profile_pb2.Row, r.row).capitalize()
+        out.append(f"  {row:<6} {' '.join(r.cards):<15} {r.name}{royalty}")
     if e.rows:
-        out.append("  Fouled: " + (", ".join(e.foul_reasons) if e.fouled else "no"))
+        reasons = ", ".join(_label(pb.FoulReason, r) for r in e.foul_reasons)
+        out.append("  Fouled: " + (reasons if e.fouled else "no"))
         out.append(f"  Royalties: {e.royalty_total}")
     out.append("  Naturals in these cards: " + (", ".join(e.naturals) or "none"))
     if e.playable_naturals:

@@ -4,9 +4,9 @@ isort:skip_file
 Rule profiles: every number a house can change. The proto3 JSON form of RuleProfile is the
 one profile format of the product (preset files, inline profiles, GetProfile, the CLI).
 What each field means, its default and the presets: docs/RULES.md (the rules reference).
-Enumerated settings are strings spelled as in docs/RULES.md (e.g. "ON_WIN_REPLACES"),
-validated by the engine with a field violation naming the allowed values. Scalars are
-`optional` so that an absent field takes the documented default and a 0 stays a 0.
+Closed sets are enums; their JSON form is the value's name (e.g. "ROYALTY_MODE_ON_WIN_REPLACES")
+and the zero value `..._UNSPECIFIED` means "not set": the documented default applies. Scalars
+are `optional` so that an absent field takes the documented default and a 0 stays a 0.
 """
 
 from collections import abc as _abc
@@ -24,6 +24,330 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _Row:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RowEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Row.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ROW_UNSPECIFIED: _Row.ValueType  # 0
+    """Not set."""
+    ROW_FRONT: _Row.ValueType  # 1
+    """The 3-card row."""
+    ROW_MIDDLE: _Row.ValueType  # 2
+    """The middle 5-card row."""
+    ROW_BACK: _Row.ValueType  # 3
+    """The back 5-card row."""
+
+class Row(_Row, metaclass=_RowEnumTypeWrapper):
+    """A row of an arrangement (docs/RULES.md §1)."""
+
+ROW_UNSPECIFIED: Row.ValueType  # 0
+"""Not set."""
+ROW_FRONT: Row.ValueType  # 1
+"""The 3-card row."""
+ROW_MIDDLE: Row.ValueType  # 2
+"""The middle 5-card row."""
+ROW_BACK: Row.ValueType  # 3
+"""The back 5-card row."""
+Global___Row: _TypeAlias = Row  # noqa: Y015
+
+class _HandClass:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HandClassEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HandClass.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HAND_CLASS_UNSPECIFIED: _HandClass.ValueType  # 0
+    """Not set."""
+    HAND_CLASS_HIGH_CARD: _HandClass.ValueType  # 1
+    """No pair, straight or flush."""
+    HAND_CLASS_PAIR: _HandClass.ValueType  # 2
+    """One pair."""
+    HAND_CLASS_TWO_PAIR: _HandClass.ValueType  # 3
+    """Two pairs (5-card rows only)."""
+    HAND_CLASS_THREE_OF_A_KIND: _HandClass.ValueType  # 4
+    """Three cards of one rank."""
+    HAND_CLASS_STRAIGHT: _HandClass.ValueType  # 5
+    """Five consecutive ranks (5-card rows only; the wheel: Ranking.wheel)."""
+    HAND_CLASS_FLUSH: _HandClass.ValueType  # 6
+    """Five cards of one suit (5-card rows only)."""
+    HAND_CLASS_FULL_HOUSE: _HandClass.ValueType  # 7
+    """Three of a kind and a pair."""
+    HAND_CLASS_FOUR_OF_A_KIND: _HandClass.ValueType  # 8
+    """Four cards of one rank."""
+    HAND_CLASS_STRAIGHT_FLUSH: _HandClass.ValueType  # 9
+    """A straight in one suit."""
+    HAND_CLASS_ROYAL_FLUSH: _HandClass.ValueType  # 10
+    """A-K-Q-J-T in one suit."""
+    HAND_CLASS_FIVE_OF_A_KIND: _HandClass.ValueType  # 11
+    """Five cards of one rank: a row whose jokers duplicate a card (docs/RULES.md §16.3)."""
+
+class HandClass(_HandClass, metaclass=_HandClassEnumTypeWrapper):
+    """The class of a hand, weakest first (docs/RULES.md §3)."""
+
+HAND_CLASS_UNSPECIFIED: HandClass.ValueType  # 0
+"""Not set."""
+HAND_CLASS_HIGH_CARD: HandClass.ValueType  # 1
+"""No pair, straight or flush."""
+HAND_CLASS_PAIR: HandClass.ValueType  # 2
+"""One pair."""
+HAND_CLASS_TWO_PAIR: HandClass.ValueType  # 3
+"""Two pairs (5-card rows only)."""
+HAND_CLASS_THREE_OF_A_KIND: HandClass.ValueType  # 4
+"""Three cards of one rank."""
+HAND_CLASS_STRAIGHT: HandClass.ValueType  # 5
+"""Five consecutive ranks (5-card rows only; the wheel: Ranking.wheel)."""
+HAND_CLASS_FLUSH: HandClass.ValueType  # 6
+"""Five cards of one suit (5-card rows only)."""
+HAND_CLASS_FULL_HOUSE: HandClass.ValueType  # 7
+"""Three of a kind and a pair."""
+HAND_CLASS_FOUR_OF_A_KIND: HandClass.ValueType  # 8
+"""Four cards of one rank."""
+HAND_CLASS_STRAIGHT_FLUSH: HandClass.ValueType  # 9
+"""A straight in one suit."""
+HAND_CLASS_ROYAL_FLUSH: HandClass.ValueType  # 10
+"""A-K-Q-J-T in one suit."""
+HAND_CLASS_FIVE_OF_A_KIND: HandClass.ValueType  # 11
+"""Five cards of one rank: a row whose jokers duplicate a card (docs/RULES.md §16.3)."""
+Global___HandClass: _TypeAlias = HandClass  # noqa: Y015
+
+class _Suit:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SuitEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Suit.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SUIT_UNSPECIFIED: _Suit.ValueType  # 0
+    """Not set."""
+    SUIT_SPADE: _Suit.ValueType  # 1
+    """Spades (s)."""
+    SUIT_HEART: _Suit.ValueType  # 2
+    """Hearts (h)."""
+    SUIT_DIAMOND: _Suit.ValueType  # 3
+    """Diamonds (d)."""
+    SUIT_CLUB: _Suit.ValueType  # 4
+    """Clubs (c)."""
+
+class Suit(_Suit, metaclass=_SuitEnumTypeWrapper):
+    """A suit (docs/RULES.md §2); card notation writes it as s, h, d, c."""
+
+SUIT_UNSPECIFIED: Suit.ValueType  # 0
+"""Not set."""
+SUIT_SPADE: Suit.ValueType  # 1
+"""Spades (s)."""
+SUIT_HEART: Suit.ValueType  # 2
+"""Hearts (h)."""
+SUIT_DIAMOND: Suit.ValueType  # 3
+"""Diamonds (d)."""
+SUIT_CLUB: Suit.ValueType  # 4
+"""Clubs (c)."""
+Global___Suit: _TypeAlias = Suit  # noqa: Y015
+
+class _RoyaltyMode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RoyaltyModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RoyaltyMode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ROYALTY_MODE_UNSPECIFIED: _RoyaltyMode.ValueType  # 0
+    """Not set: the default, ROYALTY_MODE_NONE."""
+    ROYALTY_MODE_NONE: _RoyaltyMode.ValueType  # 1
+    """No royalties."""
+    ROYALTY_MODE_ALWAYS: _RoyaltyMode.ValueType  # 2
+    """Each player collects his royalties from every opponent, win or lose."""
+    ROYALTY_MODE_ON_WIN_ADDED: _RoyaltyMode.ValueType  # 3
+    """A row's winner collects his royalty on top of the row unit."""
+    ROYALTY_MODE_ON_WIN_REPLACES: _RoyaltyMode.ValueType  # 4
+    """A row's winner collects the greater of the row unit and his royalty."""
+
+class RoyaltyMode(_RoyaltyMode, metaclass=_RoyaltyModeEnumTypeWrapper):
+    """How royalties are paid (docs/RULES.md §6)."""
+
+ROYALTY_MODE_UNSPECIFIED: RoyaltyMode.ValueType  # 0
+"""Not set: the default, ROYALTY_MODE_NONE."""
+ROYALTY_MODE_NONE: RoyaltyMode.ValueType  # 1
+"""No royalties."""
+ROYALTY_MODE_ALWAYS: RoyaltyMode.ValueType  # 2
+"""Each player collects his royalties from every opponent, win or lose."""
+ROYALTY_MODE_ON_WIN_ADDED: RoyaltyMode.ValueType  # 3
+"""A row's winner collects his royalty on top of the row unit."""
+ROYALTY_MODE_ON_WIN_REPLACES: RoyaltyMode.ValueType  # 4
+"""A row's winner collects the greater of the row unit and his royalty."""
+Global___RoyaltyMode: _TypeAlias = RoyaltyMode  # noqa: Y015
+
+class _FoulPenalty:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _FoulPenaltyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FoulPenalty.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    FOUL_PENALTY_UNSPECIFIED: _FoulPenalty.ValueType  # 0
+    """Not set: the default, FOUL_PENALTY_SCOOPED."""
+    FOUL_PENALTY_SCOOPED: _FoulPenalty.ValueType  # 1
+    """The fouled player loses every row and the pair is scored as played."""
+    FOUL_PENALTY_FIXED: _FoulPenalty.ValueType  # 2
+    """The fouled player pays Foul.fixed_units (and royalties if Foul.pays_opponent_royalties)."""
+
+class FoulPenalty(_FoulPenalty, metaclass=_FoulPenaltyEnumTypeWrapper):
+    """What a fouled hand pays (docs/RULES.md §7)."""
+
+FOUL_PENALTY_UNSPECIFIED: FoulPenalty.ValueType  # 0
+"""Not set: the default, FOUL_PENALTY_SCOOPED."""
+FOUL_PENALTY_SCOOPED: FoulPenalty.ValueType  # 1
+"""The fouled player loses every row and the pair is scored as played."""
+FOUL_PENALTY_FIXED: FoulPenalty.ValueType  # 2
+"""The fouled player pays Foul.fixed_units (and royalties if Foul.pays_opponent_royalties)."""
+Global___FoulPenalty: _TypeAlias = FoulPenalty  # noqa: Y015
+
+class _VsFoul:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _VsFoulEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_VsFoul.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    VS_FOUL_UNSPECIFIED: _VsFoul.ValueType  # 0
+    """Not set: the default, VS_FOUL_GREATER_OF_NATURAL_AND_FOUL."""
+    VS_FOUL_GREATER_OF_NATURAL_AND_FOUL: _VsFoul.ValueType  # 1
+    """The greater of the natural's units and the foul penalty."""
+    VS_FOUL_NATURAL_UNITS: _VsFoul.ValueType  # 2
+    """The natural's units only."""
+
+class VsFoul(_VsFoul, metaclass=_VsFoulEnumTypeWrapper):
+    """What a fouled player pays a natural (docs/RULES.md §8)."""
+
+VS_FOUL_UNSPECIFIED: VsFoul.ValueType  # 0
+"""Not set: the default, VS_FOUL_GREATER_OF_NATURAL_AND_FOUL."""
+VS_FOUL_GREATER_OF_NATURAL_AND_FOUL: VsFoul.ValueType  # 1
+"""The greater of the natural's units and the foul penalty."""
+VS_FOUL_NATURAL_UNITS: VsFoul.ValueType  # 2
+"""The natural's units only."""
+Global___VsFoul: _TypeAlias = VsFoul  # noqa: Y015
+
+class _CapBasis:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CapBasisEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CapBasis.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CAP_BASIS_UNSPECIFIED: _CapBasis.ValueType  # 0
+    """Not set: the default, CAP_BASIS_HAND_START."""
+    CAP_BASIS_HAND_START: _CapBasis.ValueType  # 1
+    """The stack at the start of the hand."""
+    CAP_BASIS_CURRENT_STACK: _CapBasis.ValueType  # 2
+    """The stack as the pairs before this one left it."""
+
+class CapBasis(_CapBasis, metaclass=_CapBasisEnumTypeWrapper):
+    """The stack a cap is measured against (docs/RULES.md §10)."""
+
+CAP_BASIS_UNSPECIFIED: CapBasis.ValueType  # 0
+"""Not set: the default, CAP_BASIS_HAND_START."""
+CAP_BASIS_HAND_START: CapBasis.ValueType  # 1
+"""The stack at the start of the hand."""
+CAP_BASIS_CURRENT_STACK: CapBasis.ValueType  # 2
+"""The stack as the pairs before this one left it."""
+Global___CapBasis: _TypeAlias = CapBasis  # noqa: Y015
+
+class _CapOrder:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CapOrderEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CapOrder.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CAP_ORDER_UNSPECIFIED: _CapOrder.ValueType  # 0
+    """Not set: the default, CAP_ORDER_BUTTON_FIRST."""
+    CAP_ORDER_BUTTON_FIRST: _CapOrder.ValueType  # 1
+    """The button's pairs first, then clockwise."""
+    CAP_ORDER_LEFT_OF_BUTTON_FIRST: _CapOrder.ValueType  # 2
+    """The pairs of the player left of the button first."""
+
+class CapOrder(_CapOrder, metaclass=_CapOrderEnumTypeWrapper):
+    """The order pairs are capped in (docs/RULES.md §10)."""
+
+CAP_ORDER_UNSPECIFIED: CapOrder.ValueType  # 0
+"""Not set: the default, CAP_ORDER_BUTTON_FIRST."""
+CAP_ORDER_BUTTON_FIRST: CapOrder.ValueType  # 1
+"""The button's pairs first, then clockwise."""
+CAP_ORDER_LEFT_OF_BUTTON_FIRST: CapOrder.ValueType  # 2
+"""The pairs of the player left of the button first."""
+Global___CapOrder: _TypeAlias = CapOrder  # noqa: Y015
+
+class _RakeMode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RakeModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RakeMode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RAKE_MODE_UNSPECIFIED: _RakeMode.ValueType  # 0
+    """Not set: the default, RAKE_MODE_NONE."""
+    RAKE_MODE_NONE: _RakeMode.ValueType  # 1
+    """No rake."""
+    RAKE_MODE_PER_PLAYER: _RakeMode.ValueType  # 2
+    """A fixed fee from every player (Rake.per_player_fee)."""
+    RAKE_MODE_COMMISSION: _RakeMode.ValueType  # 3
+    """A share of each winner's net (Rake.commission_bps, capped by Rake.commission_cap)."""
+
+class RakeMode(_RakeMode, metaclass=_RakeModeEnumTypeWrapper):
+    """How the house takes its rake (docs/RULES.md §10)."""
+
+RAKE_MODE_UNSPECIFIED: RakeMode.ValueType  # 0
+"""Not set: the default, RAKE_MODE_NONE."""
+RAKE_MODE_NONE: RakeMode.ValueType  # 1
+"""No rake."""
+RAKE_MODE_PER_PLAYER: RakeMode.ValueType  # 2
+"""A fixed fee from every player (Rake.per_player_fee)."""
+RAKE_MODE_COMMISSION: RakeMode.ValueType  # 3
+"""A share of each winner's net (Rake.commission_bps, capped by Rake.commission_cap)."""
+Global___RakeMode: _TypeAlias = RakeMode  # noqa: Y015
+
+class _Wheel:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _WheelEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Wheel.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    WHEEL_UNSPECIFIED: _Wheel.ValueType  # 0
+    """Not set: the default, WHEEL_LOWEST."""
+    WHEEL_LOWEST: _Wheel.ValueType  # 1
+    """The lowest straight."""
+    WHEEL_SECOND_HIGHEST: _Wheel.ValueType  # 2
+    """Second only to A-K-Q-J-T."""
+
+class Wheel(_Wheel, metaclass=_WheelEnumTypeWrapper):
+    """Where A-2-3-4-5 ranks among straights (docs/RULES.md §3)."""
+
+WHEEL_UNSPECIFIED: Wheel.ValueType  # 0
+"""Not set: the default, WHEEL_LOWEST."""
+WHEEL_LOWEST: Wheel.ValueType  # 1
+"""The lowest straight."""
+WHEEL_SECOND_HIGHEST: Wheel.ValueType  # 2
+"""Second only to A-K-Q-J-T."""
+Global___Wheel: _TypeAlias = Wheel  # noqa: Y015
+
+class _RowTie:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RowTieEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RowTie.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ROW_TIE_UNSPECIFIED: _RowTie.ValueType  # 0
+    """Not set: the default, ROW_TIE_PUSH."""
+    ROW_TIE_PUSH: _RowTie.ValueType  # 1
+    """Equal rows push."""
+    ROW_TIE_SUIT_OF_HIGHEST_CARD: _RowTie.ValueType  # 2
+    """The row with the better suit of its highest card wins (Ranking.suit_order)."""
+
+class RowTie(_RowTie, metaclass=_RowTieEnumTypeWrapper):
+    """How two equal rows are settled (docs/RULES.md §5)."""
+
+ROW_TIE_UNSPECIFIED: RowTie.ValueType  # 0
+"""Not set: the default, ROW_TIE_PUSH."""
+ROW_TIE_PUSH: RowTie.ValueType  # 1
+"""Equal rows push."""
+ROW_TIE_SUIT_OF_HIGHEST_CARD: RowTie.ValueType  # 2
+"""The row with the better suit of its highest card wins (Ranking.suit_order)."""
+Global___RowTie: _TypeAlias = RowTie  # noqa: Y015
 
 class _RowClass:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -79,6 +403,10 @@ Global___NaturalTie: _TypeAlias = NaturalTie  # noqa: Y015
 
 @_typing.final
 class RuleProfile(_message.Message):
+    """A complete rule profile (docs/RULES.md §3-12). Every part may be left out: its fields then take
+    their documented defaults.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
@@ -96,28 +424,51 @@ class RuleProfile(_message.Message):
     FANTASYLAND_FIELD_NUMBER: _builtins.int
     DECK_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """The profile's name: a preset's or a house profile's ("western")."""
     version: _builtins.str
+    """The profile's version ("1" when left out)."""
     description: _builtins.str
+    """Free text for people."""
     @_builtins.property
-    def scoring(self) -> Global___Scoring: ...
+    def scoring(self) -> Global___Scoring:
+        """Row units, majority and scoop bonuses (docs/RULES.md §5)."""
+
     @_builtins.property
-    def royalties(self) -> Global___Royalties: ...
+    def royalties(self) -> Global___Royalties:
+        """Royalties (docs/RULES.md §6)."""
+
     @_builtins.property
-    def foul(self) -> Global___Foul: ...
+    def foul(self) -> Global___Foul:
+        """Foul penalties (docs/RULES.md §7)."""
+
     @_builtins.property
-    def naturals(self) -> Global___Naturals: ...
+    def naturals(self) -> Global___Naturals:
+        """Naturals (docs/RULES.md §8)."""
+
     @_builtins.property
-    def surrender(self) -> Global___Surrender: ...
+    def surrender(self) -> Global___Surrender:
+        """Surrender (docs/RULES.md §9)."""
+
     @_builtins.property
-    def money(self) -> Global___Money: ...
+    def money(self) -> Global___Money:
+        """Money per unit (docs/RULES.md §10)."""
+
     @_builtins.property
-    def caps(self) -> Global___Caps: ...
+    def caps(self) -> Global___Caps:
+        """Stack caps (docs/RULES.md §10)."""
+
     @_builtins.property
-    def rake(self) -> Global___Rake: ...
+    def rake(self) -> Global___Rake:
+        """Rake (docs/RULES.md §10)."""
+
     @_builtins.property
-    def ranking(self) -> Global___Ranking: ...
+    def ranking(self) -> Global___Ranking:
+        """Hand ranking options (docs/RULES.md §3, §5)."""
+
     @_builtins.property
-    def fantasyland(self) -> Global___Fantasyland: ...
+    def fantasyland(self) -> Global___Fantasyland:
+        """Fantasyland, for Open-Face profiles (docs/RULES.md §11)."""
+
     @_builtins.property
     def deck(self) -> Global___Deck:
         """Jokers (RULES.md §16.3); absent: the standard 52 cards."""
@@ -150,12 +501,16 @@ Global___RuleProfile: _TypeAlias = RuleProfile  # noqa: Y015
 
 @_typing.final
 class HomeRun(_message.Message):
+    """The home-run (scoop of every opponent) multiplier (docs/RULES.md §5)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MIN_PLAYERS_FIELD_NUMBER: _builtins.int
     MULTIPLIER_FIELD_NUMBER: _builtins.int
     min_players: _builtins.int
+    """The fewest players at the table for a home run to count (2-4; default 4)."""
     multiplier: _builtins.int
+    """What a home run multiplies the scooper's pair scores by (1-100; default 1)."""
     def __init__(
         self,
         *,
@@ -179,6 +534,8 @@ Global___HomeRun: _TypeAlias = HomeRun  # noqa: Y015
 
 @_typing.final
 class Scoring(_message.Message):
+    """How rows are scored between two players (docs/RULES.md §5)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROW_UNIT_FIELD_NUMBER: _builtins.int
@@ -188,12 +545,19 @@ class Scoring(_message.Message):
     SCOOP_MULTIPLIER_FIELD_NUMBER: _builtins.int
     HOME_RUN_FIELD_NUMBER: _builtins.int
     row_unit: _builtins.int
+    """Units for each row won (default 1)."""
     majority_bonus: _builtins.int
+    """Units for winning two rows of three (default 0)."""
     majority_bonus_on_scoop: _builtins.bool
+    """Whether a scoop also earns the majority bonus (default false)."""
     scoop_bonus: _builtins.int
+    """Units for winning all three rows (default 0)."""
     scoop_multiplier: _builtins.int
+    """What a scoop multiplies the pair's row units by (default 1)."""
     @_builtins.property
-    def home_run(self) -> Global___HomeRun: ...
+    def home_run(self) -> Global___HomeRun:
+        """The home-run multiplier."""
+
     def __init__(
         self,
         *,
@@ -233,24 +597,27 @@ Global___Scoring: _TypeAlias = Scoring  # noqa: Y015
 
 @_typing.final
 class RoyaltyEntry(_message.Message):
+    """One line of the royalty table: a hand in a row and what it is worth (docs/RULES.md §6)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROW_FIELD_NUMBER: _builtins.int
     HAND_CLASS_FIELD_NUMBER: _builtins.int
     RANK_FIELD_NUMBER: _builtins.int
     UNITS_FIELD_NUMBER: _builtins.int
-    row: _builtins.str
-    """FRONT | MIDDLE | BACK"""
-    hand_class: _builtins.str
-    """HIGH_CARD … ROYAL_FLUSH"""
+    row: Global___Row.ValueType
+    """The row the hand is made in."""
+    hand_class: Global___HandClass.ValueType
+    """The class of the hand."""
     rank: _builtins.str
-    """optional: narrows to a pair / trips of one rank ("Q")"""
+    """Optional: narrows the entry to a pair or trips of one rank, in card notation ("Q", "T")."""
     units: _builtins.int
+    """The royalty in units."""
     def __init__(
         self,
         *,
-        row: _builtins.str = ...,
-        hand_class: _builtins.str = ...,
+        row: Global___Row.ValueType = ...,
+        hand_class: Global___HandClass.ValueType = ...,
         rank: _builtins.str = ...,
         units: _builtins.int | None = ...,
     ) -> None: ...
@@ -266,22 +633,24 @@ Global___RoyaltyEntry: _TypeAlias = RoyaltyEntry  # noqa: Y015
 
 @_typing.final
 class Royalties(_message.Message):
+    """Royalties (docs/RULES.md §6)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MODE_FIELD_NUMBER: _builtins.int
     TABLE_FIELD_NUMBER: _builtins.int
-    mode: _builtins.str
-    """NONE | ALWAYS | ON_WIN_ADDED | ON_WIN_REPLACES"""
+    mode: Global___RoyaltyMode.ValueType
+    """How royalties are paid (default ROYALTY_MODE_NONE)."""
     @_builtins.property
     def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___RoyaltyEntry]:
-        """At most 296 entries: one per row, class and rank (or none), never repeated
-        (docs/DECISIONS.md decision 23).
+        """What each hand is worth; a hand not listed is worth 0. At most 296 entries: one per row,
+        class and rank (or none), never repeated (docs/DECISIONS.md decision 23).
         """
 
     def __init__(
         self,
         *,
-        mode: _builtins.str = ...,
+        mode: Global___RoyaltyMode.ValueType = ...,
         table: _abc.Iterable[Global___RoyaltyEntry] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
@@ -294,19 +663,23 @@ Global___Royalties: _TypeAlias = Royalties  # noqa: Y015
 
 @_typing.final
 class Foul(_message.Message):
+    """Foul penalties (docs/RULES.md §7)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PENALTY_FIELD_NUMBER: _builtins.int
     FIXED_UNITS_FIELD_NUMBER: _builtins.int
     PAYS_OPPONENT_ROYALTIES_FIELD_NUMBER: _builtins.int
-    penalty: _builtins.str
-    """SCOOPED | FIXED"""
+    penalty: Global___FoulPenalty.ValueType
+    """What a fouled hand pays (default FOUL_PENALTY_SCOOPED)."""
     fixed_units: _builtins.int
+    """Units a fouled hand pays each opponent under FOUL_PENALTY_FIXED (default 0)."""
     pays_opponent_royalties: _builtins.bool
+    """Whether under FOUL_PENALTY_FIXED the fouled hand also pays the opponent's royalties."""
     def __init__(
         self,
         *,
-        penalty: _builtins.str = ...,
+        penalty: Global___FoulPenalty.ValueType = ...,
         fixed_units: _builtins.int | None = ...,
         pays_opponent_royalties: _builtins.bool | None = ...,
     ) -> None: ...
@@ -327,6 +700,8 @@ Global___Foul: _TypeAlias = Foul  # noqa: Y015
 
 @_typing.final
 class NaturalEntry(_message.Message):
+    """One natural the profile plays (docs/RULES.md §8)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     NATURAL_FIELD_NUMBER: _builtins.int
@@ -335,10 +710,13 @@ class NaturalEntry(_message.Message):
     DEFINITION_FIELD_NUMBER: _builtins.int
     natural: _builtins.str
     """A catalogue natural (DRAGON, SIX_PAIRS, ONE_OFF_COLOUR, …) or a house natural's name
-    (capital letters, digits and _, at most 40), which then needs a definition.
+    (capital letters, digits and _, at most 40), which then needs a definition. A string, not
+    an enum: a house may name its own natural.
     """
     rank: _builtins.int
+    """Its rank: a higher rank beats a lower one."""
     units: _builtins.int
+    """What it collects, in units."""
     @_builtins.property
     def definition(self) -> Global___NaturalDefinition:
         """The natural as data (RULES.md §16.1): every clause set must hold. Absent: the catalogue's."""
@@ -475,6 +853,8 @@ Global___NaturalDefinition: _TypeAlias = NaturalDefinition  # noqa: Y015
 
 @_typing.final
 class Naturals(_message.Message):
+    """Naturals (docs/RULES.md §8)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     REQUIRE_DECLARATION_FIELD_NUMBER: _builtins.int
@@ -483,21 +863,22 @@ class Naturals(_message.Message):
     QUADS_AS_TWO_PAIRS_FIELD_NUMBER: _builtins.int
     EQUAL_RANK_FIELD_NUMBER: _builtins.int
     require_declaration: _builtins.bool
-    vs_foul: _builtins.str
-    """GREATER_OF_NATURAL_AND_FOUL | NATURAL_UNITS"""
+    """Whether a natural must be declared to count (default true)."""
+    vs_foul: Global___VsFoul.ValueType
+    """What a fouled player pays a natural (default VS_FOUL_GREATER_OF_NATURAL_AND_FOUL)."""
     quads_as_two_pairs: _builtins.bool
     """Whether a four of a kind fills two groups of 2 in `rank_groups` (default true)."""
     equal_rank: Global___NaturalTie.ValueType
     """How two naturals of equal rank settle (default NATURAL_TIE_PUSH)."""
     @_builtins.property
     def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___NaturalEntry]:
-        """at most 32 entries, one per natural"""
+        """The naturals this profile plays; none when empty. At most 32 entries, one per natural."""
 
     def __init__(
         self,
         *,
         require_declaration: _builtins.bool | None = ...,
-        vs_foul: _builtins.str = ...,
+        vs_foul: Global___VsFoul.ValueType = ...,
         table: _abc.Iterable[Global___NaturalEntry] | None = ...,
         quads_as_two_pairs: _builtins.bool | None = ...,
         equal_rank: Global___NaturalTie.ValueType = ...,
@@ -552,14 +933,19 @@ Global___Deck: _TypeAlias = Deck  # noqa: Y015
 
 @_typing.final
 class Surrender(_message.Message):
+    """Surrender (docs/RULES.md §9)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ALLOWED_FIELD_NUMBER: _builtins.int
     UNITS_FIELD_NUMBER: _builtins.int
     PAYS_FOULED_FIELD_NUMBER: _builtins.int
     allowed: _builtins.bool
+    """Whether a player may surrender (default false)."""
     units: _builtins.int
+    """What a surrender pays each opponent, in units (default 0)."""
     pays_fouled: _builtins.bool
+    """Whether a surrendered player also pays a fouled opponent (default true)."""
     def __init__(
         self,
         *,
@@ -588,11 +974,13 @@ Global___Surrender: _TypeAlias = Surrender  # noqa: Y015
 
 @_typing.final
 class Money(_message.Message):
+    """Money (docs/RULES.md §10)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     UNIT_VALUE_FIELD_NUMBER: _builtins.int
     unit_value: _builtins.int
-    """minor currency units per scoring unit"""
+    """Minor currency units per scoring unit (default 100); a request's unit_value overrides it."""
     def __init__(
         self,
         *,
@@ -610,6 +998,8 @@ Global___Money: _TypeAlias = Money  # noqa: Y015
 
 @_typing.final
 class Caps(_message.Message):
+    """Stack caps (docs/RULES.md §10)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     LOSSES_FIELD_NUMBER: _builtins.int
@@ -617,18 +1007,20 @@ class Caps(_message.Message):
     BASIS_FIELD_NUMBER: _builtins.int
     ORDER_FIELD_NUMBER: _builtins.int
     losses: _builtins.bool
+    """Whether a player can lose no more than his stack (default false)."""
     wins: _builtins.bool
-    basis: _builtins.str
-    """HAND_START | CURRENT_STACK"""
-    order: _builtins.str
-    """BUTTON_FIRST | LEFT_OF_BUTTON_FIRST"""
+    """Whether a player can win no more than his stack from each opponent (default false)."""
+    basis: Global___CapBasis.ValueType
+    """The stack a cap is measured against (default CAP_BASIS_HAND_START)."""
+    order: Global___CapOrder.ValueType
+    """The order pairs are capped in (default CAP_ORDER_BUTTON_FIRST)."""
     def __init__(
         self,
         *,
         losses: _builtins.bool | None = ...,
         wins: _builtins.bool | None = ...,
-        basis: _builtins.str = ...,
-        order: _builtins.str = ...,
+        basis: Global___CapBasis.ValueType = ...,
+        order: Global___CapOrder.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_losses", b"_losses", "_wins", b"_wins", "losses", b"losses", "wins", b"wins"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -647,22 +1039,26 @@ Global___Caps: _TypeAlias = Caps  # noqa: Y015
 
 @_typing.final
 class Rake(_message.Message):
+    """Rake (docs/RULES.md §10)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MODE_FIELD_NUMBER: _builtins.int
     PER_PLAYER_FEE_FIELD_NUMBER: _builtins.int
     COMMISSION_BPS_FIELD_NUMBER: _builtins.int
     COMMISSION_CAP_FIELD_NUMBER: _builtins.int
-    mode: _builtins.str
-    """NONE | PER_PLAYER | COMMISSION"""
+    mode: Global___RakeMode.ValueType
+    """How the house takes its rake (default RAKE_MODE_NONE)."""
     per_player_fee: _builtins.int
+    """The fee each player pays under RAKE_MODE_PER_PLAYER, in minor units."""
     commission_bps: _builtins.int
+    """The commission under RAKE_MODE_COMMISSION, in basis points of a winner's net (0-10000)."""
     commission_cap: _builtins.int
-    """per player per hand; 0 = no cap"""
+    """The largest commission per player per hand, in minor units; 0 = no cap."""
     def __init__(
         self,
         *,
-        mode: _builtins.str = ...,
+        mode: Global___RakeMode.ValueType = ...,
         per_player_fee: _builtins.int | None = ...,
         commission_bps: _builtins.int | None = ...,
         commission_cap: _builtins.int | None = ...,
@@ -688,27 +1084,30 @@ Global___Rake: _TypeAlias = Rake  # noqa: Y015
 
 @_typing.final
 class Ranking(_message.Message):
+    """Hand ranking options (docs/RULES.md §3, §5)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     WHEEL_FIELD_NUMBER: _builtins.int
     ROW_TIE_FIELD_NUMBER: _builtins.int
     SUIT_ORDER_FIELD_NUMBER: _builtins.int
     SUIT_ORDER_TIEBREAK_FIELD_NUMBER: _builtins.int
-    wheel: _builtins.str
-    """LOWEST | SECOND_HIGHEST"""
-    row_tie: _builtins.str
-    """PUSH | SUIT_OF_HIGHEST_CARD"""
+    wheel: Global___Wheel.ValueType
+    """Where A-2-3-4-5 ranks among straights (default WHEEL_LOWEST)."""
+    row_tie: Global___RowTie.ValueType
+    """How two equal rows are settled (default ROW_TIE_PUSH)."""
     suit_order_tiebreak: _builtins.bool
+    """Whether suit_order breaks ties between otherwise equal hands (default false)."""
     @_builtins.property
-    def suit_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """best first, e.g. ["s", "h", "c", "d"]"""
+    def suit_order(self) -> _containers.RepeatedScalarFieldContainer[Global___Suit.ValueType]:
+        """The four suits, best first (default spade, heart, club, diamond)."""
 
     def __init__(
         self,
         *,
-        wheel: _builtins.str = ...,
-        row_tie: _builtins.str = ...,
-        suit_order: _abc.Iterable[_builtins.str] | None = ...,
+        wheel: Global___Wheel.ValueType = ...,
+        row_tie: Global___RowTie.ValueType = ...,
+        suit_order: _abc.Iterable[Global___Suit.ValueType] | None = ...,
         suit_order_tiebreak: _builtins.bool | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_suit_order_tiebreak", b"_suit_order_tiebreak", "suit_order_tiebreak", b"suit_order_tiebreak"]  # noqa: Y015
@@ -723,16 +1122,20 @@ Global___Ranking: _TypeAlias = Ranking  # noqa: Y015
 
 @_typing.final
 class HandThreshold(_message.Message):
+    """The weakest front hand that meets a Fantasyland condition (docs/RULES.md §11)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     HAND_CLASS_FIELD_NUMBER: _builtins.int
     RANK_FIELD_NUMBER: _builtins.int
-    hand_class: _builtins.str
+    hand_class: Global___HandClass.ValueType
+    """The class of the hand."""
     rank: _builtins.str
+    """Optional: the lowest rank of that class, in card notation ("Q")."""
     def __init__(
         self,
         *,
-        hand_class: _builtins.str = ...,
+        hand_class: Global___HandClass.ValueType = ...,
         rank: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
@@ -745,18 +1148,23 @@ Global___HandThreshold: _TypeAlias = HandThreshold  # noqa: Y015
 
 @_typing.final
 class ProgressiveEntry(_message.Message):
+    """A front hand that deals more cards in Fantasyland (docs/RULES.md §11)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     HAND_CLASS_FIELD_NUMBER: _builtins.int
     RANK_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
-    hand_class: _builtins.str
+    hand_class: Global___HandClass.ValueType
+    """The class of the front hand."""
     rank: _builtins.str
+    """Optional: the lowest rank of that class, in card notation."""
     cards: _builtins.int
+    """The cards dealt in Fantasyland for it (13-52; default 14)."""
     def __init__(
         self,
         *,
-        hand_class: _builtins.str = ...,
+        hand_class: Global___HandClass.ValueType = ...,
         rank: _builtins.str = ...,
         cards: _builtins.int | None = ...,
     ) -> None: ...
@@ -772,17 +1180,25 @@ Global___ProgressiveEntry: _TypeAlias = ProgressiveEntry  # noqa: Y015
 
 @_typing.final
 class FantasylandStay(_message.Message):
+    """What keeps a player in Fantasyland: any one row meeting its threshold (docs/RULES.md §11)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     FRONT_FIELD_NUMBER: _builtins.int
     MIDDLE_FIELD_NUMBER: _builtins.int
     BACK_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def front(self) -> Global___HandThreshold: ...
+    def front(self) -> Global___HandThreshold:
+        """The front row's threshold; none when left out."""
+
     @_builtins.property
-    def middle(self) -> Global___HandThreshold: ...
+    def middle(self) -> Global___HandThreshold:
+        """The middle row's threshold; none when left out."""
+
     @_builtins.property
-    def back(self) -> Global___HandThreshold: ...
+    def back(self) -> Global___HandThreshold:
+        """The back row's threshold; none when left out."""
+
     def __init__(
         self,
         *,
@@ -800,6 +1216,8 @@ Global___FantasylandStay: _TypeAlias = FantasylandStay  # noqa: Y015
 
 @_typing.final
 class Fantasyland(_message.Message):
+    """Fantasyland (docs/RULES.md §11)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ENABLED_FIELD_NUMBER: _builtins.int
@@ -809,16 +1227,23 @@ class Fantasyland(_message.Message):
     STAY_FIELD_NUMBER: _builtins.int
     STAY_CARDS_FIELD_NUMBER: _builtins.int
     enabled: _builtins.bool
+    """Whether Fantasyland is played (default false)."""
     entry_cards: _builtins.int
+    """The cards dealt on entry (13-52; default 14)."""
     stay_cards: _builtins.int
+    """The cards dealt to a player who stays (13-52; default 14)."""
     @_builtins.property
-    def entry(self) -> Global___HandThreshold: ...
-    @_builtins.property
-    def progressive(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProgressiveEntry]:
-        """at most 42: one per front threshold"""
+    def entry(self) -> Global___HandThreshold:
+        """The weakest front hand that enters (default a pair of queens)."""
 
     @_builtins.property
-    def stay(self) -> Global___FantasylandStay: ...
+    def progressive(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProgressiveEntry]:
+        """Stronger front hands that deal more cards; at most 42, one per front threshold."""
+
+    @_builtins.property
+    def stay(self) -> Global___FantasylandStay:
+        """What keeps a player in Fantasyland."""
+
     def __init__(
         self,
         *,

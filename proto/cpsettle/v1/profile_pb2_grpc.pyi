@@ -4,9 +4,9 @@ isort:skip_file
 Rule profiles: every number a house can change. The proto3 JSON form of RuleProfile is the
 one profile format of the product (preset files, inline profiles, GetProfile, the CLI).
 What each field means, its default and the presets: docs/RULES.md (the rules reference).
-Enumerated settings are strings spelled as in docs/RULES.md (e.g. "ON_WIN_REPLACES"),
-validated by the engine with a field violation naming the allowed values. Scalars are
-`optional` so that an absent field takes the documented default and a 0 stays a 0.
+Closed sets are enums; their JSON form is the value's name (e.g. "ROYALTY_MODE_ON_WIN_REPLACES")
+and the zero value `..._UNSPECIFIED` means "not set": the documented default applies. Scalars
+are `optional` so that an absent field takes the documented default and a 0 stays a 0.
 """
 
 from collections import abc as _abc

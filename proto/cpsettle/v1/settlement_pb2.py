@@ -22,18 +22,31 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from cpsettle.v1 import profile_pb2 as cpsettle_dot_v1_dot_profile__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.rpc import status_pb2 as google_dot_rpc_dot_status__pb2
-from cpsettle.v1 import profile_pb2 as cpsettle_dot_v1_dot_profile__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63psettle/v1/settlement.proto\x12\x0b\x63psettle.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17google/rpc/status.proto\x1a\x19\x63psettle/v1/profile.proto\":\n\x0b\x41rrangement\x12\r\n\x05\x66ront\x18\x01 \x03(\t\x12\x0e\n\x06middle\x18\x02 \x03(\t\x12\x0c\n\x04\x62\x61\x63k\x18\x03 \x03(\t\"\xca\x01\n\x06Player\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12-\n\x0b\x61rrangement\x18\x03 \x01(\x0b\x32\x18.cpsettle.v1.Arrangement\x12\r\n\x05\x63\x61rds\x18\x04 \x03(\t\x12\x18\n\x10\x64\x65\x63lared_natural\x18\x05 \x01(\t\x12\x11\n\tsurrender\x18\x06 \x01(\x08\x12\x12\n\x05stack\x18\x07 \x01(\x03H\x00\x88\x01\x01\x12\x16\n\x0ein_fantasyland\x18\x08 \x01(\x08\x42\x08\n\x06_stack\"\xd2\x02\n\rSettleRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x10\n\x08round_id\x18\x03 \x01(\t\x12\x11\n\tdealer_id\x18\x04 \x01(\t\x12\x0e\n\x06preset\x18\x05 \x01(\t\x12)\n\x07profile\x18\x06 \x01(\x0b\x32\x18.cpsettle.v1.RuleProfile\x12\x32\n\x11profile_overrides\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x17\n\nunit_value\x18\x08 \x01(\x03H\x00\x88\x01\x01\x12\x18\n\x0b\x62utton_seat\x18\t \x01(\x05H\x01\x88\x01\x01\x12$\n\x07players\x18\n \x03(\x0b\x32\x13.cpsettle.v1.Player\x12\x12\n\ndead_cards\x18\x0b \x03(\tB\r\n\x0b_unit_valueB\x0e\n\x0c_button_seat\"V\n\x0c\x41uditContext\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x10\n\x08round_id\x18\x03 \x01(\t\x12\x11\n\tdealer_id\x18\x04 \x01(\t\"K\n\nProfileRef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x64igest\x18\x03 \x01(\t\x12\x0e\n\x06source\x18\x04 \x01(\t\"r\n\x0c\x45valuatedRow\x12\x0b\n\x03row\x18\x01 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\x12\n\nhand_class\x18\x03 \x01(\t\x12\x0c\n\x04name\x18\x04 \x01(\t\x12\x0f\n\x07royalty\x18\x05 \x01(\x05\x12\x13\n\x0bjoker_cards\x18\x06 \x03(\t\"\x9a\x01\n\tRowResult\x12\x0b\n\x03row\x18\x01 \x01(\t\x12(\n\x05\x66irst\x18\x02 \x01(\x0b\x32\x19.cpsettle.v1.EvaluatedRow\x12)\n\x06second\x18\x03 \x01(\x0b\x32\x19.cpsettle.v1.EvaluatedRow\x12\x0e\n\x06winner\x18\x04 \x01(\t\x12\r\n\x05units\x18\x05 \x01(\x03\x12\x0c\n\x04text\x18\x06 \x01(\t\"5\n\x08LineItem\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\r\n\x05units\x18\x02 \x01(\x03\x12\x0c\n\x04text\x18\x03 \x01(\t\"\xe9\x01\n\nPairResult\x12\r\n\x05\x66irst\x18\x01 \x01(\t\x12\x0e\n\x06second\x18\x02 \x01(\t\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12$\n\x04rows\x18\x04 \x03(\x0b\x32\x16.cpsettle.v1.RowResult\x12$\n\x05items\x18\x05 \x03(\x0b\x32\x15.cpsettle.v1.LineItem\x12\r\n\x05units\x18\x06 \x01(\x03\x12\x0c\n\x04owed\x18\x07 \x01(\x03\x12\x0c\n\x04paid\x18\x08 \x01(\x03\x12\r\n\x05payer\x18\t \x01(\t\x12\r\n\x05payee\x18\n \x01(\t\x12\x0b\n\x03\x63\x61p\x18\x0b \x01(\t\x12\x0c\n\x04text\x18\x0c \x01(\t\"C\n\x11\x46\x61ntasylandResult\x12\x11\n\tqualifies\x18\x01 \x01(\x08\x12\r\n\x05\x63\x61rds\x18\x02 \x01(\x05\x12\x0c\n\x04text\x18\x03 \x01(\t\"\x95\x03\n\x0cPlayerResult\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\'\n\x04rows\x18\x04 \x03(\x0b\x32\x19.cpsettle.v1.EvaluatedRow\x12\x15\n\rroyalty_total\x18\x05 \x01(\x05\x12\x0e\n\x06\x66ouled\x18\x06 \x01(\x08\x12\x14\n\x0c\x66oul_reasons\x18\x07 \x03(\t\x12\x0f\n\x07natural\x18\x08 \x01(\t\x12\x18\n\x10\x64\x65\x63lared_natural\x18\t \x01(\t\x12\x13\n\x0bsurrendered\x18\n \x01(\x08\x12\x12\n\x05stack\x18\x0b \x01(\x03H\x00\x88\x01\x01\x12\x11\n\tnet_units\x18\x0c \x01(\x03\x12\x19\n\x11money_before_rake\x18\r \x01(\x03\x12\x0c\n\x04rake\x18\x0e \x01(\x03\x12\x11\n\tnet_money\x18\x0f \x01(\x03\x12\x33\n\x0b\x66\x61ntasyland\x18\x10 \x01(\x0b\x32\x1e.cpsettle.v1.FantasylandResult\x12\x0c\n\x04text\x18\x11 \x01(\tB\x08\n\x06_stack\"=\n\tSignature\x12\x11\n\talgorithm\x18\x01 \x01(\t\x12\x0e\n\x06key_id\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\t\"\xc1\x03\n\nSettlement\x12*\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x19.cpsettle.v1.AuditContext\x12(\n\x07profile\x18\x02 \x01(\x0b\x32\x17.cpsettle.v1.ProfileRef\x12\x12\n\nunit_value\x18\x03 \x01(\x03\x12\x13\n\x0b\x62utton_seat\x18\x04 \x01(\x05\x12\r\n\x05order\x18\x05 \x03(\t\x12*\n\x07players\x18\x06 \x03(\x0b\x32\x19.cpsettle.v1.PlayerResult\x12&\n\x05pairs\x18\x07 \x03(\x0b\x32\x17.cpsettle.v1.PairResult\x12\x0c\n\x04rake\x18\x08 \x01(\x03\x12\x0c\n\x04text\x18\t \x03(\t\x12\x15\n\rsettlement_id\x18\n \x01(\t\x12\x16\n\x0erequest_digest\x18\x0b \x01(\t\x12\x16\n\x0e\x65ngine_version\x18\x0c \x01(\t\x12\x15\n\rengine_digest\x18\r \x01(\t\x12\x19\n\x11settlement_digest\x18\x0e \x01(\t\x12\x11\n\tissued_at\x18\x0f \x01(\t\x12)\n\tsignature\x18\x10 \x01(\x0b\x32\x16.cpsettle.v1.Signature\"=\n\x0eSettleResponse\x12+\n\nsettlement\x18\x01 \x01(\x0b\x32\x17.cpsettle.v1.Settlement\"6\n\x0eProposedPayout\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tnet_money\x18\x02 \x01(\x03\"L\n\x12ProposedPairPayout\x12\r\n\x05\x66irst\x18\x01 \x01(\t\x12\x0e\n\x06second\x18\x02 \x01(\t\x12\x17\n\x0fmoney_for_first\x18\x03 \x01(\x03\"\xad\x01\n\x16ValidatePayoutsRequest\x12+\n\x07request\x18\x01 \x01(\x0b\x32\x1a.cpsettle.v1.SettleRequest\x12-\n\x08proposed\x18\x02 \x03(\x0b\x32\x1b.cpsettle.v1.ProposedPayout\x12\x37\n\x0eproposed_pairs\x18\x03 \x03(\x0b\x32\x1f.cpsettle.v1.ProposedPairPayout\"~\n\x0bPayoutCheck\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x10\n\x08\x65xpected\x18\x02 \x01(\x03\x12\x10\n\x08proposed\x18\x03 \x01(\x03\x12\x12\n\ndifference\x18\x04 \x01(\x03\x12\x0f\n\x07matches\x18\x05 \x01(\x08\x12\x13\n\x0b\x65xplanation\x18\x06 \x03(\t\"\x88\x01\n\tPairCheck\x12\r\n\x05\x66irst\x18\x01 \x01(\t\x12\x0e\n\x06second\x18\x02 \x01(\t\x12\x10\n\x08\x65xpected\x18\x03 \x01(\x03\x12\x10\n\x08proposed\x18\x04 \x01(\x03\x12\x12\n\ndifference\x18\x05 \x01(\x03\x12\x0f\n\x07matches\x18\x06 \x01(\x08\x12\x13\n\x0b\x65xplanation\x18\x07 \x03(\t\"\xab\x01\n\x17ValidatePayoutsResponse\x12\x11\n\tall_match\x18\x01 \x01(\x08\x12)\n\x07players\x18\x02 \x03(\x0b\x32\x18.cpsettle.v1.PayoutCheck\x12%\n\x05pairs\x18\x03 \x03(\x0b\x32\x16.cpsettle.v1.PairCheck\x12+\n\nsettlement\x18\x04 \x01(\x0b\x32\x17.cpsettle.v1.Settlement\"\xe1\x01\n\x1a\x45valuateArrangementRequest\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12)\n\x07profile\x18\x02 \x01(\x0b\x32\x18.cpsettle.v1.RuleProfile\x12\x32\n\x11profile_overrides\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12-\n\x0b\x61rrangement\x18\x04 \x01(\x0b\x32\x18.cpsettle.v1.Arrangement\x12\r\n\x05\x63\x61rds\x18\x05 \x03(\t\x12\x16\n\x0ein_fantasyland\x18\x06 \x01(\x08\"\x8f\x02\n\x1b\x45valuateArrangementResponse\x12\'\n\x04rows\x18\x01 \x03(\x0b\x32\x19.cpsettle.v1.EvaluatedRow\x12\x15\n\rroyalty_total\x18\x02 \x01(\x05\x12\x0e\n\x06\x66ouled\x18\x03 \x01(\x08\x12\x14\n\x0c\x66oul_reasons\x18\x04 \x03(\t\x12\x10\n\x08naturals\x18\x05 \x03(\t\x12\x19\n\x11playable_naturals\x18\x06 \x03(\t\x12\x33\n\x0b\x66\x61ntasyland\x18\x07 \x01(\x0b\x32\x1e.cpsettle.v1.FantasylandResult\x12(\n\x07profile\x18\x08 \x01(\x0b\x32\x17.cpsettle.v1.ProfileRef\"\x15\n\x13ListProfilesRequest\"d\n\x0eProfileSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x64igest\x18\x03 \x01(\t\x12\x0e\n\x06source\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\"E\n\x14ListProfilesResponse\x12-\n\x08profiles\x18\x01 \x03(\x0b\x32\x1b.cpsettle.v1.ProfileSummary\"!\n\x11GetProfileRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"m\n\x12GetProfileResponse\x12)\n\x07profile\x18\x01 \x01(\x0b\x32\x18.cpsettle.v1.RuleProfile\x12,\n\x07summary\x18\x02 \x01(\x0b\x32\x1b.cpsettle.v1.ProfileSummary\"\'\n\x16VerifyIntegrityRequest\x12\r\n\x05nonce\x18\x01 \x01(\x0c\"\xa8\x01\n\x17VerifyIntegrityResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x15\n\rengine_digest\x18\x02 \x01(\t\x12\x17\n\x0fmanifest_digest\x18\x03 \x01(\t\x12\x15\n\rfiles_checked\x18\x04 \x01(\x05\x12\x0e\n\x06intact\x18\x05 \x01(\x08\x12\x13\n\x0b\x61ttestation\x18\x06 \x01(\t\x12\x10\n\x08problems\x18\x07 \x03(\t\"p\n\tAuditItem\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12+\n\x07request\x18\x02 \x01(\x0b\x32\x1a.cpsettle.v1.SettleRequest\x12)\n\x04paid\x18\x03 \x03(\x0b\x32\x1b.cpsettle.v1.ProposedPayout\"4\n\x0bSettleBatch\x12%\n\x05items\x18\x01 \x03(\x0b\x32\x16.cpsettle.v1.AuditItem\"\xbc\x01\n\x0b\x41uditResult\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12-\n\nsettlement\x18\x02 \x01(\x0b\x32\x17.cpsettle.v1.SettlementH\x00\x12#\n\x05\x65rror\x18\x06 \x01(\x0b\x32\x12.google.rpc.StatusH\x00\x12\x11\n\tall_match\x18\x04 \x01(\x08\x12(\n\x06\x63hecks\x18\x05 \x03(\x0b\x32\x18.cpsettle.v1.PayoutCheckB\t\n\x07outcomeJ\x04\x08\x03\x10\x04\">\n\x11SettleBatchResult\x12)\n\x07results\x18\x01 \x03(\x0b\x32\x18.cpsettle.v1.AuditResult\"\x1c\n\x1aGetVerificationKeysRequest\"o\n\x0fVerificationKey\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x11\n\talgorithm\x18\x02 \x01(\t\x12\x12\n\npublic_key\x18\x03 \x01(\t\x12\x12\n\nnot_before\x18\x04 \x01(\t\x12\x11\n\tnot_after\x18\x05 \x01(\t\"a\n\x1bGetVerificationKeysResponse\x12*\n\x04keys\x18\x01 \x03(\x0b\x32\x1c.cpsettle.v1.VerificationKey\x12\x16\n\x0e\x63urrent_key_id\x18\x02 \x01(\t2\xd8\x05\n\x11SettlementService\x12\x41\n\x06Settle\x12\x1a.cpsettle.v1.SettleRequest\x1a\x1b.cpsettle.v1.SettleResponse\x12\\\n\x0fValidatePayouts\x12#.cpsettle.v1.ValidatePayoutsRequest\x1a$.cpsettle.v1.ValidatePayoutsResponse\x12h\n\x13\x45valuateArrangement\x12\'.cpsettle.v1.EvaluateArrangementRequest\x1a(.cpsettle.v1.EvaluateArrangementResponse\x12S\n\x0cListProfiles\x12 .cpsettle.v1.ListProfilesRequest\x1a!.cpsettle.v1.ListProfilesResponse\x12M\n\nGetProfile\x12\x1e.cpsettle.v1.GetProfileRequest\x1a\x1f.cpsettle.v1.GetProfileResponse\x12\\\n\x0fVerifyIntegrity\x12#.cpsettle.v1.VerifyIntegrityRequest\x1a$.cpsettle.v1.VerifyIntegrityResponse\x12L\n\x0cSettleStream\x12\x18.cpsettle.v1.SettleBatch\x1a\x1e.cpsettle.v1.SettleBatchResult(\x01\x30\x01\x12h\n\x13GetVerificationKeys\x12\'.cpsettle.v1.GetVerificationKeysRequest\x1a(.cpsettle.v1.GetVerificationKeysResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63psettle/v1/settlement.proto\x12\x0b\x63psettle.v1\x1a\x19\x63psettle/v1/profile.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17google/rpc/status.proto\":\n\x0b\x41rrangement\x12\r\n\x05\x66ront\x18\x01 \x03(\t\x12\x0e\n\x06middle\x18\x02 \x03(\t\x12\x0c\n\x04\x62\x61\x63k\x18\x03 \x03(\t\"\xca\x01\n\x06Player\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12-\n\x0b\x61rrangement\x18\x03 \x01(\x0b\x32\x18.cpsettle.v1.Arrangement\x12\r\n\x05\x63\x61rds\x18\x04 \x03(\t\x12\x18\n\x10\x64\x65\x63lared_natural\x18\x05 \x01(\t\x12\x11\n\tsurrender\x18\x06 \x01(\x08\x12\x12\n\x05stack\x18\x07 \x01(\x03H\x00\x88\x01\x01\x12\x16\n\x0ein_fantasyland\x18\x08 \x01(\x08\x42\x08\n\x06_stack\"\xd2\x02\n\rSettleRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x10\n\x08round_id\x18\x03 \x01(\t\x12\x11\n\tdealer_id\x18\x04 \x01(\t\x12\x0e\n\x06preset\x18\x05 \x01(\t\x12)\n\x07profile\x18\x06 \x01(\x0b\x32\x18.cpsettle.v1.RuleProfile\x12\x32\n\x11profile_overrides\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x17\n\nunit_value\x18\x08 \x01(\x03H\x00\x88\x01\x01\x12\x18\n\x0b\x62utton_seat\x18\t \x01(\x05H\x01\x88\x01\x01\x12$\n\x07players\x18\n \x03(\x0b\x32\x13.cpsettle.v1.Player\x12\x12\n\ndead_cards\x18\x0b \x03(\tB\r\n\x0b_unit_valueB\x0e\n\x0c_button_seat\"V\n\x0c\x41uditContext\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x10\n\x08round_id\x18\x03 \x01(\t\x12\x11\n\tdealer_id\x18\x04 \x01(\t\"K\n\nProfileRef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x64igest\x18\x03 \x01(\t\x12\x0e\n\x06source\x18\x04 \x01(\t\"\x9c\x01\n\x0c\x45valuatedRow\x12\x1d\n\x03row\x18\x01 \x01(\x0e\x32\x10.cpsettle.v1.Row\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12*\n\nhand_class\x18\x03 \x01(\x0e\x32\x16.cpsettle.v1.HandClass\x12\x0c\n\x04name\x18\x04 \x01(\t\x12\x0f\n\x07royalty\x18\x05 \x01(\x05\x12\x13\n\x0bjoker_cards\x18\x06 \x03(\t\"\xac\x01\n\tRowResult\x12\x1d\n\x03row\x18\x01 \x01(\x0e\x32\x10.cpsettle.v1.Row\x12(\n\x05\x66irst\x18\x02 \x01(\x0b\x32\x19.cpsettle.v1.EvaluatedRow\x12)\n\x06second\x18\x03 \x01(\x0b\x32\x19.cpsettle.v1.EvaluatedRow\x12\x0e\n\x06winner\x18\x04 \x01(\t\x12\r\n\x05units\x18\x05 \x01(\x03\x12\x0c\n\x04text\x18\x06 \x01(\t\"P\n\x08LineItem\x12\'\n\x04kind\x18\x01 \x01(\x0e\x32\x19.cpsettle.v1.LineItemKind\x12\r\n\x05units\x18\x02 \x01(\x03\x12\x0c\n\x04text\x18\x03 \x01(\t\"\x92\x02\n\nPairResult\x12\r\n\x05\x66irst\x18\x01 \x01(\t\x12\x0e\n\x06second\x18\x02 \x01(\t\x12#\n\x04kind\x18\x03 \x01(\x0e\x32\x15.cpsettle.v1.PairKind\x12$\n\x04rows\x18\x04 \x03(\x0b\x32\x16.cpsettle.v1.RowResult\x12$\n\x05items\x18\x05 \x03(\x0b\x32\x15.cpsettle.v1.LineItem\x12\r\n\x05units\x18\x06 \x01(\x03\x12\x0c\n\x04owed\x18\x07 \x01(\x03\x12\x0c\n\x04paid\x18\x08 \x01(\x03\x12\r\n\x05payer\x18\t \x01(\t\x12\r\n\x05payee\x18\n \x01(\t\x12\x1d\n\x03\x63\x61p\x18\x0b \x01(\x0e\x32\x10.cpsettle.v1.Cap\x12\x0c\n\x04text\x18\x0c \x01(\t\"C\n\x11\x46\x61ntasylandResult\x12\x11\n\tqualifies\x18\x01 \x01(\x08\x12\r\n\x05\x63\x61rds\x18\x02 \x01(\x05\x12\x0c\n\x04text\x18\x03 \x01(\t\"\xc9\x03\n\x0cPlayerResult\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12)\n\x06status\x18\x03 \x01(\x0e\x32\x19.cpsettle.v1.PlayerStatus\x12\'\n\x04rows\x18\x04 \x03(\x0b\x32\x19.cpsettle.v1.EvaluatedRow\x12\x15\n\rroyalty_total\x18\x05 \x01(\x05\x12\x0e\n\x06\x66ouled\x18\x06 \x01(\x08\x12-\n\x0c\x66oul_reasons\x18\x07 \x03(\x0e\x32\x17.cpsettle.v1.FoulReason\x12\x0f\n\x07natural\x18\x08 \x01(\t\x12\x18\n\x10\x64\x65\x63lared_natural\x18\t \x01(\t\x12\x13\n\x0bsurrendered\x18\n \x01(\x08\x12\x12\n\x05stack\x18\x0b \x01(\x03H\x00\x88\x01\x01\x12\x11\n\tnet_units\x18\x0c \x01(\x03\x12\x19\n\x11money_before_rake\x18\r \x01(\x03\x12\x0c\n\x04rake\x18\x0e \x01(\x03\x12\x11\n\tnet_money\x18\x0f \x01(\x03\x12\x33\n\x0b\x66\x61ntasyland\x18\x10 \x01(\x0b\x32\x1e.cpsettle.v1.FantasylandResult\x12\x0c\n\x04text\x18\x11 \x01(\tB\x08\n\x06_stack\"^\n\tSignature\x12\x32\n\talgorithm\x18\x01 \x01(\x0e\x32\x1f.cpsettle.v1.SignatureAlgorithm\x12\x0e\n\x06key_id\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\t\"\xc1\x03\n\nSettlement\x12*\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x19.cpsettle.v1.AuditContext\x12(\n\x07profile\x18\x02 \x01(\x0b\x32\x17.cpsettle.v1.ProfileRef\x12\x12\n\nunit_value\x18\x03 \x01(\x03\x12\x13\n\x0b\x62utton_seat\x18\x04 \x01(\x05\x12\r\n\x05order\x18\x05 \x03(\t\x12*\n\x07players\x18\x06 \x03(\x0b\x32\x19.cpsettle.v1.PlayerResult\x12&\n\x05pairs\x18\x07 \x03(\x0b\x32\x17.cpsettle.v1.PairResult\x12\x0c\n\x04rake\x18\x08 \x01(\x03\x12\x0c\n\x04text\x18\t \x03(\t\x12\x15\n\rsettlement_id\x18\n \x01(\t\x12\x16\n\x0erequest_digest\x18\x0b \x01(\t\x12\x16\n\x0e\x65ngine_version\x18\x0c \x01(\t\x12\x15\n\rengine_digest\x18\r \x01(\t\x12\x19\n\x11settlement_digest\x18\x0e \x01(\t\x12\x11\n\tissued_at\x18\x0f \x01(\t\x12)\n\tsignature\x18\x10 \x01(\x0b\x32\x16.cpsettle.v1.Signature\"=\n\x0eSettleResponse\x12+\n\nsettlement\x18\x01 \x01(\x0b\x32\x17.cpsettle.v1.Settlement\"6\n\x0eProposedPayout\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tnet_money\x18\x02 \x01(\x03\"L\n\x12ProposedPairPayout\x12\r\n\x05\x66irst\x18\x01 \x01(\t\x12\x0e\n\x06second\x18\x02 \x01(\t\x12\x17\n\x0fmoney_for_first\x18\x03 \x01(\x03\"\xad\x01\n\x16ValidatePayoutsRequest\x12+\n\x07request\x18\x01 \x01(\x0b\x32\x1a.cpsettle.v1.SettleRequest\x12-\n\x08proposed\x18\x02 \x03(\x0b\x32\x1b.cpsettle.v1.ProposedPayout\x12\x37\n\x0eproposed_pairs\x18\x03 \x03(\x0b\x32\x1f.cpsettle.v1.ProposedPairPayout\"~\n\x0bPayoutCheck\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x10\n\x08\x65xpected\x18\x02 \x01(\x03\x12\x10\n\x08proposed\x18\x03 \x01(\x03\x12\x12\n\ndifference\x18\x04 \x01(\x03\x12\x0f\n\x07matches\x18\x05 \x01(\x08\x12\x13\n\x0b\x65xplanation\x18\x06 \x03(\t\"\x88\x01\n\tPairCheck\x12\r\n\x05\x66irst\x18\x01 \x01(\t\x12\x0e\n\x06second\x18\x02 \x01(\t\x12\x10\n\x08\x65xpected\x18\x03 \x01(\x03\x12\x10\n\x08proposed\x18\x04 \x01(\x03\x12\x12\n\ndifference\x18\x05 \x01(\x03\x12\x0f\n\x07matches\x18\x06 \x01(\x08\x12\x13\n\x0b\x65xplanation\x18\x07 \x03(\t\"\xab\x01\n\x17ValidatePayoutsResponse\x12\x11\n\tall_match\x18\x01 \x01(\x08\x12)\n\x07players\x18\x02 \x03(\x0b\x32\x18.cpsettle.v1.PayoutCheck\x12%\n\x05pairs\x18\x03 \x03(\x0b\x32\x16.cpsettle.v1.PairCheck\x12+\n\nsettlement\x18\x04 \x01(\x0b\x32\x17.cpsettle.v1.Settlement\"\xe1\x01\n\x1a\x45valuateArrangementRequest\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12)\n\x07profile\x18\x02 \x01(\x0b\x32\x18.cpsettle.v1.RuleProfile\x12\x32\n\x11profile_overrides\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12-\n\x0b\x61rrangement\x18\x04 \x01(\x0b\x32\x18.cpsettle.v1.Arrangement\x12\r\n\x05\x63\x61rds\x18\x05 \x03(\t\x12\x16\n\x0ein_fantasyland\x18\x06 \x01(\x08\"\xa8\x02\n\x1b\x45valuateArrangementResponse\x12\'\n\x04rows\x18\x01 \x03(\x0b\x32\x19.cpsettle.v1.EvaluatedRow\x12\x15\n\rroyalty_total\x18\x02 \x01(\x05\x12\x0e\n\x06\x66ouled\x18\x03 \x01(\x08\x12-\n\x0c\x66oul_reasons\x18\x04 \x03(\x0e\x32\x17.cpsettle.v1.FoulReason\x12\x10\n\x08naturals\x18\x05 \x03(\t\x12\x19\n\x11playable_naturals\x18\x06 \x03(\t\x12\x33\n\x0b\x66\x61ntasyland\x18\x07 \x01(\x0b\x32\x1e.cpsettle.v1.FantasylandResult\x12(\n\x07profile\x18\x08 \x01(\x0b\x32\x17.cpsettle.v1.ProfileRef\"\x15\n\x13ListProfilesRequest\"d\n\x0eProfileSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x64igest\x18\x03 \x01(\t\x12\x0e\n\x06source\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\"E\n\x14ListProfilesResponse\x12-\n\x08profiles\x18\x01 \x03(\x0b\x32\x1b.cpsettle.v1.ProfileSummary\"!\n\x11GetProfileRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"m\n\x12GetProfileResponse\x12)\n\x07profile\x18\x01 \x01(\x0b\x32\x18.cpsettle.v1.RuleProfile\x12,\n\x07summary\x18\x02 \x01(\x0b\x32\x1b.cpsettle.v1.ProfileSummary\"\'\n\x16VerifyIntegrityRequest\x12\r\n\x05nonce\x18\x01 \x01(\x0c\"\xa8\x01\n\x17VerifyIntegrityResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x15\n\rengine_digest\x18\x02 \x01(\t\x12\x17\n\x0fmanifest_digest\x18\x03 \x01(\t\x12\x15\n\rfiles_checked\x18\x04 \x01(\x05\x12\x0e\n\x06intact\x18\x05 \x01(\x08\x12\x13\n\x0b\x61ttestation\x18\x06 \x01(\t\x12\x10\n\x08problems\x18\x07 \x03(\t\"p\n\tAuditItem\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12+\n\x07request\x18\x02 \x01(\x0b\x32\x1a.cpsettle.v1.SettleRequest\x12)\n\x04paid\x18\x03 \x03(\x0b\x32\x1b.cpsettle.v1.ProposedPayout\"<\n\x13SettleStreamRequest\x12%\n\x05items\x18\x01 \x03(\x0b\x32\x16.cpsettle.v1.AuditItem\"\xbc\x01\n\x0b\x41uditResult\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12-\n\nsettlement\x18\x02 \x01(\x0b\x32\x17.cpsettle.v1.SettlementH\x00\x12#\n\x05\x65rror\x18\x06 \x01(\x0b\x32\x12.google.rpc.StatusH\x00\x12\x11\n\tall_match\x18\x04 \x01(\x08\x12(\n\x06\x63hecks\x18\x05 \x03(\x0b\x32\x18.cpsettle.v1.PayoutCheckB\t\n\x07outcomeJ\x04\x08\x03\x10\x04\"A\n\x14SettleStreamResponse\x12)\n\x07results\x18\x01 \x03(\x0b\x32\x18.cpsettle.v1.AuditResult\"\x1c\n\x1aGetVerificationKeysRequest\"\x90\x01\n\x0fVerificationKey\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x32\n\talgorithm\x18\x02 \x01(\x0e\x32\x1f.cpsettle.v1.SignatureAlgorithm\x12\x12\n\npublic_key\x18\x03 \x01(\t\x12\x12\n\nnot_before\x18\x04 \x01(\t\x12\x11\n\tnot_after\x18\x05 \x01(\t\"a\n\x1bGetVerificationKeysResponse\x12*\n\x04keys\x18\x01 \x03(\x0b\x32\x1c.cpsettle.v1.VerificationKey\x12\x16\n\x0e\x63urrent_key_id\x18\x02 \x01(\t*\x9c\x01\n\x0cPlayerStatus\x12\x1d\n\x19PLAYER_STATUS_UNSPECIFIED\x10\x00\x12\x19\n\x15PLAYER_STATUS_REGULAR\x10\x01\x12\x18\n\x14PLAYER_STATUS_FOULED\x10\x02\x12\x19\n\x15PLAYER_STATUS_NATURAL\x10\x03\x12\x1d\n\x19PLAYER_STATUS_SURRENDERED\x10\x04*\x93\x01\n\nFoulReason\x12\x1b\n\x17\x46OUL_REASON_UNSPECIFIED\x10\x00\x12\"\n\x1e\x46OUL_REASON_FRONT_ABOVE_MIDDLE\x10\x01\x12!\n\x1d\x46OUL_REASON_MIDDLE_ABOVE_BACK\x10\x02\x12!\n\x1d\x46OUL_REASON_FALSE_DECLARATION\x10\x03*\x91\x01\n\x08PairKind\x12\x19\n\x15PAIR_KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0ePAIR_KIND_ROWS\x10\x01\x12\x12\n\x0ePAIR_KIND_FOUL\x10\x02\x12\x15\n\x11PAIR_KIND_NATURAL\x10\x03\x12\x17\n\x13PAIR_KIND_SURRENDER\x10\x04\x12\x12\n\x0ePAIR_KIND_NONE\x10\x05*\xec\x02\n\x0cLineItemKind\x12\x1e\n\x1aLINE_ITEM_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12LINE_ITEM_KIND_ROW\x10\x01\x12!\n\x1dLINE_ITEM_KIND_MAJORITY_BONUS\x10\x02\x12\x1e\n\x1aLINE_ITEM_KIND_SCOOP_BONUS\x10\x03\x12\x1c\n\x18LINE_ITEM_KIND_ROYALTIES\x10\x04\x12\x1f\n\x1bLINE_ITEM_KIND_FOUL_PENALTY\x10\x05\x12\x1a\n\x16LINE_ITEM_KIND_NATURAL\x10\x06\x12\x1c\n\x18LINE_ITEM_KIND_SURRENDER\x10\x07\x12#\n\x1fLINE_ITEM_KIND_SCOOP_MULTIPLIER\x10\x08\x12&\n\"LINE_ITEM_KIND_HOME_RUN_MULTIPLIER\x10\t\x12\x1b\n\x17LINE_ITEM_KIND_NO_SCORE\x10\n*Y\n\x03\x43\x61p\x12\x13\n\x0f\x43\x41P_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x43\x41P_PAYER_STACK\x10\x01\x12\x13\n\x0f\x43\x41P_PAYEE_STACK\x10\x02\x12\x13\n\x0f\x43\x41P_BOTH_STACKS\x10\x03*x\n\x12SignatureAlgorithm\x12#\n\x1fSIGNATURE_ALGORITHM_UNSPECIFIED\x10\x00\x12\x1c\n\x18SIGNATURE_ALGORITHM_NONE\x10\x01\x12\x1f\n\x1bSIGNATURE_ALGORITHM_ED25519\x10\x02\x32\xe3\x05\n\x11SettlementService\x12\x41\n\x06Settle\x12\x1a.cpsettle.v1.SettleRequest\x1a\x1b.cpsettle.v1.SettleResponse\x12\\\n\x0fValidatePayouts\x12#.cpsettle.v1.ValidatePayoutsRequest\x1a$.cpsettle.v1.ValidatePayoutsResponse\x12h\n\x13\x45valuateArrangement\x12\'.cpsettle.v1.EvaluateArrangementRequest\x1a(.cpsettle.v1.EvaluateArrangementResponse\x12S\n\x0cListProfiles\x12 .cpsettle.v1.ListProfilesRequest\x1a!.cpsettle.v1.ListProfilesResponse\x12M\n\nGetProfile\x12\x1e.cpsettle.v1.GetProfileRequest\x1a\x1f.cpsettle.v1.GetProfileResponse\x12\\\n\x0fVerifyIntegrity\x12#.cpsettle.v1.VerifyIntegrityRequest\x1a$.cpsettle.v1.VerifyIntegrityResponse\x12W\n\x0cSettleStream\x12 .cpsettle.v1.SettleStreamRequest\x1a!.cpsettle.v1.SettleStreamResponse(\x01\x30\x01\x12h\n\x13GetVerificationKeys\x12\'.cpsettle.v1.GetVerificationKeysRequest\x1a(.cpsettle.v1.GetVerificationKeysResponseB\x91\x01\n\x0f\x63om.cpsettle.v1B\x0fSettlementProtoP\x01Z:github.com/cpsettle/cpsettle/gen/go/cpsettle/v1;cpsettlev1\xa2\x02\x03\x43PS\xaa\x02\x0b\x43psettle.V1\xca\x02\x0b\x43psettle\\V1\xea\x02\x0c\x43psettle::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cpsettle.v1.settlement_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\017com.cpsettle.v1B\017SettlementProtoP\001Z:github.com/cpsettle/cpsettle/gen/go/cpsettle/v1;cpsettlev1\242\002\003CPS\252\002\013Cpsettle.V1\312\002\013Cpsettle\\V1\352\002\014Cpsettle::V1'
+  _globals['_PLAYERSTATUS']._serialized_start=5274
+  _globals['_PLAYERSTATUS']._serialized_end=5430
+  _globals['_FOULREASON']._serialized_start=5433
+  _globals['_FOULREASON']._serialized_end=5580
+  _globals['_PAIRKIND']._serialized_start=5583
+  _globals['_PAIRKIND']._serialized_end=5728
+  _globals['_LINEITEMKIND']._serialized_start=5731
+  _globals['_LINEITEMKIND']._serialized_end=6095
+  _globals['_CAP']._serialized_start=6097
+  _globals['_CAP']._serialized_end=6186
+  _globals['_SIGNATUREALGORITHM']._serialized_start=6188
+  _globals['_SIGNATUREALGORITHM']._serialized_end=6308
   _globals['_ARRANGEMENT']._serialized_start=127
   _globals['_ARRANGEMENT']._serialized_end=185
   _globals['_PLAYER']._serialized_start=188
@@ -44,68 +57,68 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_AUDITCONTEXT']._serialized_end=819
   _globals['_PROFILEREF']._serialized_start=821
   _globals['_PROFILEREF']._serialized_end=896
-  _globals['_EVALUATEDROW']._serialized_start=898
-  _globals['_EVALUATEDROW']._serialized_end=1012
-  _globals['_ROWRESULT']._serialized_start=1015
-  _globals['_ROWRESULT']._serialized_end=1169
-  _globals['_LINEITEM']._serialized_start=1171
-  _globals['_LINEITEM']._serialized_end=1224
-  _globals['_PAIRRESULT']._serialized_start=1227
-  _globals['_PAIRRESULT']._serialized_end=1460
-  _globals['_FANTASYLANDRESULT']._serialized_start=1462
-  _globals['_FANTASYLANDRESULT']._serialized_end=1529
-  _globals['_PLAYERRESULT']._serialized_start=1532
-  _globals['_PLAYERRESULT']._serialized_end=1937
-  _globals['_SIGNATURE']._serialized_start=1939
-  _globals['_SIGNATURE']._serialized_end=2000
-  _globals['_SETTLEMENT']._serialized_start=2003
-  _globals['_SETTLEMENT']._serialized_end=2452
-  _globals['_SETTLERESPONSE']._serialized_start=2454
-  _globals['_SETTLERESPONSE']._serialized_end=2515
-  _globals['_PROPOSEDPAYOUT']._serialized_start=2517
-  _globals['_PROPOSEDPAYOUT']._serialized_end=2571
-  _globals['_PROPOSEDPAIRPAYOUT']._serialized_start=2573
-  _globals['_PROPOSEDPAIRPAYOUT']._serialized_end=2649
-  _globals['_VALIDATEPAYOUTSREQUEST']._serialized_start=2652
-  _globals['_VALIDATEPAYOUTSREQUEST']._serialized_end=2825
-  _globals['_PAYOUTCHECK']._serialized_start=2827
-  _globals['_PAYOUTCHECK']._serialized_end=2953
-  _globals['_PAIRCHECK']._serialized_start=2956
-  _globals['_PAIRCHECK']._serialized_end=3092
-  _globals['_VALIDATEPAYOUTSRESPONSE']._serialized_start=3095
-  _globals['_VALIDATEPAYOUTSRESPONSE']._serialized_end=3266
-  _globals['_EVALUATEARRANGEMENTREQUEST']._serialized_start=3269
-  _globals['_EVALUATEARRANGEMENTREQUEST']._serialized_end=3494
-  _globals['_EVALUATEARRANGEMENTRESPONSE']._serialized_start=3497
-  _globals['_EVALUATEARRANGEMENTRESPONSE']._serialized_end=3768
-  _globals['_LISTPROFILESREQUEST']._serialized_start=3770
-  _globals['_LISTPROFILESREQUEST']._serialized_end=3791
-  _globals['_PROFILESUMMARY']._serialized_start=3793
-  _globals['_PROFILESUMMARY']._serialized_end=3893
-  _globals['_LISTPROFILESRESPONSE']._serialized_start=3895
-  _globals['_LISTPROFILESRESPONSE']._serialized_end=3964
-  _globals['_GETPROFILEREQUEST']._serialized_start=3966
-  _globals['_GETPROFILEREQUEST']._serialized_end=3999
-  _globals['_GETPROFILERESPONSE']._serialized_start=4001
-  _globals['_GETPROFILERESPONSE']._serialized_end=4110
-  _globals['_VERIFYINTEGRITYREQUEST']._serialized_start=4112
-  _globals['_VERIFYINTEGRITYREQUEST']._serialized_end=4151
-  _globals['_VERIFYINTEGRITYRESPONSE']._serialized_start=4154
-  _globals['_VERIFYINTEGRITYRESPONSE']._serialized_end=4322
-  _globals['_AUDITITEM']._serialized_start=4324
-  _globals['_AUDITITEM']._serialized_end=4436
-  _globals['_SETTLEBATCH']._serialized_start=4438
-  _globals['_SETTLEBATCH']._serialized_end=4490
-  _globals['_AUDITRESULT']._serialized_start=4493
-  _globals['_AUDITRESULT']._serialized_end=4681
-  _globals['_SETTLEBATCHRESULT']._serialized_start=4683
-  _globals['_SETTLEBATCHRESULT']._serialized_end=4745
-  _globals['_GETVERIFICATIONKEYSREQUEST']._serialized_start=4747
-  _globals['_GETVERIFICATIONKEYSREQUEST']._serialized_end=4775
-  _globals['_VERIFICATIONKEY']._serialized_start=4777
-  _globals['_VERIFICATIONKEY']._serialized_end=4888
-  _globals['_GETVERIFICATIONKEYSRESPONSE']._serialized_start=4890
-  _globals['_GETVERIFICATIONKEYSRESPONSE']._serialized_end=4987
-  _globals['_SETTLEMENTSERVICE']._serialized_start=4990
-  _globals['_SETTLEMENTSERVICE']._serialized_end=5718
+  _globals['_EVALUATEDROW']._serialized_start=899
+  _globals['_EVALUATEDROW']._serialized_end=1055
+  _globals['_ROWRESULT']._serialized_start=1058
+  _globals['_ROWRESULT']._serialized_end=1230
+  _globals['_LINEITEM']._serialized_start=1232
+  _globals['_LINEITEM']._serialized_end=1312
+  _globals['_PAIRRESULT']._serialized_start=1315
+  _globals['_PAIRRESULT']._serialized_end=1589
+  _globals['_FANTASYLANDRESULT']._serialized_start=1591
+  _globals['_FANTASYLANDRESULT']._serialized_end=1658
+  _globals['_PLAYERRESULT']._serialized_start=1661
+  _globals['_PLAYERRESULT']._serialized_end=2118
+  _globals['_SIGNATURE']._serialized_start=2120
+  _globals['_SIGNATURE']._serialized_end=2214
+  _globals['_SETTLEMENT']._serialized_start=2217
+  _globals['_SETTLEMENT']._serialized_end=2666
+  _globals['_SETTLERESPONSE']._serialized_start=2668
+  _globals['_SETTLERESPONSE']._serialized_end=2729
+  _globals['_PROPOSEDPAYOUT']._serialized_start=2731
+  _globals['_PROPOSEDPAYOUT']._serialized_end=2785
+  _globals['_PROPOSEDPAIRPAYOUT']._serialized_start=2787
+  _globals['_PROPOSEDPAIRPAYOUT']._serialized_end=2863
+  _globals['_VALIDATEPAYOUTSREQUEST']._serialized_start=2866
+  _globals['_VALIDATEPAYOUTSREQUEST']._serialized_end=3039
+  _globals['_PAYOUTCHECK']._serialized_start=3041
+  _globals['_PAYOUTCHECK']._serialized_end=3167
+  _globals['_PAIRCHECK']._serialized_start=3170
+  _globals['_PAIRCHECK']._serialized_end=3306
+  _globals['_VALIDATEPAYOUTSRESPONSE']._serialized_start=3309
+  _globals['_VALIDATEPAYOUTSRESPONSE']._serialized_end=3480
+  _globals['_EVALUATEARRANGEMENTREQUEST']._serialized_start=3483
+  _globals['_EVALUATEARRANGEMENTREQUEST']._serialized_end=3708
+  _globals['_EVALUATEARRANGEMENTRESPONSE']._serialized_start=3711
+  _globals['_EVALUATEARRANGEMENTRESPONSE']._serialized_end=4007
+  _globals['_LISTPROFILESREQUEST']._serialized_start=4009
+  _globals['_LISTPROFILESREQUEST']._serialized_end=4030
+  _globals['_PROFILESUMMARY']._serialized_start=4032
+  _globals['_PROFILESUMMARY']._serialized_end=4132
+  _globals['_LISTPROFILESRESPONSE']._serialized_start=4134
+  _globals['_LISTPROFILESRESPONSE']._serialized_end=4203
+  _globals['_GETPROFILEREQUEST']._serialized_start=4205
+  _globals['_GETPROFILEREQUEST']._serialized_end=4238
+  _globals['_GETPROFILERESPONSE']._serialized_start=4240
+  _globals['_GETPROFILERESPONSE']._serialized_end=4349
+  _globals['_VERIFYINTEGRITYREQUEST']._serialized_start=4351
+  _globals['_VERIFYINTEGRITYREQUEST']._serialized_end=4390
+  _globals['_VERIFYINTEGRITYRESPONSE']._serialized_start=4393
+  _globals['_VERIFYINTEGRITYRESPONSE']._serialized_end=4561
+  _globals['_AUDITITEM']._serialized_start=4563
+  _globals['_AUDITITEM']._serialized_end=4675
+  _globals['_SETTLESTREAMREQUEST']._serialized_start=4677
+  _globals['_SETTLESTREAMREQUEST']._serialized_end=4737
+  _globals['_AUDITRESULT']._serialized_start=4740
+  _globals['_AUDITRESULT']._serialized_end=4928
+  _globals['_SETTLESTREAMRESPONSE']._serialized_start=4930
+  _globals['_SETTLESTREAMRESPONSE']._serialized_end=4995
+  _globals['_GETVERIFICATIONKEYSREQUEST']._serialized_start=4997
+  _globals['_GETVERIFICATIONKEYSREQUEST']._serialized_end=5025
+  _globals['_VERIFICATIONKEY']._serialized_start=5028
+  _globals['_VERIFICATIONKEY']._serialized_end=5172
+  _globals['_GETVERIFICATIONKEYSRESPONSE']._serialized_start=5174
+  _globals['_GETVERIFICATIONKEYSRESPONSE']._serialized_end=5271
+  _globals['_SETTLEMENTSERVICE']._serialized_start=6311
+  _globals['_SETTLEMENTSERVICE']._serialized_end=7050
 # @@protoc_insertion_point(module_scope)

@@ -27,6 +27,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.rpc import status_pb2 as _status_pb2
 import builtins as _builtins
 import sys
@@ -39,9 +40,215 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _PlayerStatus:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PlayerStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PlayerStatus.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PLAYER_STATUS_UNSPECIFIED: _PlayerStatus.ValueType  # 0
+    """Not set."""
+    PLAYER_STATUS_REGULAR: _PlayerStatus.ValueType  # 1
+    """Arranged in three rows, not fouled."""
+    PLAYER_STATUS_FOULED: _PlayerStatus.ValueType  # 2
+    """Fouled: the rows are out of order, or a declared natural is false (docs/RULES.md §4)."""
+    PLAYER_STATUS_NATURAL: _PlayerStatus.ValueType  # 3
+    """Settled as a natural (docs/RULES.md §8)."""
+    PLAYER_STATUS_SURRENDERED: _PlayerStatus.ValueType  # 4
+    """Surrendered (docs/RULES.md §9)."""
+
+class PlayerStatus(_PlayerStatus, metaclass=_PlayerStatusEnumTypeWrapper):
+    """How a player's hand was settled (docs/RULES.md §7-9)."""
+
+PLAYER_STATUS_UNSPECIFIED: PlayerStatus.ValueType  # 0
+"""Not set."""
+PLAYER_STATUS_REGULAR: PlayerStatus.ValueType  # 1
+"""Arranged in three rows, not fouled."""
+PLAYER_STATUS_FOULED: PlayerStatus.ValueType  # 2
+"""Fouled: the rows are out of order, or a declared natural is false (docs/RULES.md §4)."""
+PLAYER_STATUS_NATURAL: PlayerStatus.ValueType  # 3
+"""Settled as a natural (docs/RULES.md §8)."""
+PLAYER_STATUS_SURRENDERED: PlayerStatus.ValueType  # 4
+"""Surrendered (docs/RULES.md §9)."""
+Global___PlayerStatus: _TypeAlias = PlayerStatus  # noqa: Y015
+
+class _FoulReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _FoulReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FoulReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    FOUL_REASON_UNSPECIFIED: _FoulReason.ValueType  # 0
+    """Not set."""
+    FOUL_REASON_FRONT_ABOVE_MIDDLE: _FoulReason.ValueType  # 1
+    """The front row beats the middle row."""
+    FOUL_REASON_MIDDLE_ABOVE_BACK: _FoulReason.ValueType  # 2
+    """The middle row beats the back row."""
+    FOUL_REASON_FALSE_DECLARATION: _FoulReason.ValueType  # 3
+    """The declared natural is not in the cards."""
+
+class FoulReason(_FoulReason, metaclass=_FoulReasonEnumTypeWrapper):
+    """Why a hand fouled (docs/RULES.md §4)."""
+
+FOUL_REASON_UNSPECIFIED: FoulReason.ValueType  # 0
+"""Not set."""
+FOUL_REASON_FRONT_ABOVE_MIDDLE: FoulReason.ValueType  # 1
+"""The front row beats the middle row."""
+FOUL_REASON_MIDDLE_ABOVE_BACK: FoulReason.ValueType  # 2
+"""The middle row beats the back row."""
+FOUL_REASON_FALSE_DECLARATION: FoulReason.ValueType  # 3
+"""The declared natural is not in the cards."""
+Global___FoulReason: _TypeAlias = FoulReason  # noqa: Y015
+
+class _PairKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PairKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PairKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PAIR_KIND_UNSPECIFIED: _PairKind.ValueType  # 0
+    """Not set."""
+    PAIR_KIND_ROWS: _PairKind.ValueType  # 1
+    """Row by row (docs/RULES.md §5)."""
+    PAIR_KIND_FOUL: _PairKind.ValueType  # 2
+    """One or both fouled (docs/RULES.md §7)."""
+    PAIR_KIND_NATURAL: _PairKind.ValueType  # 3
+    """One or both hold a natural (docs/RULES.md §8)."""
+    PAIR_KIND_SURRENDER: _PairKind.ValueType  # 4
+    """One or both surrendered (docs/RULES.md §9)."""
+    PAIR_KIND_NONE: _PairKind.ValueType  # 5
+    """Nothing is owed between them (e.g. both fouled)."""
+
+class PairKind(_PairKind, metaclass=_PairKindEnumTypeWrapper):
+    """How a pair of players was settled."""
+
+PAIR_KIND_UNSPECIFIED: PairKind.ValueType  # 0
+"""Not set."""
+PAIR_KIND_ROWS: PairKind.ValueType  # 1
+"""Row by row (docs/RULES.md §5)."""
+PAIR_KIND_FOUL: PairKind.ValueType  # 2
+"""One or both fouled (docs/RULES.md §7)."""
+PAIR_KIND_NATURAL: PairKind.ValueType  # 3
+"""One or both hold a natural (docs/RULES.md §8)."""
+PAIR_KIND_SURRENDER: PairKind.ValueType  # 4
+"""One or both surrendered (docs/RULES.md §9)."""
+PAIR_KIND_NONE: PairKind.ValueType  # 5
+"""Nothing is owed between them (e.g. both fouled)."""
+Global___PairKind: _TypeAlias = PairKind  # noqa: Y015
+
+class _LineItemKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _LineItemKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LineItemKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    LINE_ITEM_KIND_UNSPECIFIED: _LineItemKind.ValueType  # 0
+    """Not set."""
+    LINE_ITEM_KIND_ROW: _LineItemKind.ValueType  # 1
+    """A row won or lost (docs/RULES.md §5)."""
+    LINE_ITEM_KIND_MAJORITY_BONUS: _LineItemKind.ValueType  # 2
+    """The majority bonus (docs/RULES.md §5)."""
+    LINE_ITEM_KIND_SCOOP_BONUS: _LineItemKind.ValueType  # 3
+    """The scoop bonus (docs/RULES.md §5)."""
+    LINE_ITEM_KIND_ROYALTIES: _LineItemKind.ValueType  # 4
+    """Royalties (docs/RULES.md §6)."""
+    LINE_ITEM_KIND_FOUL_PENALTY: _LineItemKind.ValueType  # 5
+    """A foul penalty (docs/RULES.md §7)."""
+    LINE_ITEM_KIND_NATURAL: _LineItemKind.ValueType  # 6
+    """A natural's units (docs/RULES.md §8)."""
+    LINE_ITEM_KIND_SURRENDER: _LineItemKind.ValueType  # 7
+    """A surrender's units (docs/RULES.md §9)."""
+    LINE_ITEM_KIND_SCOOP_MULTIPLIER: _LineItemKind.ValueType  # 8
+    """The scoop multiplier (docs/RULES.md §5)."""
+    LINE_ITEM_KIND_HOME_RUN_MULTIPLIER: _LineItemKind.ValueType  # 9
+    """The home-run multiplier (docs/RULES.md §5)."""
+    LINE_ITEM_KIND_NO_SCORE: _LineItemKind.ValueType  # 10
+    """Nothing scores between the two."""
+
+class LineItemKind(_LineItemKind, metaclass=_LineItemKindEnumTypeWrapper):
+    """What a line of a pair's settlement is for."""
+
+LINE_ITEM_KIND_UNSPECIFIED: LineItemKind.ValueType  # 0
+"""Not set."""
+LINE_ITEM_KIND_ROW: LineItemKind.ValueType  # 1
+"""A row won or lost (docs/RULES.md §5)."""
+LINE_ITEM_KIND_MAJORITY_BONUS: LineItemKind.ValueType  # 2
+"""The majority bonus (docs/RULES.md §5)."""
+LINE_ITEM_KIND_SCOOP_BONUS: LineItemKind.ValueType  # 3
+"""The scoop bonus (docs/RULES.md §5)."""
+LINE_ITEM_KIND_ROYALTIES: LineItemKind.ValueType  # 4
+"""Royalties (docs/RULES.md §6)."""
+LINE_ITEM_KIND_FOUL_PENALTY: LineItemKind.ValueType  # 5
+"""A foul penalty (docs/RULES.md §7)."""
+LINE_ITEM_KIND_NATURAL: LineItemKind.ValueType  # 6
+"""A natural's units (docs/RULES.md §8)."""
+LINE_ITEM_KIND_SURRENDER: LineItemKind.ValueType  # 7
+"""A surrender's units (docs/RULES.md §9)."""
+LINE_ITEM_KIND_SCOOP_MULTIPLIER: LineItemKind.ValueType  # 8
+"""The scoop multiplier (docs/RULES.md §5)."""
+LINE_ITEM_KIND_HOME_RUN_MULTIPLIER: LineItemKind.ValueType  # 9
+"""The home-run multiplier (docs/RULES.md §5)."""
+LINE_ITEM_KIND_NO_SCORE: LineItemKind.ValueType  # 10
+"""Nothing scores between the two."""
+Global___LineItemKind: _TypeAlias = LineItemKind  # noqa: Y015
+
+class _Cap:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CapEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Cap.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CAP_UNSPECIFIED: _Cap.ValueType  # 0
+    """Not set: the payment was not capped."""
+    CAP_PAYER_STACK: _Cap.ValueType  # 1
+    """The payer's stack."""
+    CAP_PAYEE_STACK: _Cap.ValueType  # 2
+    """The payee's stack."""
+    CAP_BOTH_STACKS: _Cap.ValueType  # 3
+    """Both stacks."""
+
+class Cap(_Cap, metaclass=_CapEnumTypeWrapper):
+    """Which stack cut a pair's payment (docs/RULES.md §10)."""
+
+CAP_UNSPECIFIED: Cap.ValueType  # 0
+"""Not set: the payment was not capped."""
+CAP_PAYER_STACK: Cap.ValueType  # 1
+"""The payer's stack."""
+CAP_PAYEE_STACK: Cap.ValueType  # 2
+"""The payee's stack."""
+CAP_BOTH_STACKS: Cap.ValueType  # 3
+"""Both stacks."""
+Global___Cap: _TypeAlias = Cap  # noqa: Y015
+
+class _SignatureAlgorithm:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SignatureAlgorithmEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SignatureAlgorithm.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SIGNATURE_ALGORITHM_UNSPECIFIED: _SignatureAlgorithm.ValueType  # 0
+    """Not set."""
+    SIGNATURE_ALGORITHM_NONE: _SignatureAlgorithm.ValueType  # 1
+    """Unsigned: a development replica without a key."""
+    SIGNATURE_ALGORITHM_ED25519: _SignatureAlgorithm.ValueType  # 2
+    """Ed25519 (RFC 8032)."""
+
+class SignatureAlgorithm(_SignatureAlgorithm, metaclass=_SignatureAlgorithmEnumTypeWrapper):
+    """The algorithm of a signature (docs/AUDIT.md)."""
+
+SIGNATURE_ALGORITHM_UNSPECIFIED: SignatureAlgorithm.ValueType  # 0
+"""Not set."""
+SIGNATURE_ALGORITHM_NONE: SignatureAlgorithm.ValueType  # 1
+"""Unsigned: a development replica without a key."""
+SIGNATURE_ALGORITHM_ED25519: SignatureAlgorithm.ValueType  # 2
+"""Ed25519 (RFC 8032)."""
+Global___SignatureAlgorithm: _TypeAlias = SignatureAlgorithm  # noqa: Y015
+
 @_typing.final
 class Arrangement(_message.Message):
-    """Bounds (docs/DECISIONS.md decision 23): a request past them is INVALID_ARGUMENT, refused on
+    """A player's three rows (docs/RULES.md §1, §2 for the card notation).
+
+    Bounds (docs/DECISIONS.md decision 23): a request past them is INVALID_ARGUMENT, refused on
     the count or length alone. Ids are at most 128 characters; names at most 64.
     """
 
@@ -52,15 +259,15 @@ class Arrangement(_message.Message):
     BACK_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def front(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """3 cards, e.g. ["As", "Ad", "2c"]"""
+        """3 cards, e.g. ["As", "Ad", "2c"]."""
 
     @_builtins.property
     def middle(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """5 cards"""
+        """5 cards."""
 
     @_builtins.property
     def back(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """5 cards"""
+        """5 cards."""
 
     def __init__(
         self,
@@ -79,6 +286,8 @@ Global___Arrangement: _TypeAlias = Arrangement  # noqa: Y015
 
 @_typing.final
 class Player(_message.Message):
+    """One player of a hand."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
@@ -90,20 +299,26 @@ class Player(_message.Message):
     STACK_FIELD_NUMBER: _builtins.int
     IN_FANTASYLAND_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
-    """at most 128 characters"""
+    """The player's id, unique at the table; at most 128 characters."""
     seat: _builtins.int
+    """The player's seat, unique at the table (the button order follows the seats)."""
     declared_natural: _builtins.str
+    """The natural the player declares (docs/RULES.md §8): a catalogue or house natural's name."""
     surrender: _builtins.bool
+    """Whether the player surrenders (docs/RULES.md §9)."""
     stack: _builtins.int
-    """money at the start of the hand (minor units); absent = uncapped"""
+    """Money at the start of the hand (minor units); absent = uncapped (docs/RULES.md §10)."""
     in_fantasyland: _builtins.bool
+    """Whether the player plays this hand in Fantasyland (docs/RULES.md §11)."""
     @_builtins.property
     def arrangement(self) -> Global___Arrangement:
         """Exactly one of: an arrangement; 13 cards with a declared natural; a surrender."""
 
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """at most 13 (each row too)"""
+        """13 loose cards, with declared_natural (or, when the profile requires no declaration, alone);
+        at most 13 (each row too).
+        """
 
     def __init__(
         self,
@@ -129,6 +344,8 @@ Global___Player: _TypeAlias = Player  # noqa: Y015
 
 @_typing.final
 class SettleRequest(_message.Message):
+    """One hand to settle."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     HAND_ID_FIELD_NUMBER: _builtins.int
@@ -143,30 +360,38 @@ class SettleRequest(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     DEAD_CARDS_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
-    """Audit context, echoed back in the settlement; each id at most 128 characters."""
+    """The hand's id (audit context, echoed back in the settlement); at most 128 characters, as
+    each id of the audit context.
+    """
     table_id: _builtins.str
+    """The table's id (audit context)."""
     round_id: _builtins.str
+    """The round's id (audit context)."""
     dealer_id: _builtins.str
+    """The dealer's id (audit context)."""
     preset: _builtins.str
-    """Either a preset / house profile by name, or a complete inline profile (at most 48 KiB)."""
+    """A preset or house profile by name; or leave it empty and send profile."""
     unit_value: _builtins.int
-    """the table's stake; overrides the profile's money.unit_value"""
+    """The table's stake in minor units per scoring unit; overrides the profile's money.unit_value."""
     button_seat: _builtins.int
+    """The button's seat; absent = the lowest seat (docs/RULES.md §10)."""
     @_builtins.property
-    def profile(self) -> _profile_pb2.RuleProfile: ...
+    def profile(self) -> _profile_pb2.RuleProfile:
+        """A complete inline profile, instead of preset (at most 48 KiB)."""
+
     @_builtins.property
     def profile_overrides(self) -> _struct_pb2.Struct:
-        """Optional partial profile laid over the named or inline one (a table's caps, rake, …);
-        at most 48 KiB.
+        """Optional partial profile (its JSON form) laid over the named or inline one: a table's caps,
+        rake, …; at most 48 KiB.
         """
 
     @_builtins.property
     def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___Player]:
-        """2 to 4"""
+        """The players, 2 to 4."""
 
     @_builtins.property
     def dead_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """e.g. Pineapple discards, checked for duplicates; at most 52"""
+        """Cards out of play (e.g. Pineapple discards), checked for duplicates; at most 52."""
 
     def __init__(
         self,
@@ -200,6 +425,8 @@ Global___SettleRequest: _TypeAlias = SettleRequest  # noqa: Y015
 
 @_typing.final
 class AuditContext(_message.Message):
+    """A hand's audit context, as the request sent it."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     HAND_ID_FIELD_NUMBER: _builtins.int
@@ -207,9 +434,13 @@ class AuditContext(_message.Message):
     ROUND_ID_FIELD_NUMBER: _builtins.int
     DEALER_ID_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
+    """The hand's id."""
     table_id: _builtins.str
+    """The table's id."""
     round_id: _builtins.str
+    """The round's id."""
     dealer_id: _builtins.str
+    """The dealer's id."""
     def __init__(
         self,
         *,
@@ -228,6 +459,8 @@ Global___AuditContext: _TypeAlias = AuditContext  # noqa: Y015
 
 @_typing.final
 class ProfileRef(_message.Message):
+    """The profile a settlement applied."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
@@ -235,11 +468,13 @@ class ProfileRef(_message.Message):
     DIGEST_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """The profile's name."""
     version: _builtins.str
+    """The profile's version."""
     digest: _builtins.str
-    """sha256 of the resolved profile's canonical JSON"""
+    """sha256 of the resolved profile's canonical JSON (docs/AUDIT.md)."""
     source: _builtins.str
-    """"builtin", a house profile file, or "inline" """
+    """Where it came from: "builtin", a house profile file, or "inline"."""
     def __init__(
         self,
         *,
@@ -258,6 +493,8 @@ Global___ProfileRef: _TypeAlias = ProfileRef  # noqa: Y015
 
 @_typing.final
 class EvaluatedRow(_message.Message):
+    """One row of a player's arrangement, evaluated."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROW_FIELD_NUMBER: _builtins.int
@@ -266,14 +503,18 @@ class EvaluatedRow(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     ROYALTY_FIELD_NUMBER: _builtins.int
     JOKER_CARDS_FIELD_NUMBER: _builtins.int
-    row: _builtins.str
-    """FRONT | MIDDLE | BACK"""
-    hand_class: _builtins.str
+    row: _profile_pb2.Row.ValueType
+    """Which row."""
+    hand_class: _profile_pb2.HandClass.ValueType
+    """The hand's class."""
     name: _builtins.str
-    """"Full house, kings full of threes" """
+    """The hand in words, e.g. "Full house, kings full of threes"."""
     royalty: _builtins.int
+    """Its royalty in units under the profile (docs/RULES.md §6)."""
     @_builtins.property
-    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Its cards, as sent."""
+
     @_builtins.property
     def joker_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The card each joker ("Xj") among `cards` stands for, in the order they appear, when the
@@ -283,9 +524,9 @@ class EvaluatedRow(_message.Message):
     def __init__(
         self,
         *,
-        row: _builtins.str = ...,
+        row: _profile_pb2.Row.ValueType = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
-        hand_class: _builtins.str = ...,
+        hand_class: _profile_pb2.HandClass.ValueType = ...,
         name: _builtins.str = ...,
         royalty: _builtins.int = ...,
         joker_cards: _abc.Iterable[_builtins.str] | None = ...,
@@ -300,6 +541,8 @@ Global___EvaluatedRow: _TypeAlias = EvaluatedRow  # noqa: Y015
 
 @_typing.final
 class RowResult(_message.Message):
+    """One row compared between the two players of a pair (docs/RULES.md §5)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROW_FIELD_NUMBER: _builtins.int
@@ -308,20 +551,26 @@ class RowResult(_message.Message):
     WINNER_FIELD_NUMBER: _builtins.int
     UNITS_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
-    row: _builtins.str
+    row: _profile_pb2.Row.ValueType
+    """Which row."""
     winner: _builtins.str
-    """player id, or "" for a push"""
+    """The winner's player id, or "" for a push."""
     units: _builtins.int
-    """for the pair's first player"""
+    """Units for the pair's first player."""
     text: _builtins.str
+    """The row's outcome in words."""
     @_builtins.property
-    def first(self) -> Global___EvaluatedRow: ...
+    def first(self) -> Global___EvaluatedRow:
+        """The first player's row."""
+
     @_builtins.property
-    def second(self) -> Global___EvaluatedRow: ...
+    def second(self) -> Global___EvaluatedRow:
+        """The second player's row."""
+
     def __init__(
         self,
         *,
-        row: _builtins.str = ...,
+        row: _profile_pb2.Row.ValueType = ...,
         first: Global___EvaluatedRow | None = ...,
         second: Global___EvaluatedRow | None = ...,
         winner: _builtins.str = ...,
@@ -338,20 +587,23 @@ Global___RowResult: _TypeAlias = RowResult  # noqa: Y015
 
 @_typing.final
 class LineItem(_message.Message):
+    """One line of a pair's settlement."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     KIND_FIELD_NUMBER: _builtins.int
     UNITS_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
-    kind: _builtins.str
-    """MAJORITY_BONUS, SCOOP_BONUS, ROYALTIES, FOUL_PENALTY, NATURAL, SURRENDER, …"""
+    kind: Global___LineItemKind.ValueType
+    """What the line is for."""
     units: _builtins.int
-    """for the pair's first player"""
+    """Units for the pair's first player."""
     text: _builtins.str
+    """The line in words."""
     def __init__(
         self,
         *,
-        kind: _builtins.str = ...,
+        kind: Global___LineItemKind.ValueType = ...,
         units: _builtins.int = ...,
         text: _builtins.str = ...,
     ) -> None: ...
@@ -365,6 +617,8 @@ Global___LineItem: _TypeAlias = LineItem  # noqa: Y015
 
 @_typing.final
 class PairResult(_message.Message):
+    """The settlement between two players."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     FIRST_FIELD_NUMBER: _builtins.int
@@ -380,30 +634,39 @@ class PairResult(_message.Message):
     CAP_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
     first: _builtins.str
+    """The first player's id."""
     second: _builtins.str
-    kind: _builtins.str
-    """ROWS | FOUL | NATURAL | SURRENDER | NONE"""
+    """The second player's id."""
+    kind: Global___PairKind.ValueType
+    """How the pair was settled."""
     units: _builtins.int
-    """for the first player; the second gets exactly the negative"""
+    """Units for the first player; the second gets exactly the negative."""
     owed: _builtins.int
-    """money owed before caps"""
+    """Money owed before caps, minor units."""
     paid: _builtins.int
-    """money paid after caps"""
+    """Money paid after caps, minor units (docs/RULES.md §10)."""
     payer: _builtins.str
+    """The paying player's id ("" when nothing is owed)."""
     payee: _builtins.str
-    cap: _builtins.str
-    """"", PAYER_STACK, PAYEE_STACK, PAYER_STACK+PAYEE_STACK"""
+    """The paid player's id ("" when nothing is owed)."""
+    cap: Global___Cap.ValueType
+    """Which stack cut the payment, if any."""
     text: _builtins.str
+    """The pair's settlement in words."""
     @_builtins.property
-    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___RowResult]: ...
+    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___RowResult]:
+        """The rows compared, front to back (PAIR_KIND_ROWS and PAIR_KIND_FOUL)."""
+
     @_builtins.property
-    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___LineItem]: ...
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___LineItem]:
+        """The lines that make up units."""
+
     def __init__(
         self,
         *,
         first: _builtins.str = ...,
         second: _builtins.str = ...,
-        kind: _builtins.str = ...,
+        kind: Global___PairKind.ValueType = ...,
         rows: _abc.Iterable[Global___RowResult] | None = ...,
         items: _abc.Iterable[Global___LineItem] | None = ...,
         units: _builtins.int = ...,
@@ -411,7 +674,7 @@ class PairResult(_message.Message):
         paid: _builtins.int = ...,
         payer: _builtins.str = ...,
         payee: _builtins.str = ...,
-        cap: _builtins.str = ...,
+        cap: Global___Cap.ValueType = ...,
         text: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
@@ -424,14 +687,19 @@ Global___PairResult: _TypeAlias = PairResult  # noqa: Y015
 
 @_typing.final
 class FantasylandResult(_message.Message):
+    """Fantasyland after this hand (docs/RULES.md §11)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     QUALIFIES_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
     qualifies: _builtins.bool
+    """Whether the player enters or stays in Fantasyland."""
     cards: _builtins.int
+    """The cards he is dealt there (0 when he does not qualify)."""
     text: _builtins.str
+    """The outcome in words."""
     def __init__(
         self,
         *,
@@ -449,6 +717,8 @@ Global___FantasylandResult: _TypeAlias = FantasylandResult  # noqa: Y015
 
 @_typing.final
 class PlayerResult(_message.Message):
+    """One player's settlement."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
@@ -469,38 +739,55 @@ class PlayerResult(_message.Message):
     FANTASYLAND_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
+    """The player's id."""
     seat: _builtins.int
-    status: _builtins.str
-    """REGULAR | FOULED | NATURAL | SURRENDERED"""
+    """The player's seat."""
+    status: Global___PlayerStatus.ValueType
+    """How the hand was settled."""
     royalty_total: _builtins.int
+    """The sum of the rows' royalties, units."""
     fouled: _builtins.bool
+    """Whether the hand fouled (docs/RULES.md §4)."""
     natural: _builtins.str
+    """The natural the hand is settled as (empty: none)."""
     declared_natural: _builtins.str
+    """The natural the player declared (empty: none)."""
     surrendered: _builtins.bool
+    """Whether the player surrendered."""
     stack: _builtins.int
+    """The stack sent with the request, minor units."""
     net_units: _builtins.int
+    """Units won (+) or lost (-) over all pairs."""
     money_before_rake: _builtins.int
+    """Money won or lost over all pairs after caps, before rake; minor units."""
     rake: _builtins.int
+    """The rake the player pays, minor units (docs/RULES.md §10)."""
     net_money: _builtins.int
+    """Money won or lost after caps and rake: what the dealer pays (+) or collects (-)."""
     text: _builtins.str
+    """The player's result in words."""
     @_builtins.property
-    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluatedRow]: ...
-    @_builtins.property
-    def foul_reasons(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """FRONT_ABOVE_MIDDLE, MIDDLE_ABOVE_BACK, FALSE_DECLARATION"""
+    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluatedRow]:
+        """The rows, front to back (none for a surrender or a natural from loose cards)."""
 
     @_builtins.property
-    def fantasyland(self) -> Global___FantasylandResult: ...
+    def foul_reasons(self) -> _containers.RepeatedScalarFieldContainer[Global___FoulReason.ValueType]:
+        """Why it fouled."""
+
+    @_builtins.property
+    def fantasyland(self) -> Global___FantasylandResult:
+        """Fantasyland after this hand (Open-Face profiles)."""
+
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         seat: _builtins.int = ...,
-        status: _builtins.str = ...,
+        status: Global___PlayerStatus.ValueType = ...,
         rows: _abc.Iterable[Global___EvaluatedRow] | None = ...,
         royalty_total: _builtins.int = ...,
         fouled: _builtins.bool = ...,
-        foul_reasons: _abc.Iterable[_builtins.str] | None = ...,
+        foul_reasons: _abc.Iterable[Global___FoulReason.ValueType] | None = ...,
         natural: _builtins.str = ...,
         declared_natural: _builtins.str = ...,
         surrendered: _builtins.bool = ...,
@@ -533,16 +820,18 @@ class Signature(_message.Message):
     ALGORITHM_FIELD_NUMBER: _builtins.int
     KEY_ID_FIELD_NUMBER: _builtins.int
     VALUE_FIELD_NUMBER: _builtins.int
-    algorithm: _builtins.str
-    """"Ed25519", or "NONE" for an unsigned (development) settlement"""
+    algorithm: Global___SignatureAlgorithm.ValueType
+    """SIGNATURE_ALGORITHM_ED25519, or SIGNATURE_ALGORITHM_NONE for an unsigned (development)
+    settlement.
+    """
     key_id: _builtins.str
-    """names the public key in the published key set"""
+    """Names the public key in the published key set."""
     value: _builtins.str
-    """lowercase hex, 64 bytes"""
+    """The signature, lowercase hex, 64 bytes."""
     def __init__(
         self,
         *,
-        algorithm: _builtins.str = ...,
+        algorithm: Global___SignatureAlgorithm.ValueType = ...,
         key_id: _builtins.str = ...,
         value: _builtins.str = ...,
     ) -> None: ...
@@ -556,6 +845,8 @@ Global___Signature: _TypeAlias = Signature  # noqa: Y015
 
 @_typing.final
 class Settlement(_message.Message):
+    """A settled hand: itemized, digested and signed (docs/AUDIT.md)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     CONTEXT_FIELD_NUMBER: _builtins.int
@@ -575,37 +866,53 @@ class Settlement(_message.Message):
     ISSUED_AT_FIELD_NUMBER: _builtins.int
     SIGNATURE_FIELD_NUMBER: _builtins.int
     unit_value: _builtins.int
+    """Minor units per scoring unit."""
     button_seat: _builtins.int
+    """The button's seat."""
     rake: _builtins.int
+    """The table's total rake, minor units."""
     settlement_id: _builtins.str
-    """Proof (docs/AUDIT.md). Outside the digests: issued_at and signature only.
-    sha256(request digest, profile digest, engine version)
+    """sha256(request digest, profile digest, engine version) (docs/AUDIT.md). Outside the
+    digests: issued_at and signature only.
     """
     request_digest: _builtins.str
-    """sha256 of the canonical request"""
+    """sha256 of the canonical request."""
     engine_version: _builtins.str
+    """The engine's version."""
     engine_digest: _builtins.str
-    """sha256 of the installed engine code and presets"""
+    """sha256 of the installed engine code and presets."""
     settlement_digest: _builtins.str
-    """sha256 of this settlement without issued_at and signature"""
+    """sha256 of this settlement without issued_at and signature."""
     issued_at: _builtins.str
-    """UTC, milliseconds, e.g. 2026-11-30T09:31:02.123Z"""
+    """UTC, milliseconds, e.g. 2026-11-30T09:31:02.123Z."""
     @_builtins.property
-    def context(self) -> Global___AuditContext: ...
-    @_builtins.property
-    def profile(self) -> Global___ProfileRef: ...
-    @_builtins.property
-    def order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """player ids in settlement (button) order"""
+    def context(self) -> Global___AuditContext:
+        """The request's audit context."""
 
     @_builtins.property
-    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayerResult]: ...
+    def profile(self) -> Global___ProfileRef:
+        """The profile applied."""
+
     @_builtins.property
-    def pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___PairResult]: ...
+    def order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Player ids in settlement (button) order."""
+
     @_builtins.property
-    def text(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayerResult]:
+        """Every player's result, in order."""
+
     @_builtins.property
-    def signature(self) -> Global___Signature: ...
+    def pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___PairResult]:
+        """Every pair's result, in order."""
+
+    @_builtins.property
+    def text(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The settlement in words."""
+
+    @_builtins.property
+    def signature(self) -> Global___Signature:
+        """The signature over settlement_digest, issued_at and the key id."""
+
     def __init__(
         self,
         *,
@@ -636,11 +943,15 @@ Global___Settlement: _TypeAlias = Settlement  # noqa: Y015
 
 @_typing.final
 class SettleResponse(_message.Message):
+    """The answer to Settle."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SETTLEMENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def settlement(self) -> Global___Settlement: ...
+    def settlement(self) -> Global___Settlement:
+        """The settlement."""
+
     def __init__(
         self,
         *,
@@ -656,13 +967,16 @@ Global___SettleResponse: _TypeAlias = SettleResponse  # noqa: Y015
 
 @_typing.final
 class ProposedPayout(_message.Message):
+    """What a dealer proposes to pay one player."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     NET_MONEY_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
+    """The player's id."""
     net_money: _builtins.int
-    """what the dealer proposes to pay (+) or collect (-)"""
+    """What the dealer proposes to pay (+) or collect (-), minor units."""
     def __init__(
         self,
         *,
@@ -679,15 +993,19 @@ Global___ProposedPayout: _TypeAlias = ProposedPayout  # noqa: Y015
 
 @_typing.final
 class ProposedPairPayout(_message.Message):
+    """What a dealer moved between two players."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     FIRST_FIELD_NUMBER: _builtins.int
     SECOND_FIELD_NUMBER: _builtins.int
     MONEY_FOR_FIRST_FIELD_NUMBER: _builtins.int
     first: _builtins.str
+    """The first player's id."""
     second: _builtins.str
+    """The second player's id."""
     money_for_first: _builtins.int
-    """what the dealer moved between the two (+ to first)"""
+    """What the dealer moved between the two (+ to first), minor units."""
     def __init__(
         self,
         *,
@@ -705,20 +1023,24 @@ Global___ProposedPairPayout: _TypeAlias = ProposedPairPayout  # noqa: Y015
 
 @_typing.final
 class ValidatePayoutsRequest(_message.Message):
+    """A hand and the dealer's proposed payouts."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     REQUEST_FIELD_NUMBER: _builtins.int
     PROPOSED_FIELD_NUMBER: _builtins.int
     PROPOSED_PAIRS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def request(self) -> Global___SettleRequest: ...
+    def request(self) -> Global___SettleRequest:
+        """The hand."""
+
     @_builtins.property
     def proposed(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProposedPayout]:
-        """at most 8"""
+        """Per player; at most 8."""
 
     @_builtins.property
     def proposed_pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProposedPairPayout]:
-        """optional, per pair of players; at most 12"""
+        """Optional, per pair of players; at most 12."""
 
     def __init__(
         self,
@@ -737,6 +1059,8 @@ Global___ValidatePayoutsRequest: _TypeAlias = ValidatePayoutsRequest  # noqa: Y0
 
 @_typing.final
 class PayoutCheck(_message.Message):
+    """One player's proposed payout checked."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
@@ -746,14 +1070,18 @@ class PayoutCheck(_message.Message):
     MATCHES_FIELD_NUMBER: _builtins.int
     EXPLANATION_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
+    """The player's id."""
     expected: _builtins.int
+    """The correct net money, minor units."""
     proposed: _builtins.int
+    """The proposed net money, minor units."""
     difference: _builtins.int
-    """proposed - expected"""
+    """proposed - expected."""
     matches: _builtins.bool
+    """Whether they match."""
     @_builtins.property
     def explanation(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """the line items behind the expected amount"""
+        """The line items behind the expected amount."""
 
     def __init__(
         self,
@@ -775,6 +1103,8 @@ Global___PayoutCheck: _TypeAlias = PayoutCheck  # noqa: Y015
 
 @_typing.final
 class PairCheck(_message.Message):
+    """One pair's proposed payout checked."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     FIRST_FIELD_NUMBER: _builtins.int
@@ -785,15 +1115,20 @@ class PairCheck(_message.Message):
     MATCHES_FIELD_NUMBER: _builtins.int
     EXPLANATION_FIELD_NUMBER: _builtins.int
     first: _builtins.str
+    """The first player's id."""
     second: _builtins.str
+    """The second player's id."""
     expected: _builtins.int
-    """money for the first player after caps"""
+    """Money for the first player after caps, minor units."""
     proposed: _builtins.int
+    """What the dealer moved to the first player, minor units."""
     difference: _builtins.int
+    """proposed - expected."""
     matches: _builtins.bool
+    """Whether they match."""
     @_builtins.property
     def explanation(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """the line items behind the expected amount"""
+        """The line items behind the expected amount."""
 
     def __init__(
         self,
@@ -816,6 +1151,8 @@ Global___PairCheck: _TypeAlias = PairCheck  # noqa: Y015
 
 @_typing.final
 class ValidatePayoutsResponse(_message.Message):
+    """The answer to ValidatePayouts."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ALL_MATCH_FIELD_NUMBER: _builtins.int
@@ -823,12 +1160,19 @@ class ValidatePayoutsResponse(_message.Message):
     PAIRS_FIELD_NUMBER: _builtins.int
     SETTLEMENT_FIELD_NUMBER: _builtins.int
     all_match: _builtins.bool
+    """Whether every proposed payout matches."""
     @_builtins.property
-    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___PayoutCheck]: ...
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___PayoutCheck]:
+        """Per player."""
+
     @_builtins.property
-    def pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___PairCheck]: ...
+    def pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___PairCheck]:
+        """Per pair proposed."""
+
     @_builtins.property
-    def settlement(self) -> Global___Settlement: ...
+    def settlement(self) -> Global___Settlement:
+        """The correct settlement."""
+
     def __init__(
         self,
         *,
@@ -847,6 +1191,8 @@ Global___ValidatePayoutsResponse: _TypeAlias = ValidatePayoutsResponse  # noqa: 
 
 @_typing.final
 class EvaluateArrangementRequest(_message.Message):
+    """One player's cards to evaluate under a profile."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PRESET_FIELD_NUMBER: _builtins.int
@@ -856,16 +1202,24 @@ class EvaluateArrangementRequest(_message.Message):
     CARDS_FIELD_NUMBER: _builtins.int
     IN_FANTASYLAND_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
+    """A preset or house profile by name; or leave it empty and send profile."""
     in_fantasyland: _builtins.bool
+    """Whether the player plays this hand in Fantasyland."""
     @_builtins.property
-    def profile(self) -> _profile_pb2.RuleProfile: ...
+    def profile(self) -> _profile_pb2.RuleProfile:
+        """A complete inline profile, instead of preset."""
+
     @_builtins.property
-    def profile_overrides(self) -> _struct_pb2.Struct: ...
+    def profile_overrides(self) -> _struct_pb2.Struct:
+        """Optional partial profile laid over the named or inline one."""
+
     @_builtins.property
-    def arrangement(self) -> Global___Arrangement: ...
+    def arrangement(self) -> Global___Arrangement:
+        """The three rows."""
+
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """or 13 loose cards"""
+        """Or 13 loose cards."""
 
     def __init__(
         self,
@@ -887,6 +1241,8 @@ Global___EvaluateArrangementRequest: _TypeAlias = EvaluateArrangementRequest  # 
 
 @_typing.final
 class EvaluateArrangementResponse(_message.Message):
+    """The answer to EvaluateArrangement."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROWS_FIELD_NUMBER: _builtins.int
@@ -898,30 +1254,40 @@ class EvaluateArrangementResponse(_message.Message):
     FANTASYLAND_FIELD_NUMBER: _builtins.int
     PROFILE_FIELD_NUMBER: _builtins.int
     royalty_total: _builtins.int
+    """The sum of the rows' royalties, units."""
     fouled: _builtins.bool
+    """Whether the arrangement fouls."""
     @_builtins.property
-    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluatedRow]: ...
+    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluatedRow]:
+        """The rows, front to back."""
+
     @_builtins.property
-    def foul_reasons(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def foul_reasons(self) -> _containers.RepeatedScalarFieldContainer[Global___FoulReason.ValueType]:
+        """Why it fouls."""
+
     @_builtins.property
     def naturals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """every catalogue natural the 13 cards make"""
+        """Every catalogue natural the 13 cards make."""
 
     @_builtins.property
     def playable_naturals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """those the profile plays, best first"""
+        """Those the profile plays, best first."""
 
     @_builtins.property
-    def fantasyland(self) -> Global___FantasylandResult: ...
+    def fantasyland(self) -> Global___FantasylandResult:
+        """Fantasyland after this arrangement."""
+
     @_builtins.property
-    def profile(self) -> Global___ProfileRef: ...
+    def profile(self) -> Global___ProfileRef:
+        """The profile applied."""
+
     def __init__(
         self,
         *,
         rows: _abc.Iterable[Global___EvaluatedRow] | None = ...,
         royalty_total: _builtins.int = ...,
         fouled: _builtins.bool = ...,
-        foul_reasons: _abc.Iterable[_builtins.str] | None = ...,
+        foul_reasons: _abc.Iterable[Global___FoulReason.ValueType] | None = ...,
         naturals: _abc.Iterable[_builtins.str] | None = ...,
         playable_naturals: _abc.Iterable[_builtins.str] | None = ...,
         fantasyland: Global___FantasylandResult | None = ...,
@@ -937,6 +1303,8 @@ Global___EvaluateArrangementResponse: _TypeAlias = EvaluateArrangementResponse  
 
 @_typing.final
 class ListProfilesRequest(_message.Message):
+    """Asks for every profile this service knows."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -952,6 +1320,8 @@ Global___ListProfilesRequest: _TypeAlias = ListProfilesRequest  # noqa: Y015
 
 @_typing.final
 class ProfileSummary(_message.Message):
+    """A profile, in short."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
@@ -960,10 +1330,15 @@ class ProfileSummary(_message.Message):
     SOURCE_FIELD_NUMBER: _builtins.int
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """The profile's name."""
     version: _builtins.str
+    """Its version."""
     digest: _builtins.str
+    """sha256 of its canonical JSON."""
     source: _builtins.str
+    """"builtin" or the house profile file."""
     description: _builtins.str
+    """Free text for people."""
     def __init__(
         self,
         *,
@@ -983,11 +1358,15 @@ Global___ProfileSummary: _TypeAlias = ProfileSummary  # noqa: Y015
 
 @_typing.final
 class ListProfilesResponse(_message.Message):
+    """The answer to ListProfiles."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PROFILES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def profiles(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProfileSummary]: ...
+    def profiles(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProfileSummary]:
+        """Every profile, by name."""
+
     def __init__(
         self,
         *,
@@ -1003,10 +1382,13 @@ Global___ListProfilesResponse: _TypeAlias = ListProfilesResponse  # noqa: Y015
 
 @_typing.final
 class GetProfileRequest(_message.Message):
+    """Asks for one profile."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """The profile's name."""
     def __init__(
         self,
         *,
@@ -1022,14 +1404,20 @@ Global___GetProfileRequest: _TypeAlias = GetProfileRequest  # noqa: Y015
 
 @_typing.final
 class GetProfileResponse(_message.Message):
+    """The answer to GetProfile."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PROFILE_FIELD_NUMBER: _builtins.int
     SUMMARY_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def profile(self) -> _profile_pb2.RuleProfile: ...
+    def profile(self) -> _profile_pb2.RuleProfile:
+        """The profile, every default filled in."""
+
     @_builtins.property
-    def summary(self) -> Global___ProfileSummary: ...
+    def summary(self) -> Global___ProfileSummary:
+        """The profile, in short."""
+
     def __init__(
         self,
         *,
@@ -1046,11 +1434,13 @@ Global___GetProfileResponse: _TypeAlias = GetProfileResponse  # noqa: Y015
 
 @_typing.final
 class VerifyIntegrityRequest(_message.Message):
+    """Asks for an attestation of the installed code."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     NONCE_FIELD_NUMBER: _builtins.int
     nonce: _builtins.bytes
-    """16 to 64 bytes chosen by the caller"""
+    """16 to 64 bytes chosen by the caller."""
     def __init__(
         self,
         *,
@@ -1066,6 +1456,8 @@ Global___VerifyIntegrityRequest: _TypeAlias = VerifyIntegrityRequest  # noqa: Y0
 
 @_typing.final
 class VerifyIntegrityResponse(_message.Message):
+    """The attestation of the installed code."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     VERSION_FIELD_NUMBER: _builtins.int
@@ -1076,16 +1468,21 @@ class VerifyIntegrityResponse(_message.Message):
     ATTESTATION_FIELD_NUMBER: _builtins.int
     PROBLEMS_FIELD_NUMBER: _builtins.int
     version: _builtins.str
+    """The service's version."""
     engine_digest: _builtins.str
+    """sha256 of the installed engine code and presets."""
     manifest_digest: _builtins.str
-    """sha256 of the installed manifest (empty: development install)"""
+    """sha256 of the installed manifest (empty: development install)."""
     files_checked: _builtins.int
+    """How many files were checked against the manifest."""
     intact: _builtins.bool
-    """every file matched the manifest at start and now"""
+    """Whether every file matched the manifest at start and now."""
     attestation: _builtins.str
-    """hex HMAC-SHA256(key = nonce, message = manifest_digest)"""
+    """Hex HMAC-SHA256(key = nonce, message = manifest_digest)."""
     @_builtins.property
-    def problems(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def problems(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """What did not match, in words."""
+
     def __init__(
         self,
         *,
@@ -1115,11 +1512,15 @@ class AuditItem(_message.Message):
     REQUEST_FIELD_NUMBER: _builtins.int
     PAID_FIELD_NUMBER: _builtins.int
     ref: _builtins.str
-    """the caller's reference (e.g. "history.jsonl:42"), echoed back"""
+    """The caller's reference (e.g. "history.jsonl:42"), echoed back."""
     @_builtins.property
-    def request(self) -> Global___SettleRequest: ...
+    def request(self) -> Global___SettleRequest:
+        """The hand."""
+
     @_builtins.property
-    def paid(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProposedPayout]: ...
+    def paid(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProposedPayout]:
+        """What the dealer paid, per player; none = not recorded."""
+
     def __init__(
         self,
         *,
@@ -1136,12 +1537,16 @@ class AuditItem(_message.Message):
 Global___AuditItem: _TypeAlias = AuditItem  # noqa: Y015
 
 @_typing.final
-class SettleBatch(_message.Message):
+class SettleStreamRequest(_message.Message):
+    """A batch of hands for SettleStream."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ITEMS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___AuditItem]: ...
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___AuditItem]:
+        """The hands, settled in order."""
+
     def __init__(
         self,
         *,
@@ -1153,10 +1558,12 @@ class SettleBatch(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___SettleBatch: _TypeAlias = SettleBatch  # noqa: Y015
+Global___SettleStreamRequest: _TypeAlias = SettleStreamRequest  # noqa: Y015
 
 @_typing.final
 class AuditResult(_message.Message):
+    """One hand's result in a bulk re-audit."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     REF_FIELD_NUMBER: _builtins.int
@@ -1165,10 +1572,13 @@ class AuditResult(_message.Message):
     ALL_MATCH_FIELD_NUMBER: _builtins.int
     CHECKS_FIELD_NUMBER: _builtins.int
     ref: _builtins.str
+    """The caller's reference, as sent."""
     all_match: _builtins.bool
-    """the recorded payouts match (true when none were recorded)"""
+    """The recorded payouts match (true when none were recorded)."""
     @_builtins.property
-    def settlement(self) -> Global___Settlement: ...
+    def settlement(self) -> Global___Settlement:
+        """The hand's settlement."""
+
     @_builtins.property
     def error(self) -> _status_pb2.Status:
         """Why this hand has no settlement, as a unary call would have answered it: code
@@ -1178,7 +1588,9 @@ class AuditResult(_message.Message):
         """
 
     @_builtins.property
-    def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___PayoutCheck]: ...
+    def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___PayoutCheck]:
+        """Per player, when payouts were recorded."""
+
     def __init__(
         self,
         *,
@@ -1199,12 +1611,16 @@ class AuditResult(_message.Message):
 Global___AuditResult: _TypeAlias = AuditResult  # noqa: Y015
 
 @_typing.final
-class SettleBatchResult(_message.Message):
+class SettleStreamResponse(_message.Message):
+    """The results of one batch, in the batch's order."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     RESULTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___AuditResult]: ...
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___AuditResult]:
+        """One per hand."""
+
     def __init__(
         self,
         *,
@@ -1216,10 +1632,12 @@ class SettleBatchResult(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___SettleBatchResult: _TypeAlias = SettleBatchResult  # noqa: Y015
+Global___SettleStreamResponse: _TypeAlias = SettleStreamResponse  # noqa: Y015
 
 @_typing.final
 class GetVerificationKeysRequest(_message.Message):
+    """Asks for the verification keys."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -1247,19 +1665,20 @@ class VerificationKey(_message.Message):
     NOT_BEFORE_FIELD_NUMBER: _builtins.int
     NOT_AFTER_FIELD_NUMBER: _builtins.int
     key_id: _builtins.str
-    algorithm: _builtins.str
-    """"Ed25519" """
+    """Names the key; a signature's key_id."""
+    algorithm: Global___SignatureAlgorithm.ValueType
+    """The key's algorithm: SIGNATURE_ALGORITHM_ED25519."""
     public_key: _builtins.str
-    """the raw 32-byte public key (RFC 8032) as 64 lowercase hex digits"""
+    """The raw 32-byte public key (RFC 8032) as 64 lowercase hex digits."""
     not_before: _builtins.str
-    """UTC, milliseconds, e.g. 2026-11-30T09:31:02.123Z; "" = no bound"""
+    """UTC, milliseconds, e.g. 2026-11-30T09:31:02.123Z; "" = no bound."""
     not_after: _builtins.str
-    """"" = still in use"""
+    """UTC, milliseconds; "" = still in use."""
     def __init__(
         self,
         *,
         key_id: _builtins.str = ...,
-        algorithm: _builtins.str = ...,
+        algorithm: Global___SignatureAlgorithm.ValueType = ...,
         public_key: _builtins.str = ...,
         not_before: _builtins.str = ...,
         not_after: _builtins.str = ...,
@@ -1274,14 +1693,18 @@ Global___VerificationKey: _TypeAlias = VerificationKey  # noqa: Y015
 
 @_typing.final
 class GetVerificationKeysResponse(_message.Message):
+    """The verification keys."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     KEYS_FIELD_NUMBER: _builtins.int
     CURRENT_KEY_ID_FIELD_NUMBER: _builtins.int
     current_key_id: _builtins.str
-    """the key this replica signs with now ("" = unsigned)"""
+    """The key this replica signs with now ("" = unsigned)."""
     @_builtins.property
-    def keys(self) -> _containers.RepeatedCompositeFieldContainer[Global___VerificationKey]: ...
+    def keys(self) -> _containers.RepeatedCompositeFieldContainer[Global___VerificationKey]:
+        """The current key and the retired ones."""
+
     def __init__(
         self,
         *,

@@ -26,7 +26,9 @@ if _version_not_supported:
 
 
 class SettlementServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """Settles Chinese Poker hands for casino table software, checks dealers' payouts and shows a
+    hand's rows before the reveal.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -66,8 +68,8 @@ class SettlementServiceStub:
                 _registered_method=True)
         self.SettleStream = channel.stream_stream(
                 '/cpsettle.v1.SettlementService/SettleStream',
-                request_serializer=cpsettle_dot_v1_dot_settlement__pb2.SettleBatch.SerializeToString,
-                response_deserializer=cpsettle_dot_v1_dot_settlement__pb2.SettleBatchResult.FromString,
+                request_serializer=cpsettle_dot_v1_dot_settlement__pb2.SettleStreamRequest.SerializeToString,
+                response_deserializer=cpsettle_dot_v1_dot_settlement__pb2.SettleStreamResponse.FromString,
                 _registered_method=True)
         self.GetVerificationKeys = channel.unary_unary(
                 '/cpsettle.v1.SettlementService/GetVerificationKeys',
@@ -77,7 +79,9 @@ class SettlementServiceStub:
 
 
 class SettlementServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """Settles Chinese Poker hands for casino table software, checks dealers' payouts and shows a
+    hand's rows before the reveal.
+    """
 
     def Settle(self, request, context):
         """Settle one hand: an itemized, digested and signed settlement.
@@ -101,13 +105,15 @@ class SettlementServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListProfiles(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The profiles this service knows: the built-in presets and the house's profiles.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetProfile(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One profile by name, complete with every default filled in.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -171,8 +177,8 @@ def add_SettlementServiceServicer_to_server(servicer, server):
             ),
             'SettleStream': grpc.stream_stream_rpc_method_handler(
                     servicer.SettleStream,
-                    request_deserializer=cpsettle_dot_v1_dot_settlement__pb2.SettleBatch.FromString,
-                    response_serializer=cpsettle_dot_v1_dot_settlement__pb2.SettleBatchResult.SerializeToString,
+                    request_deserializer=cpsettle_dot_v1_dot_settlement__pb2.SettleStreamRequest.FromString,
+                    response_serializer=cpsettle_dot_v1_dot_settlement__pb2.SettleStreamResponse.SerializeToString,
             ),
             'GetVerificationKeys': grpc.unary_unary_rpc_method_handler(
                     servicer.GetVerificationKeys,
@@ -188,7 +194,9 @@ def add_SettlementServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class SettlementService:
-    """Missing associated documentation comment in .proto file."""
+    """Settles Chinese Poker hands for casino table software, checks dealers' payouts and shows a
+    hand's rows before the reveal.
+    """
 
     @staticmethod
     def Settle(request,
@@ -367,8 +375,8 @@ class SettlementService:
             request_iterator,
             target,
             '/cpsettle.v1.SettlementService/SettleStream',
-            cpsettle_dot_v1_dot_settlement__pb2.SettleBatch.SerializeToString,
-            cpsettle_dot_v1_dot_settlement__pb2.SettleBatchResult.FromString,
+            cpsettle_dot_v1_dot_settlement__pb2.SettleStreamRequest.SerializeToString,
+            cpsettle_dot_v1_dot_settlement__pb2.SettleStreamResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -45,6 +45,10 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class SettlementServiceStub:
+    """Settles Chinese Poker hands for casino table software, checks dealers' payouts and shows a
+    hand's rows before the reveal.
+    """
+
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
@@ -56,12 +60,14 @@ class SettlementServiceStub:
     EvaluateArrangement: _grpc.UnaryUnaryMultiCallable[_settlement_pb2.EvaluateArrangementRequest, _settlement_pb2.EvaluateArrangementResponse]
     """What table software shows before the reveal: rows, royalties, foul, naturals, Fantasyland."""
     ListProfiles: _grpc.UnaryUnaryMultiCallable[_settlement_pb2.ListProfilesRequest, _settlement_pb2.ListProfilesResponse]
+    """The profiles this service knows: the built-in presets and the house's profiles."""
     GetProfile: _grpc.UnaryUnaryMultiCallable[_settlement_pb2.GetProfileRequest, _settlement_pb2.GetProfileResponse]
+    """One profile by name, complete with every default filled in."""
     VerifyIntegrity: _grpc.UnaryUnaryMultiCallable[_settlement_pb2.VerifyIntegrityRequest, _settlement_pb2.VerifyIntegrityResponse]
     """Software verification on demand: an HMAC of the installed manifest's digest, keyed by the
     caller's nonce, so a regulator can check that the running code is the certified code.
     """
-    SettleStream: _grpc.StreamStreamMultiCallable[_settlement_pb2.SettleBatch, _settlement_pb2.SettleBatchResult]
+    SettleStream: _grpc.StreamStreamMultiCallable[_settlement_pb2.SettleStreamRequest, _settlement_pb2.SettleStreamResponse]
     """Bulk re-audit: batches of hands in, one result per hand out, in order. A bad hand yields
     its own error result and never stops the stream.
     """
@@ -72,6 +78,10 @@ class SettlementServiceStub:
 
 @_typing.type_check_only
 class SettlementServiceAsyncStub(SettlementServiceStub):
+    """Settles Chinese Poker hands for casino table software, checks dealers' payouts and shows a
+    hand's rows before the reveal.
+    """
+
     def __init__(self, channel: _aio.Channel) -> None: ...
     Settle: _aio.UnaryUnaryMultiCallable[_settlement_pb2.SettleRequest, _settlement_pb2.SettleResponse]  # type: ignore[assignment]
     """Settle one hand: an itemized, digested and signed settlement."""
@@ -80,12 +90,14 @@ class SettlementServiceAsyncStub(SettlementServiceStub):
     EvaluateArrangement: _aio.UnaryUnaryMultiCallable[_settlement_pb2.EvaluateArrangementRequest, _settlement_pb2.EvaluateArrangementResponse]  # type: ignore[assignment]
     """What table software shows before the reveal: rows, royalties, foul, naturals, Fantasyland."""
     ListProfiles: _aio.UnaryUnaryMultiCallable[_settlement_pb2.ListProfilesRequest, _settlement_pb2.ListProfilesResponse]  # type: ignore[assignment]
+    """The profiles this service knows: the built-in presets and the house's profiles."""
     GetProfile: _aio.UnaryUnaryMultiCallable[_settlement_pb2.GetProfileRequest, _settlement_pb2.GetProfileResponse]  # type: ignore[assignment]
+    """One profile by name, complete with every default filled in."""
     VerifyIntegrity: _aio.UnaryUnaryMultiCallable[_settlement_pb2.VerifyIntegrityRequest, _settlement_pb2.VerifyIntegrityResponse]  # type: ignore[assignment]
     """Software verification on demand: an HMAC of the installed manifest's digest, keyed by the
     caller's nonce, so a regulator can check that the running code is the certified code.
     """
-    SettleStream: _aio.StreamStreamMultiCallable[_settlement_pb2.SettleBatch, _settlement_pb2.SettleBatchResult]  # type: ignore[assignment]
+    SettleStream: _aio.StreamStreamMultiCallable[_settlement_pb2.SettleStreamRequest, _settlement_pb2.SettleStreamResponse]  # type: ignore[assignment]
     """Bulk re-audit: batches of hands in, one result per hand out, in order. A bad hand yields
     its own error result and never stops the stream.
     """
@@ -95,6 +107,10 @@ class SettlementServiceAsyncStub(SettlementServiceStub):
     """
 
 class SettlementServiceServicer(metaclass=_abc_1.ABCMeta):
+    """Settles Chinese Poker hands for casino table software, checks dealers' payouts and shows a
+    hand's rows before the reveal.
+    """
+
     @_abc_1.abstractmethod
     def Settle(
         self,
@@ -124,14 +140,16 @@ class SettlementServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _settlement_pb2.ListProfilesRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_settlement_pb2.ListProfilesResponse, _abc.Awaitable[_settlement_pb2.ListProfilesResponse]]: ...
+    ) -> _typing.Union[_settlement_pb2.ListProfilesResponse, _abc.Awaitable[_settlement_pb2.ListProfilesResponse]]:
+        """The profiles this service knows: the built-in presets and the house's profiles."""
 
     @_abc_1.abstractmethod
     def GetProfile(
         self,
         request: _settlement_pb2.GetProfileRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_settlement_pb2.GetProfileResponse, _abc.Awaitable[_settlement_pb2.GetProfileResponse]]: ...
+    ) -> _typing.Union[_settlement_pb2.GetProfileResponse, _abc.Awaitable[_settlement_pb2.GetProfileResponse]]:
+        """One profile by name, complete with every default filled in."""
 
     @_abc_1.abstractmethod
     def VerifyIntegrity(
@@ -146,9 +164,9 @@ class SettlementServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
     def SettleStream(
         self,
-        request_iterator: _MaybeAsyncIterator[_settlement_pb2.SettleBatch],
+        request_iterator: _MaybeAsyncIterator[_settlement_pb2.SettleStreamRequest],
         context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_settlement_pb2.SettleBatchResult], _abc.AsyncIterator[_settlement_pb2.SettleBatchResult]]:
+    ) -> _typing.Union[_abc.Iterator[_settlement_pb2.SettleStreamResponse], _abc.AsyncIterator[_settlement_pb2.SettleStreamResponse]]:
         """Bulk re-audit: batches of hands in, one result per hand out, in order. A bad hand yields
         its own error result and never stops the stream.
         """

@@ -80,7 +80,6 @@ def settle_request_problems(req: Any) -> list[Violation]:
         for i, p in enumerate(players):
             at = f"players[{i}]"
             _length(out, f"{at}.playerId", p.player_id, MAX_ID_CHARS)
-            _length(out, f"{at}.declaredNatural", p.declared_natural, MAX_NAME_CHARS)
             _cards(out, f"{at}.cards", p.cards)
             a = p.arrangement
             for row, cards in (("front", a.front), ("middle", a.middle), ("back", a.back)):

@@ -6,16 +6,37 @@ response messages built in place (no JSON on the hot path).
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import re
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.message import Message
 
 from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 
+from ..domain import caps
+from ..domain.cards import Suit
 from ..domain.errors import InvalidInput, Violation, ViolationCode
-from ..domain.profile import RuleProfile, profile_to_dict
+from ..domain.hands import HandClass, Wheel
+from ..domain.natural_vocabulary import RowClass
+from ..domain.profile import (
+    CapBasis,
+    CapOrder,
+    FoulPenalty,
+    NaturalTie,
+    RakeMode,
+    RowTie,
+    RoyaltyMode,
+    RuleProfile,
+    VsFoul,
+    profile_to_dict,
+)
+from ..domain.results import FoulReason, ItemKind, PairKind, Status
+from ..domain.rows import Row
 from ..domain.settlement import (
     EvaluatedRow,
     Fantasyland,
@@ -25,7 +46,68 @@ from ..domain.settlement import (
     PayoutReport,
 )
 from ..domain.table import AuditContext, PlayerInput, ProfileChoice, Table
+from ..keys import ALGORITHM
 from . import bounds
+
+# --------------------------------------------------------------------------- enums
+#
+# One table per closed set: the domain's value -> the cpsettle.v1 enum value's number. The proto
+# value's name is its enum's prefix (PlayerStatus -> PLAYER_STATUS_) and the domain member's
+# name, so each table is built from the descriptor, once, at import; a member without its proto
+# value fails the import. tests/api/test_enum_mapping.py checks that every proto value (but the
+# zero, UNSPECIFIED) has its domain value and that both directions agree.
+
+
+def enum_prefix(enum: EnumDescriptor) -> str:
+    """``PlayerStatus`` -> ``"PLAYER_STATUS_"``: the prefix of its values' names."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
+
+
+def enum_table(enum: EnumDescriptor, names: Mapping[str, str]) -> dict[str, Any]:
+    """``names``: domain value -> the proto value's name without the prefix. (The numbers are
+    typed ``Any``: each generated enum has a ``ValueType`` of its own.)"""
+    prefix = enum_prefix(enum)
+    return {value: enum.values_by_name[prefix + name].number for value, name in names.items()}
+
+
+def members(enum: type[StrEnum]) -> dict[str, str]:
+    """A domain enum's members as ``enum_table`` names: each member by its own name."""
+    return {m: m.name for m in enum}
+
+
+def _proto_enum(module: Any, name: str) -> EnumDescriptor:
+    enum: EnumDescriptor = module.DESCRIPTOR.enum_types_by_name[name]
+    return enum
+
+
+ROW = enum_table(_proto_enum(profile_pb2, "Row"), members(Row))
+HAND_CLASS = enum_table(_proto_enum(profile_pb2, "HandClass"), members(HandClass))
+SUIT = enum_table(_proto_enum(profile_pb2, "Suit"), members(Suit))
+ROYALTY_MODE = enum_table(_proto_enum(profile_pb2, "RoyaltyMode"), members(RoyaltyMode))
+FOUL_PENALTY = enum_table(_proto_enum(profile_pb2, "FoulPenalty"), members(FoulPenalty))
+VS_FOUL = enum_table(_proto_enum(profile_pb2, "VsFoul"), members(VsFoul))
+CAP_BASIS = enum_table(_proto_enum(profile_pb2, "CapBasis"), members(CapBasis))
+CAP_ORDER = enum_table(_proto_enum(profile_pb2, "CapOrder"), members(CapOrder))
+RAKE_MODE = enum_table(_proto_enum(profile_pb2, "RakeMode"), members(RakeMode))
+WHEEL = enum_table(_proto_enum(profile_pb2, "Wheel"), members(Wheel))
+ROW_TIE = enum_table(_proto_enum(profile_pb2, "RowTie"), members(RowTie))
+NATURAL_TIE = enum_table(_proto_enum(profile_pb2, "NaturalTie"), members(NaturalTie))
+ROW_CLASS = enum_table(_proto_enum(profile_pb2, "RowClass"), members(RowClass))
+PLAYER_STATUS = enum_table(_proto_enum(pb, "PlayerStatus"), members(Status))
+FOUL_REASON = enum_table(_proto_enum(pb, "FoulReason"), members(FoulReason))
+PAIR_KIND = enum_table(_proto_enum(pb, "PairKind"), members(PairKind))
+LINE_ITEM_KIND = enum_table(_proto_enum(pb, "LineItemKind"), members(ItemKind))
+# The domain's cap is a string ("" when nothing was capped: the zero value).
+CAP = {"": 0} | enum_table(_proto_enum(pb, "Cap"), {
+    caps.PAYER_STACK: "PAYER_STACK", caps.PAYEE_STACK: "PAYEE_STACK",
+    caps.BOTH_STACKS: "BOTH_STACKS",
+})
+UNSIGNED = "NONE"  # a development replica's settlements carry no signature
+SIGNATURE_ALGORITHM = enum_table(_proto_enum(pb, "SignatureAlgorithm"), {
+    UNSIGNED: "NONE", ALGORITHM: "ED25519",
+})
+
+# Naturals are strings on the wire, not an enum: a house may name its own (RULES.md §16.1).
 
 
 def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
@@ -166,11 +248,10 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
 
 
 def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
-    # Domain enums are StrEnums: they are the strings the proto carries (no .value lookups).
-    out.row = r.row
+    out.row = ROW[r.row]
     out.cards.extend(r.cards)
     h = r.hand
-    out.hand_class = h.hand_class
+    out.hand_class = HAND_CLASS[h.hand_class]
     out.name = h.name
     out.royalty = r.royalty
     out.joker_cards.extend(r.joker_cards)
@@ -263,7 +344,7 @@ def evaluation_to_proto(e: HandEvaluation, out: pb.EvaluateArrangementResponse) 
         _row(r, out.rows.add())
     out.royalty_total = e.royalty_total
     out.fouled = e.fouled
-    out.foul_reasons.extend([r.value for r in e.foul_reasons])
+    out.foul_reasons.extend([FOUL_REASON[r] for r in e.foul_reasons])
     out.naturals.extend([n.value for n in e.naturals])
     out.playable_naturals.extend([n.value for n in e.playable_naturals])
     if e.fantasyland is not None:

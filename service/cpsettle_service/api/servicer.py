@@ -317,8 +317,8 @@ def generic_handler(
         ),
         "SettleStream": grpc.stream_stream_rpc_method_handler(
             settle_stream,
-            request_deserializer=tolerant(pb.SettleBatch, max_request_bytes),
-            response_serializer=wire.passthrough(pb.SettleBatchResult.SerializeToString),
+            request_deserializer=tolerant(pb.SettleStreamRequest, max_request_bytes),
+            response_serializer=wire.passthrough(pb.SettleStreamResponse.SerializeToString),
         ),
     }
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)

@@ -1,7 +1,7 @@
 """``SettleStream``: bulk re-audit over one bidirectional stream (docs/BULK_AUDIT.md).
 
-The client streams ``SettleBatch`` messages; for each one the server answers exactly one
-``SettleBatchResult`` holding one ``AuditResult`` per ``AuditItem``, in order, ref echoed: the
+The client streams ``SettleStreamRequest`` messages; for each one the server answers exactly one
+``SettleStreamResponse`` holding one ``AuditResult`` per ``AuditItem``, in order, ref echoed: the
 settlement (and, when the dealer's recorded payouts came along, the per-player checks), or the
 item's own error, a ``google.rpc.Status`` as a unary call would have answered (ErrorInfo,
 BadRequest). One bad hand never ends the stream.
@@ -9,8 +9,8 @@ BadRequest). One bad hand never ends the stream.
 Batch-level problems answer the batch with a single result whose ``ref`` is empty and whose
 error says what went wrong (the client's refs are never empty, so it can tell):
 
-- bytes that are not a ``SettleBatch`` (``codec``'s tolerant deserializer's ``Malformed``), or
-  more bytes than the server reads (RESOURCE_EXHAUSTED);
+- bytes that are not a ``SettleStreamRequest`` (``codec``'s tolerant deserializer's
+  ``Malformed``), or more bytes than the server reads (RESOURCE_EXHAUSTED);
 - more than ``max_items`` hands in one message;
 - results too big to send in one message (``max_result_bytes``): send fewer hands per batch.
 
@@ -118,9 +118,9 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
     return out.SerializeToString(deterministic=True)
 
 
-def batch_error(status: status_pb2.Status) -> pb.SettleBatchResult:
+def batch_error(status: status_pb2.Status) -> pb.SettleStreamResponse:
     """Answer a whole batch with one error result (empty ref)."""
-    out = pb.SettleBatchResult()
+    out = pb.SettleStreamResponse()
     out.results.add(error=status)
     return out
 
@@ -138,8 +138,8 @@ def _batch_problem(batch: Any, max_items: int) -> status_pb2.Status | None:
     return None
 
 
-def _result(results: list[bytes], max_result_bytes: int | None) -> bytes | pb.SettleBatchResult:
-    """The ``SettleBatchResult`` bytes of ``results``, or a batch error if they are too big."""
+def _result(results: list[bytes], max_result_bytes: int | None) -> bytes | pb.SettleStreamResponse:
+    """The ``SettleStreamResponse`` bytes of ``results``, or a batch error if they are too big."""
     data = b"".join([_RESULT(r) for r in results])
     size = len(data)
     if max_result_bytes is None or size <= max_result_bytes:
@@ -154,13 +154,13 @@ def _result(results: list[bytes], max_result_bytes: int | None) -> bytes | pb.Se
 
 
 def settle_batch(servicer: Any, batch: Any, *, max_items: int = MAX_ITEMS_PER_BATCH,
-                 max_result_bytes: int | None = None) -> pb.SettleBatchResult:
+                 max_result_bytes: int | None = None) -> pb.SettleStreamResponse:
     """One batch, synchronously: what the stream answers for it (``--local`` audits use this)."""
     problem = _batch_problem(batch, max_items)
     if problem is not None:
         return batch_error(problem)
     answer = _result([audit_item(servicer, item) for item in batch.items], max_result_bytes)
-    return pb.SettleBatchResult.FromString(answer) if isinstance(answer, bytes) else answer
+    return pb.SettleStreamResponse.FromString(answer) if isinstance(answer, bytes) else answer
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -202,7 +202,7 @@ async def settle_stream(
     max_items: int = MAX_ITEMS_PER_BATCH,
     max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
     idle_seconds: float = DEFAULT_IDLE_SECONDS,
-) -> AsyncIterator[bytes | pb.SettleBatchResult]:
+) -> AsyncIterator[bytes | pb.SettleStreamResponse]:
     """The SettleStream handler: one result per batch, in order, one batch at a time."""
     draining: asyncio.Event = getattr(servicer, "draining", None) or asyncio.Event()
     live: LiveFirst = getattr(servicer, "live", None) or LiveFirst()

@@ -12,15 +12,32 @@ Protobuf's wire format (https://protobuf.dev/programming-guides/encoding/): a fi
 ``(number << 3) | wire type`` as a varint, then a varint for wire type 0 (ints, bools; negative
 ints as 64-bit two's complement) or a varint length and the bytes for wire type 2 (strings,
 sub-messages). Concatenated messages merge, so a message's fields may be written in pieces.
+Enums are varints (repeated ones packed, as proto3 writes them); every field number comes from
+the generated descriptors (``number``), never typed by hand.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable, Iterable
+
+from google.protobuf.message import Message
+
+from cpsettle.v1 import settlement_pb2 as pb
 
 from ..domain.cards import CANONICAL
 from ..domain.rows import ROWS
 from ..domain.settlement import EvaluatedRow, PairResult, PlayerResult, Settlement, row_text
+from .mapping import (
+    CAP,
+    FOUL_REASON,
+    HAND_CLASS,
+    LINE_ITEM_KIND,
+    PAIR_KIND,
+    PLAYER_STATUS,
+    ROW,
+    SIGNATURE_ALGORITHM,
+)
 
 
 def _encode_varint(value: int) -> bytes:
@@ -50,6 +67,12 @@ def varint(value: int) -> bytes:
 
 def tag(number: int, wire_type: int) -> bytes:
     return varint(number << 3 | wire_type)
+
+
+def number(message: type[Message], field: str) -> int:
+    """The number of ``message``'s field ``field``, from the generated descriptor."""
+    n: int = message.DESCRIPTOR.fields_by_name[field].number
+    return n
 
 
 def text_field(number: int) -> Callable[[str], bytes]:
@@ -96,15 +119,34 @@ def repeated_text_field(number: int) -> Callable[[Iterable[str]], bytes]:
     return lambda values: b"".join([write(v) if v else empty for v in values])
 
 
+def enum_field(number: int, table: Mapping[str, int]) -> dict[str, bytes]:
+    """Enum field ``number`` for each domain value of ``table``, written once: the value's
+    varint; the zero value writes nothing."""
+    key = tag(number, 0)
+    return {value: key + varint(n) if n else b"" for value, n in table.items()}
+
+
+def packed_enum_field(number: int, table: Mapping[str, int]) -> Callable[[Iterable[str]], bytes]:
+    """A writer for repeated enum field ``number``: packed, one length and the varints."""
+    key = tag(number, 2)
+    values = {value: varint(n) for value, n in table.items()}
+
+    def write(items: Iterable[str]) -> bytes:
+        data = b"".join([values[v] for v in items])
+        return key + varint(len(data)) + data if data else b""
+
+    return write
+
+
 # --------------------------------------------------------------------------- EvaluatedRow
 
-_ROW_NAME = text_field(1)
-_R_ROW = {row: _ROW_NAME(row) for row in ROWS}  # RowResult.row is field 1 too
-_ROW_CARD = text_field(2)
-_ROW_CLASS = text_field(3)
-_ROW_HAND_NAME = text_field(4)
-_ROW_ROYALTY = int_field(5)
-_ROW_JOKER = text_field(6)
+_E = pb.EvaluatedRow
+_ROW_ROW = enum_field(number(_E, "row"), ROW)
+_ROW_CARD = text_field(number(_E, "cards"))
+_ROW_CLASS = enum_field(number(_E, "hand_class"), HAND_CLASS)
+_ROW_HAND_NAME = text_field(number(_E, "name"))
+_ROW_ROYALTY = int_field(number(_E, "royalty"))
+_ROW_JOKER = text_field(number(_E, "joker_cards"))
 _CARD_FIELD: dict[str, bytes] = {c: _ROW_CARD(c) for c in CANONICAL}
 # hand -> its class and name fields, keyed by order_key: one int per distinct (category, ranks),
 # three-card and five-card hands included, and the name and class follow from those.
@@ -118,10 +160,10 @@ def evaluated_row(r: EvaluatedRow) -> bytes:
     named = _HAND_FIELDS.get(hand.order_key)
     if named is None:
         named = _HAND_FIELDS[hand.order_key] = (
-            _ROW_CLASS(hand.hand_class) + _ROW_HAND_NAME(hand.name)
+            _ROW_CLASS[hand.hand_class] + _ROW_HAND_NAME(hand.name)
         )
     return b"".join((
-        _R_ROW[r.row],
+        _ROW_ROW[r.row],
         b"".join([cards.get(c) or _ROW_CARD(c) for c in r.cards]),
         named,
         _ROW_ROYALTY(r.royalty) if r.royalty else b"",
@@ -131,33 +173,35 @@ def evaluated_row(r: EvaluatedRow) -> bytes:
 
 # --------------------------------------------------------------------------- PlayerResult
 
-_F_QUALIFIES = int_field(1)
-_F_CARDS = int_field(2)
-_F_TEXT = text_field(3)
+_F = pb.FantasylandResult
+_F_QUALIFIES = int_field(number(_F, "qualifies"))
+_F_CARDS = int_field(number(_F, "cards"))
+_F_TEXT = text_field(number(_F, "text"))
 
-_P_ID = text_field(1)
-_P_SEAT = int_field(2)
-_P_STATUS = text_field(3)
-_P_ROWS = message_field(4)
-_P_ROYALTY = int_field(5)
-_P_FOULED = int_field(6)
-_P_FOUL_REASONS = repeated_text_field(7)
-_P_NATURAL = text_field(8)
-_P_DECLARED = text_field(9)
-_P_SURRENDERED = int_field(10)
-_P_STACK = tag(11, 0)
-_P_NET_UNITS = int_field(12)
-_P_MONEY = int_field(13)
-_P_RAKE = int_field(14)
-_P_NET_MONEY = int_field(15)
-_P_FANTASYLAND = message_field(16)
-_P_TEXT = text_field(17)
+_P = pb.PlayerResult
+_P_ID = text_field(number(_P, "player_id"))
+_P_SEAT = int_field(number(_P, "seat"))
+_P_STATUS = enum_field(number(_P, "status"), PLAYER_STATUS)
+_P_ROW = tag(number(_P, "rows"), 2)
+_P_ROYALTY = int_field(number(_P, "royalty_total"))
+_P_FOULED = int_field(number(_P, "fouled"))
+_P_FOUL_REASONS = packed_enum_field(number(_P, "foul_reasons"), FOUL_REASON)
+_P_NATURAL = text_field(number(_P, "natural"))
+_P_DECLARED = text_field(number(_P, "declared_natural"))
+_P_SURRENDERED = int_field(number(_P, "surrendered"))
+_P_STACK = tag(number(_P, "stack"), 0)
+_P_NET_UNITS = int_field(number(_P, "net_units"))
+_P_MONEY = int_field(number(_P, "money_before_rake"))
+_P_RAKE = int_field(number(_P, "rake"))
+_P_NET_MONEY = int_field(number(_P, "net_money"))
+_P_FANTASYLAND = message_field(number(_P, "fantasyland"))
+_P_TEXT = text_field(number(_P, "text"))
 
 
 def player_result(p: PlayerResult, rows: list[bytes]) -> bytes:
     """A ``PlayerResult`` body; ``rows`` are its rows' bodies, length-prefixed."""
-    parts = [_P_ID(p.player_id), _P_SEAT(p.seat), _P_STATUS(p.status)]
-    parts += [b"\x22" + r for r in rows]
+    parts = [_P_ID(p.player_id), _P_SEAT(p.seat), _P_STATUS[p.status]]
+    parts += [_P_ROW + r for r in rows]
     parts.append(_P_ROYALTY(p.royalty_total))
     if p.fouled:
         parts.append(_P_FOULED(1))
@@ -186,28 +230,39 @@ def player_result(p: PlayerResult, rows: list[bytes]) -> bytes:
 
 # --------------------------------------------------------------------------- PairResult
 
-_R_UNITS = int_field(5)
-_R_TEXT = text_field(6)
-_R_MESSAGE = message_field(4)
+_R = pb.RowResult
+_R_ROW = enum_field(number(_R, "row"), ROW)
+_R_FIRST = tag(number(_R, "first"), 2)
+_R_SECOND = tag(number(_R, "second"), 2)
+_R_UNITS = int_field(number(_R, "units"))
+_R_TEXT = text_field(number(_R, "text"))
 
-_I_KIND = text_field(1)
-_I_UNITS = int_field(2)
-_I_TEXT = text_field(3)
-_I_MESSAGE = message_field(5)
+_I = pb.LineItem
+_I_KIND = enum_field(number(_I, "kind"), LINE_ITEM_KIND)
+_I_UNITS = int_field(number(_I, "units"))
+_I_TEXT = text_field(number(_I, "text"))
 
-_Q_KIND = text_field(3)
-_Q_UNITS = int_field(6)
-_Q_OWED = int_field(7)
-_Q_PAID = int_field(8)
-_Q_CAP = text_field(11)
-_Q_TEXT = text_field(12)
+_Q = pb.PairResult
+_Q_KIND = enum_field(number(_Q, "kind"), PAIR_KIND)
+_Q_ROWS = message_field(number(_Q, "rows"))
+_Q_ITEMS = message_field(number(_Q, "items"))
+_Q_UNITS = int_field(number(_Q, "units"))
+_Q_OWED = int_field(number(_Q, "owed"))
+_Q_PAID = int_field(number(_Q, "paid"))
+_Q_CAP = enum_field(number(_Q, "cap"), CAP)
+_Q_TEXT = text_field(number(_Q, "text"))
+# A player id's fields, in _id_fields order.
+_ID_TAGS = tuple(
+    tag(n, 2) for n in (number(_Q, "first"), number(_Q, "second"), number(_Q, "payer"),
+                        number(_Q, "payee"), number(_R, "winner"))
+)
 
 
 def _id_fields(pid: str) -> tuple[bytes, ...]:
     """A player id as PairResult.first, .second, .payer, .payee and RowResult.winner."""
     data = pid.encode()
     body = varint(len(data)) + data
-    return (b"\x0a" + body, b"\x12" + body, b"\x4a" + body, b"\x52" + body, b"\x22" + body)
+    return tuple([t + body for t in _ID_TAGS])
 
 
 _NO_ID = (b"",) * 5
@@ -219,7 +274,7 @@ def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[b
     RowResult.second fields; ``ids``: each player id's ``_id_fields``."""
     a, b = pr.first, pr.second
     ia, ib = ids[a], ids[b]
-    parts = [ia[0], ib[1], _Q_KIND(pr.kind)]
+    parts = [ia[0], ib[1], _Q_KIND[pr.kind]]
     fr, sr = pr.first_rows, pr.second_rows
     first_fields = rows[a][0] if fr else None
     second_fields = rows[b][1] if sr else None
@@ -244,16 +299,16 @@ def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[b
             _R_TEXT(row_text(row, a, b, winner, fr[i] if fr else None, sr[i] if sr else None,
                              u, fouled, ties[i] if ties else "")),
         ))
-        parts.append(_R_MESSAGE(body))
+        parts.append(_Q_ROWS(body))
     for item in pr.items:
-        parts.append(_I_MESSAGE(_I_KIND(item.kind) + _I_UNITS(item.units) + _I_TEXT(item.text)))
+        parts.append(_Q_ITEMS(_I_KIND[item.kind] + _I_UNITS(item.units) + _I_TEXT(item.text)))
     parts += [
         _Q_UNITS(pr.units),
         _Q_OWED(pr.owed),
         _Q_PAID(pr.paid),
         ids.get(pr.payer, _NO_ID)[2],
         ids.get(pr.payee, _NO_ID)[3],
-        _Q_CAP(pr.cap),
+        _Q_CAP[pr.cap],
         _Q_TEXT(pr.text),
     ]
     return b"".join(parts)
@@ -261,26 +316,33 @@ def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[b
 
 # --------------------------------------------------------------------------- Settlement
 
-_S_CONTEXT = message_field(1)
-_S_PROFILE = message_field(2)
-_S_UNIT_VALUE = int_field(3)
-_S_BUTTON = int_field(4)
-_S_ORDER = repeated_text_field(5)
-_S_PLAYER = message_field(6)
-_S_PAIR = message_field(7)
-_S_RAKE = int_field(8)
-_S_TEXT = repeated_text_field(9)
-_T1, _T2, _T3, _T4 = (text_field(n) for n in (1, 2, 3, 4))
+_S = pb.Settlement
+_S_CONTEXT = message_field(number(_S, "context"))
+_S_PROFILE = message_field(number(_S, "profile"))
+_S_UNIT_VALUE = int_field(number(_S, "unit_value"))
+_S_BUTTON = int_field(number(_S, "button_seat"))
+_S_ORDER = repeated_text_field(number(_S, "order"))
+_S_PLAYER = message_field(number(_S, "players"))
+_S_PAIR = message_field(number(_S, "pairs"))
+_S_RAKE = int_field(number(_S, "rake"))
+_S_TEXT = repeated_text_field(number(_S, "text"))
+_C_HAND, _C_TABLE, _C_ROUND, _C_DEALER = (
+    text_field(number(pb.AuditContext, f)) for f in ("hand_id", "table_id", "round_id", "dealer_id")
+)
+_PR_NAME, _PR_VERSION, _PR_DIGEST, _PR_SOURCE = (
+    text_field(number(pb.ProfileRef, f)) for f in ("name", "version", "digest", "source")
+)
 
 
 def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> bytes:
     """Fields 1-9 of ``Settlement`` (the content; the audit fields 10-16 are the sealer's)."""
     c = s.context
     parts = [
-        _S_CONTEXT(_T1(c.hand_id) + _T2(c.table_id) + _T3(c.round_id) + _T4(c.dealer_id)),
+        _S_CONTEXT(_C_HAND(c.hand_id) + _C_TABLE(c.table_id) + _C_ROUND(c.round_id)
+                   + _C_DEALER(c.dealer_id)),
         _S_PROFILE(
-            _T1(s.profile.name) + _T2(s.profile.version) + _T3(profile_digest)
-            + _T4(profile_source)
+            _PR_NAME(s.profile.name) + _PR_VERSION(s.profile.version) + _PR_DIGEST(profile_digest)
+            + _PR_SOURCE(profile_source)
         ),
         _S_UNIT_VALUE(s.unit_value),
         _S_BUTTON(s.button_seat),
@@ -295,7 +357,7 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
             n = len(body)
             prefixed.append((_VARINTS[n] if n < _SMALL else varint(n)) + body)
         rows[p.player_id] = (
-            tuple([b"\x12" + x for x in prefixed]), tuple([b"\x1a" + x for x in prefixed])
+            tuple([_R_FIRST + x for x in prefixed]), tuple([_R_SECOND + x for x in prefixed])
         )
         parts.append(_S_PLAYER(player_result(p, prefixed)))
     for pr in s.pairs:
@@ -305,13 +367,16 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
     return b"".join(parts)
 
 
-_S_SETTLEMENT_ID = text_field(10)
-_S_REQUEST_DIGEST = text_field(11)
-_S_ENGINE_VERSION = text_field(12)
-_S_ENGINE_DIGEST = text_field(13)
-_S_DIGEST = text_field(14)
-_S_ISSUED_AT = text_field(15)
-_S_SIGNATURE = message_field(16)
+_S_SETTLEMENT_ID = text_field(number(_S, "settlement_id"))
+_S_REQUEST_DIGEST = text_field(number(_S, "request_digest"))
+_S_ENGINE_VERSION = text_field(number(_S, "engine_version"))
+_S_ENGINE_DIGEST = text_field(number(_S, "engine_digest"))
+_S_DIGEST = text_field(number(_S, "settlement_digest"))
+_S_ISSUED_AT = text_field(number(_S, "issued_at"))
+_S_SIGNATURE = message_field(number(_S, "signature"))
+_G_ALGORITHM = enum_field(number(pb.Signature, "algorithm"), SIGNATURE_ALGORITHM)
+_G_KEY_ID = text_field(number(pb.Signature, "key_id"))
+_G_VALUE = text_field(number(pb.Signature, "value"))
 
 
 def audit_fields(settlement_id: str, request_digest: str, engine_version: str,
@@ -325,10 +390,10 @@ def seal_fields(settlement_digest: str, issued_at: str, algorithm: str, key_id: 
                 value: str) -> bytes:
     """Fields 14-16 of ``Settlement``: its digest, the time of issue and the signature."""
     return (_S_DIGEST(settlement_digest) + _S_ISSUED_AT(issued_at)
-            + _S_SIGNATURE(_T1(algorithm) + _T2(key_id) + _T3(value)))
+            + _S_SIGNATURE(_G_ALGORITHM[algorithm] + _G_KEY_ID(key_id) + _G_VALUE(value)))
 
 
-_SETTLE_RESPONSE = message_field(1)
+_SETTLE_RESPONSE = message_field(number(pb.SettleResponse, "settlement"))
 
 
 def settle_response(settlement: bytes) -> bytes:

@@ -34,7 +34,7 @@ from .natural_vocabulary import (
     read_definition,
 )
 from .naturals import Natural, builtin_definition, builtin_predicate
-from .reader import Reader, parse_enum, read_wire_enum
+from .reader import Reader, json_name, parse_enum, read_wire_enum
 from .rows import ROWS, Row
 
 
@@ -510,7 +510,7 @@ def _ranking(errors: Collector, r: Reader) -> Ranking:
         suits = [parse_enum(errors, p, Suit, v, Suit.SPADE, ViolationCode.PROFILE)
                  for p, v in items]
         if len(suits) != 4 or len(set(suits)) != 4:
-            errors.add(r.at("suitOrder"), "must list each of the four suits s, h, d, c once",
+            errors.add(r.at("suitOrder"), "must list each of the four suits once",
                        ViolationCode.PROFILE)
         else:
             suit_order = tuple(suits)
@@ -630,7 +630,7 @@ def profile_from_dict(data: object, path: str = "profile") -> RuleProfile:
 
 
 def _threshold_dict(t: HandThreshold) -> dict[str, Any]:
-    d: dict[str, Any] = {"handClass": t.hand_class.value}
+    d: dict[str, Any] = {"handClass": json_name(t.hand_class)}
     if t.rank is not None:
         d["rank"] = t.rank.value
     return d
@@ -640,7 +640,7 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
     """The complete JSON form; ``profile_from_dict(profile_to_dict(p)) == p``."""
 
     def royalty(e: RoyaltyEntry) -> dict[str, Any]:
-        d: dict[str, Any] = {"row": e.row.value, "handClass": e.hand_class.value}
+        d: dict[str, Any] = {"row": json_name(e.row), "handClass": json_name(e.hand_class)}
         if e.rank is not None:
             d["rank"] = e.rank.value
         d["units"] = e.units
@@ -668,11 +668,11 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
             },
         },
         "royalties": {
-            "mode": p.royalties.mode.value,
+            "mode": json_name(p.royalties.mode),
             "table": [royalty(e) for e in p.royalties.table],
         },
         "foul": {
-            "penalty": p.foul.penalty.value,
+            "penalty": json_name(p.foul.penalty),
             "fixedUnits": p.foul.fixed_units,
             "paysOpponentRoyalties": p.foul.pays_opponent_royalties,
         },
@@ -686,19 +686,19 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
         "caps": {
             "losses": p.caps.losses,
             "wins": p.caps.wins,
-            "basis": p.caps.basis.value,
-            "order": p.caps.order.value,
+            "basis": json_name(p.caps.basis),
+            "order": json_name(p.caps.order),
         },
         "rake": {
-            "mode": p.rake.mode.value,
+            "mode": json_name(p.rake.mode),
             "perPlayerFee": p.rake.per_player_fee,
             "commissionBps": p.rake.commission_bps,
             "commissionCap": p.rake.commission_cap,
         },
         "ranking": {
-            "wheel": p.ranking.wheel.value,
-            "rowTie": p.ranking.row_tie.value,
-            "suitOrder": [s.value for s in p.ranking.suit_order],
+            "wheel": json_name(p.ranking.wheel),
+            "rowTie": json_name(p.ranking.row_tie),
+            "suitOrder": [json_name(s) for s in p.ranking.suit_order],
             "suitOrderTiebreak": p.ranking.suit_order_tiebreak,
         },
         "fantasyland": {
@@ -741,13 +741,13 @@ def _naturals_dict(n: Naturals) -> dict[str, Any]:
         table.append(entry)
     out: dict[str, Any] = {
         "requireDeclaration": n.require_declaration,
-        "vsFoul": n.vs_foul.value,
+        "vsFoul": json_name(n.vs_foul),
         "table": table,
     }
     if not n.quads_as_two_pairs:
         out["quadsAsTwoPairs"] = False
     if n.equal_rank is not NaturalTie.PUSH:
-        out["equalRank"] = "NATURAL_TIE_" + n.equal_rank.value
+        out["equalRank"] = json_name(n.equal_rank)
     return out
 
 

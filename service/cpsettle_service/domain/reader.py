@@ -4,11 +4,18 @@ Every problem becomes a ``Violation`` with a field path (``profile.caps.basis``)
 the reader was made with (a profile's reader says ``PROFILE``, a request's
 ``MALFORMED_REQUEST``); reading goes on after a problem so that one pass reports everything.
 Unknown keys are problems too.
+
+Closed sets are read in their proto3 JSON spelling: the enum's name in upper snake case, then
+the member's name (``RoyaltyMode.ON_WIN_REPLACES`` is ``"ROYALTY_MODE_ON_WIN_REPLACES"``,
+``Suit.SPADE`` is ``"SUIT_SPADE"``), the name of the ``cpsettle.v1`` enum value
+(``tests/api/test_enum_mapping.py`` holds the two together).
 """
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
+from functools import cache
 from typing import Any, TypeVar
 
 from .errors import Collector, ViolationCode
@@ -112,8 +119,9 @@ class Reader:
         return value
 
     def enum(self, key: str, enum: type[E], default: E) -> E:
+        """A closed set's member from its JSON name (``json_name``); '' or absent: ``default``."""
         value = self.raw(key, _MISSING)
-        if value is _MISSING or value == "":
+        if value is _MISSING or value == "" or value == json_prefix(enum) + "UNSPECIFIED":
             return default
         return parse_enum(self.errors, self.at(key), enum, value, default, self.code)
 
@@ -137,16 +145,37 @@ class Reader:
                 self.errors.add(self.at(key), "unknown field", self.code)
 
 
+def json_prefix(enum: type[StrEnum]) -> str:
+    """The JSON names' prefix of ``enum``: ``RoyaltyMode`` -> ``"ROYALTY_MODE_"``.
+
+    >>> from .rows import Row
+    >>> json_prefix(Row), json_name(Row.FRONT)
+    ('ROW_', 'ROW_FRONT')
+    """
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.__name__).upper() + "_"
+
+
+def json_name(member: StrEnum) -> str:
+    """A member's JSON name: its enum's prefix and its own name (the proto enum value's name)."""
+    return _json_names(type(member))[1][member]
+
+
+@cache
+def _json_names(enum: type[E]) -> tuple[dict[str, E], dict[E, str]]:
+    prefix = json_prefix(enum)
+    by_name = {prefix + m.name: m for m in enum}
+    return by_name, {m: n for n, m in by_name.items()}
+
+
 def parse_enum(
     errors: Collector, path: str, enum: type[E], value: object, default: E, code: ViolationCode
 ) -> E:
-    if isinstance(value, str):
-        try:
-            return enum(value)
-        except ValueError:
-            pass
-    allowed = ", ".join(m.value for m in enum)
-    errors.add(path, f"must be one of {allowed}; got {value!r}", code)
+    """``value``, a JSON name of ``enum``, as its member; otherwise a problem and ``default``."""
+    by_name: dict[str, E] = _json_names(enum)[0]
+    if isinstance(value, str) and value in by_name:
+        return by_name[value]
+    allowed = ", ".join(by_name)
+    errors.add(path, f"got {value!r}, which is not one of {allowed}", code)
     return default
 
 
@@ -157,6 +186,6 @@ def read_wire_enum(r: Reader, key: str, enum: type[E], prefix: str, default: E) 
     value = r.raw(key)
     if value is None or value == "" or value == prefix + "UNSPECIFIED":
         return default
-    if isinstance(value, str) and value.startswith(prefix):
-        value = value[len(prefix):]
+    if isinstance(value, str) and not value.startswith(prefix):
+        value = prefix + value
     return parse_enum(r.errors, r.at(key), enum, value, default, r.code)

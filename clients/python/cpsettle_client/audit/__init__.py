@@ -29,8 +29,9 @@ SIGTERM) — the report is still written, with ``"complete": false`` and the las
 The report format is described in docs/BULK_AUDIT.md.
 
 Rooms, in the order a line of history meets them: ``reading`` (a line into a hand and the item
-of a ``SettleBatch``), ``running`` (batches settled locally or over ``SettleStream``, outcomes
-out in line order), ``outcome`` (what a run of lines found, tallied per table and per dealer),
-``report`` (outcomes merged into the JSON report and the readable summary), ``progress`` (the
-bar on a terminal, plain lines elsewhere) and ``command`` (the arguments, the exit codes).
+of a ``SettleStreamRequest``), ``running`` (batches settled locally or over ``SettleStream``,
+outcomes out in line order), ``outcome`` (what a run of lines found, tallied per table and per
+dealer), ``report`` (outcomes merged into the JSON report and the readable summary),
+``progress`` (the bar on a terminal, plain lines elsewhere) and ``command`` (the arguments, the
+exit codes).
 """

@@ -19,7 +19,7 @@ from .report import Report
 from .running import LocalRunner, ServerRunner
 
 DEFAULT_BATCH = 100
-MAX_BATCH = 1000  # the server's limit per SettleBatch
+MAX_BATCH = 1000  # the server's limit per SettleStreamRequest
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -53,7 +53,7 @@ def add_parser(sub: Any, connection: Callable[[argparse.ArgumentParser], None]) 
     p.add_argument("--workers", type=_positive(), default=1,
                    help="--local: processes; --server: parallel streams (default 1)")
     p.add_argument("--batch", type=_positive(MAX_BATCH), default=DEFAULT_BATCH,
-                   help=f"hands per SettleBatch message (default {DEFAULT_BATCH})")
+                   help=f"hands per SettleStreamRequest message (default {DEFAULT_BATCH})")
     p.add_argument("--report", metavar="OUT.json", help="write the full report as JSON here")
     p.add_argument("--html", metavar="REPORT.html",
                    help="also write the report as a page: totals, bars per table and dealer, "

@@ -168,7 +168,7 @@ class Outcome:
             tally.overpaid += over
             tally.underpaid += under
 
-    def add_batch(self, prefix: str, hands: list[Hand], result: pb.SettleBatchResult) -> None:
+    def add_batch(self, prefix: str, hands: list[Hand], result: pb.SettleStreamResponse) -> None:
         """Take one batch's results; every hand of ``hands`` is accounted for, in order."""
         sent = sum(1 for h in hands if h.sent)
         results = result.results

@@ -1,4 +1,4 @@
-"""Reading history: a JSON line into a ``Hand`` and an ``AuditItem`` of a ``SettleBatch``.
+"""Reading history: a JSON line into a ``Hand`` and an ``AuditItem`` of a ``SettleStreamRequest``.
 
 A line that cannot be read becomes a hand with a ``problem`` (an invalid hand in the report),
 never an exception: the audit goes on.
@@ -96,7 +96,7 @@ def _amount(value: Any) -> int | None:
     return None
 
 
-def prepare(ref_prefix: str, line: int, raw: bytes, batch: pb.SettleBatch) -> Hand:
+def prepare(ref_prefix: str, line: int, raw: bytes, batch: pb.SettleStreamRequest) -> Hand:
     """Read one line into ``batch`` (an ``AuditItem``) or into the hand's problem."""
     hand = Hand(line)
 

@@ -34,10 +34,10 @@ if TYPE_CHECKING:  # the engine is imported only when the audit runs locally
     from cpsettle_service.local import LocalService
 
 # A batch on its way to a stream: its number, the outcome it fills, its hands, the message.
-_Entry = tuple[int, Outcome, list[Hand], pb.SettleBatch]
+_Entry = tuple[int, Outcome, list[Hand], pb.SettleStreamRequest]
 
 
-def is_batch_error(result: pb.SettleBatchResult) -> bool:
+def is_batch_error(result: pb.SettleStreamResponse) -> bool:
     """A per-batch error: one result, no ref (our refs are never empty), an error."""
     return (len(result.results) == 1 and not result.results[0].ref
             and result.results[0].WhichOneof("outcome") == "error")
@@ -107,7 +107,7 @@ def _alive(pid: int) -> bool:
 def audit_chunk(prefix: str, first: int, last: int, lines: list[tuple[int, bytes]]) -> Outcome:
     """Audit a run of lines in this process, with the servicer's own stream code."""
     assert _servicer is not None, "_init_local first"
-    batch = pb.SettleBatch()
+    batch = pb.SettleStreamRequest()
     hands = [prepare(prefix, number, raw, batch) for number, raw in lines]
     outcome = Outcome(first, last)
     outcome.add_batch(prefix, hands, _servicer.settle_batch(batch, max_items=len(batch.items)))
@@ -207,7 +207,7 @@ class _Stream:
                 self.waiting.append(entry)
             self.cond.notify_all()
 
-    def _requests(self, generation: int) -> Iterator[pb.SettleBatch]:
+    def _requests(self, generation: int) -> Iterator[pb.SettleStreamRequest]:
         with self.cond:  # a new call: first the batches the last one left unanswered
             again = [entry[3] for entry in self.pending]
         yield from again
@@ -280,11 +280,11 @@ class _Stream:
                 return
             failures += 1
 
-    def _one_by_one(self, batch: pb.SettleBatch, error: pb.SettleBatchResult
-                    ) -> pb.SettleBatchResult:
+    def _one_by_one(self, batch: pb.SettleStreamRequest, error: pb.SettleStreamResponse
+                    ) -> pb.SettleStreamResponse:
         """A batch the server refused as a whole (too big an answer): ask hand by hand."""
-        singles = [pb.SettleBatch(items=[item]) for item in batch.items]
-        out = pb.SettleBatchResult()
+        singles = [pb.SettleStreamRequest(items=[item]) for item in batch.items]
+        out = pb.SettleStreamResponse()
         for answer, item in zip(self.client.settle_stream(singles), batch.items):
             if is_batch_error(answer):
                 r = out.results.add()
@@ -302,7 +302,8 @@ class _Stream:
 
 
 class ServerRunner:
-    """Sends each chunk as a ``SettleBatch`` over one of ``workers`` ``SettleStream`` calls."""
+    """Sends each chunk as a ``SettleStreamRequest`` over one of ``workers`` ``SettleStream``
+    calls."""
 
     def __init__(self, client: Any, workers: int) -> None:
         self.client = client
@@ -358,7 +359,7 @@ class ServerRunner:
 
         try:
             for first, last, lines in work:
-                batch = pb.SettleBatch()
+                batch = pb.SettleStreamRequest()
                 hands = [prepare(prefix, number, raw, batch) for number, raw in lines]
                 while seq - next_out >= limit:
                     yield wait()

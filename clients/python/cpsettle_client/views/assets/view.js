@@ -97,7 +97,7 @@ function ids(s) {
     ['Rules', p.name && `${p.name} version ${p.version ?? '?'} (${p.source ?? '?'})`],
     ['Unit value', s.unitValue !== undefined && amount(s.unitValue, false) + ' minor units'],
     ['Button seat', s.buttonSeat], ['Button order', (s.order ?? []).join(' \u2192 ')],
-    ['Issued at', s.issuedAt], ['Signed', sig.algorithm === 'Ed25519'
+    ['Issued at', s.issuedAt], ['Signed', sig.algorithm === 'SIGNATURE_ALGORITHM_ED25519'
       ? `Ed25519, key ${sig.keyId ?? ''}` : 'not signed (' + (sig.algorithm || 'no signature') + ')'],
     ['Settlement id', s.settlementId], ['Settlement digest (stored)', s.settlementDigest],
     ['Request digest', s.requestDigest], ['Profile digest', p.digest],
@@ -262,14 +262,14 @@ async function showVerdict(box, stored, keySet) {
     ok('settlement_digest', `content digest recomputed here from the embedded settlement: ${r.settlementDigest}`);
     ok('settlement_id', `settlement id recomputed here: ${r.settlementId}`);
     if (!keySet) {
-      checks.push(h('li', { 'data-check': 'signature' }, r.algorithm === 'Ed25519'
+      checks.push(h('li', { 'data-check': 'signature' }, r.algorithm === 'SIGNATURE_ALGORITHM_ED25519'
         ? `\u2013 signature NOT checked: no key set (signed with key ${r.keyId})`
         : '\u2013 signature NOT checked: the settlement is unsigned and no key set is loaded'));
     } else {
       const sigFail = r.failures.find((f) => f.startsWith('signature'));
       if (sigFail) {
         checks.push(h('li', { 'data-check': 'signature' }, `\u2717 ${FAILURE_WORDS[sigFail]}` +
-          (r.algorithm === 'Ed25519' ? ` (key ${r.keyId})` : ` (the settlement says ${r.algorithm || 'nothing'})`)));
+          (r.algorithm === 'SIGNATURE_ALGORITHM_ED25519' ? ` (key ${r.keyId})` : ` (the settlement says ${r.algorithm || 'nothing'})`)));
       } else {
         const k = keySet.keys.get(r.keyId);
         checks.push(h('li', { 'data-check': 'signature' },
