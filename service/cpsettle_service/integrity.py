@@ -54,7 +54,8 @@ def _package_version() -> str:
         return "0.1.0"
 
 
-ENGINE_VERSION: str = "cpsettle-engine/" + _package_version()
+PACKAGE_VERSION: str = _package_version()
+ENGINE_VERSION: str = "cpsettle-engine/" + PACKAGE_VERSION
 
 
 @dataclass(frozen=True)

@@ -26,14 +26,14 @@ from .audit import Sealer
 from .config import ConfigError, Settings
 from .domain.errors import InvalidInput
 from .domain.profile import ProfileRegistry
-from .integrity import check_installation
+from .integrity import PACKAGE_VERSION, check_installation
 from .keys import KeyProblem, load_signing_key, published_keys
 from .observability import metrics, tracing
 from .observability.exposition import start_metrics_server
 from .observability.logging import chain, configure, get_logger
 from .security import TokenChecker, server_credentials
 
-VERSION = "0.1.0"
+VERSION = PACKAGE_VERSION  # one version: the installed package's (pyproject.toml)
 LIVENESS = "liveness"
 HEALTH_SERVICE = "grpc.health.v1.Health"
 REFLECTION_SERVICE = "grpc.reflection.v1alpha.ServerReflection"
