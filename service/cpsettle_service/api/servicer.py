@@ -216,25 +216,49 @@ class SettlementServicer:
         if self.sealer is not None and issued:
             self.sealer.not_delivered(issued, reason, detail)
 
+    def brings_cold_profile(self, request: Any) -> bool:
+        """Whether ``request`` (a Settle or EvaluateArrangement request) brings an inline profile
+        or overrides the resolver has not cached: reading them is bulk work (``bulk_turn``)."""
+        if not isinstance(request, (pb.SettleRequest, pb.EvaluateArrangementRequest)):
+            return False  # malformed: refused at once
+        has_profile = request.HasField("profile")
+        has_overrides = request.HasField("profile_overrides")
+        if not (has_profile or has_overrides):
+            return False
+        choice = mapping.profile_choice(request.preset, has_profile, request.profile,
+                                        has_overrides, request.profile_overrides)
+        return self.resolver.is_cold(choice)
+
     async def _answer(self, build: Callable[[Any], Any], request: Any,
-                      context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                      context: grpc.aio.ServicerContext[Any, Any], profile_of: Any) -> Any:
+        """``build(request)`` and deliver it; as bulk work, after live calls, when
+        ``profile_of`` (the message holding the request's profile choice) brings a profile
+        the resolver has not cached: a live table's call never waits behind reading it."""
         last_issued.set(None)
-        answer = build(request)
+        if self.brings_cold_profile(profile_of):
+            async with self.live.bulk_turn():
+                answer = build(request)
+        else:
+            answer = build(request)
         issued = last_issued.get()
         await self.deliver(context, [issued] if issued is not None else [])
         return answer
 
     async def Settle(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        return await self._answer(self.settle_wire, request, context)  # type: ignore[no-any-return]
+        return await self._answer(self.settle_wire, request, context, request)  # type: ignore[no-any-return]
 
     async def ValidatePayouts(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ValidatePayoutsResponse:
-        return await self._answer(self.validate_response, request, context)  # type: ignore[no-any-return]
+        inner = request.request if isinstance(request, pb.ValidatePayoutsRequest) else None
+        return await self._answer(self.validate_response, request, context, inner)  # type: ignore[no-any-return]
 
     async def EvaluateArrangement(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.EvaluateArrangementResponse:
+        if self.brings_cold_profile(request):
+            async with self.live.bulk_turn():
+                return self.evaluate_response(request)
         return self.evaluate_response(request)
 
     async def ListProfiles(
