@@ -125,3 +125,26 @@ def test_a_cold_call_that_runs_out_of_time_in_the_queue_leaves_nothing_behind(
         wait_until("no call in flight", lambda: live.live == 0)
         assert client.settle(cold_request(8)).settlement.context.hand_id == "cold-8"
     assert live.live == 0 and live.bulk_waiting == 0
+
+
+def test_waiting_cold_calls_never_take_the_live_budget(tmp_path: Path) -> None:
+    """At most half of CPSETTLE_MAX_CONCURRENT_RPCS may wait for the bulk slot; the next cold
+    call is refused at once (RESOURCE_EXHAUSTED, retryable) and a live Settle still gets in."""
+    handle = start_server(tmp_path / "small.sock", max_message_bytes=1024 * 1024,
+                          max_concurrent_rpcs=4)
+    try:
+        with SettlementClient(handle.address, timeout=30) as client, \
+                ThreadPoolExecutor(2) as pool, HeldSlot(handle) as live:
+            assert live.bulk_limit == 2
+            queued = [pool.submit(client.settle, cold_request(n)) for n in (10, 11)]
+            wait_until("2 cold calls queued", lambda: live.bulk_waiting == 2)
+            with pytest.raises(SettlementError) as refused:
+                client.settle(cold_request(12))
+            assert refused.value.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "not read yet" in refused.value.message
+            assert client.settle(good_request("live")).settlement.context.hand_id == "live"
+            assert not any(f.done() for f in queued)
+        assert [f.result(timeout=30).settlement.context.hand_id for f in queued] == [
+            "cold-10", "cold-11"]
+    finally:
+        stop_server(handle)

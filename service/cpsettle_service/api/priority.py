@@ -29,8 +29,11 @@ from contextlib import asynccontextmanager
 class LiveFirst:
     """Counts live (unary) calls in flight; lets bulk work wait until there are none."""
 
-    def __init__(self) -> None:
+    def __init__(self, bulk_limit: int | None = None) -> None:
         self.live = 0
+        # the most unary calls that may wait for the bulk slot (None: no limit); past it such a
+        # call is refused, so that waiting bulk work never fills the budget of live calls
+        self.bulk_limit = bulk_limit
         self._idle: asyncio.Event | None = None  # made in the loop that first waits
         # one unary call's bulk work at a time (the lock binds to the loop that first waits)
         self.bulk_slot = asyncio.Lock()
@@ -58,6 +61,10 @@ class LiveFirst:
             await asyncio.wait_for(self._idle.wait(), most)
         except asyncio.TimeoutError:
             pass  # bulk work moves on, one piece, under steady live traffic
+
+    def bulk_full(self) -> bool:
+        """Whether ``bulk_limit`` calls already wait for the bulk slot."""
+        return self.bulk_limit is not None and self.bulk_waiting >= self.bulk_limit
 
     @asynccontextmanager
     async def bulk_turn(self, most: float = 0.05) -> AsyncIterator[None]:

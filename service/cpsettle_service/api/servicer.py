@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Callable
 
 import grpc
@@ -20,7 +21,7 @@ from ..observability import metrics
 from ..observability.logging import audit_written
 from . import bounds, mapping, stream, wire
 from .codec import reject_malformed, reject_unknown, tolerant
-from .interceptors import DeadlineCapExceeded, NotFound
+from .interceptors import AtCapacity, DeadlineCapExceeded, NotFound
 from .priority import LiveFirst
 from .profiles import ProfileResolver, profile_digest
 
@@ -229,6 +230,15 @@ class SettlementServicer:
                                         has_overrides, request.profile_overrides)
         return self.resolver.is_cold(choice)
 
+    def bulk_turn(self) -> AbstractAsyncContextManager[None]:
+        """``LiveFirst.bulk_turn``, refused (RESOURCE_EXHAUSTED) when the queue for it is full:
+        calls waiting to read new profiles never take the whole budget of live calls."""
+        if self.live.bulk_full():
+            raise AtCapacity(
+                f"{self.live.bulk_waiting} calls with profiles this replica has not read yet are "
+                "waiting, the most it queues; retry shortly (a profile once read is kept)")
+        return self.live.bulk_turn()
+
     async def _answer(self, build: Callable[[Any], Any], request: Any,
                       context: grpc.aio.ServicerContext[Any, Any], profile_of: Any) -> Any:
         """``build(request)`` and deliver it; as bulk work, after live calls, when
@@ -236,7 +246,7 @@ class SettlementServicer:
         the resolver has not cached: a live table's call never waits behind reading it."""
         last_issued.set(None)
         if self.brings_cold_profile(profile_of):
-            async with self.live.bulk_turn():
+            async with self.bulk_turn():
                 answer = build(request)
         else:
             answer = build(request)
@@ -257,7 +267,7 @@ class SettlementServicer:
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.EvaluateArrangementResponse:
         if self.brings_cold_profile(request):
-            async with self.live.bulk_turn():
+            async with self.bulk_turn():
                 return self.evaluate_response(request)
         return self.evaluate_response(request)
 
