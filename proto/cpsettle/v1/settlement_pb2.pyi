@@ -377,7 +377,10 @@ class SettleRequest(_message.Message):
     """The button's seat; absent = the lowest seat (docs/RULES.md §10)."""
     @_builtins.property
     def profile(self) -> _profile_pb2.RuleProfile:
-        """A complete inline profile, instead of preset (at most 48 KiB)."""
+        """A complete inline profile, instead of preset (at most 48 KiB). A replica reads an inline
+        profile or overrides it has not seen yet behind live calls (that first call may wait),
+        then keeps it by content: send the same profile every hand.
+        """
 
     @_builtins.property
     def profile_overrides(self) -> _struct_pb2.Struct:

@@ -191,8 +191,10 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         self._in_flight = 0
         self._stream_limit = max_streams
         self._streams = 0
-        # unary calls in flight, which bulk streams let go first
-        self.live = live if live is not None else LiveFirst()
+        # unary calls in flight, which bulk streams let go first; calls waiting to read a new
+        # profile (bulk work) may hold at most half of the unary budget
+        self.live = live if live is not None else LiveFirst(
+            None if max_in_flight is None else max(1, max_in_flight // 2))
 
     def _enter(self) -> None:
         if self._limit is not None and self._in_flight >= self._limit:

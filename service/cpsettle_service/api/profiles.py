@@ -52,6 +52,12 @@ class ProfileResolver:
         self._budget = cache_bytes
         self.bytes = 0
 
+    def is_cold(self, choice: mapping.LazyChoice) -> bool:
+        """Whether resolving ``choice`` means reading a profile: it brings an inline profile or
+        overrides that are not in the cache (a preset alone is a lookup, cheap either way)."""
+        _, profile, overrides = choice.key
+        return (profile is not None or overrides is not None) and choice.key not in self._cache
+
     def resolve(self, choice: ProfileChoice | mapping.LazyChoice) -> tuple[RuleProfile, str, str]:
         """(profile, digest, source); ``InvalidInput`` when the choice cannot be resolved."""
         key = choice.key if isinstance(choice, mapping.LazyChoice) else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Callable
 
 import grpc
@@ -20,7 +21,7 @@ from ..observability import metrics
 from ..observability.logging import audit_written
 from . import bounds, mapping, stream, wire
 from .codec import reject_malformed, reject_unknown, tolerant
-from .interceptors import DeadlineCapExceeded, NotFound
+from .interceptors import AtCapacity, DeadlineCapExceeded, NotFound
 from .priority import LiveFirst
 from .profiles import ProfileResolver, profile_digest
 
@@ -216,25 +217,58 @@ class SettlementServicer:
         if self.sealer is not None and issued:
             self.sealer.not_delivered(issued, reason, detail)
 
+    def brings_cold_profile(self, request: Any) -> bool:
+        """Whether ``request`` (a Settle or EvaluateArrangement request) brings an inline profile
+        or overrides the resolver has not cached: reading them is bulk work (``bulk_turn``)."""
+        if not isinstance(request, (pb.SettleRequest, pb.EvaluateArrangementRequest)):
+            return False  # malformed: refused at once
+        has_profile = request.HasField("profile")
+        has_overrides = request.HasField("profile_overrides")
+        if not (has_profile or has_overrides):
+            return False
+        choice = mapping.profile_choice(request.preset, has_profile, request.profile,
+                                        has_overrides, request.profile_overrides)
+        return self.resolver.is_cold(choice)
+
+    def bulk_turn(self) -> AbstractAsyncContextManager[None]:
+        """``LiveFirst.bulk_turn``, refused (RESOURCE_EXHAUSTED) when the queue for it is full:
+        calls waiting to read new profiles never take the whole budget of live calls."""
+        if self.live.bulk_full():
+            raise AtCapacity(
+                f"{self.live.bulk_waiting} calls with profiles this replica has not read yet are "
+                "waiting, the most it queues; retry shortly (a profile once read is kept)")
+        return self.live.bulk_turn()
+
     async def _answer(self, build: Callable[[Any], Any], request: Any,
-                      context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                      context: grpc.aio.ServicerContext[Any, Any], profile_of: Any) -> Any:
+        """``build(request)`` and deliver it; as bulk work, after live calls, when
+        ``profile_of`` (the message holding the request's profile choice) brings a profile
+        the resolver has not cached: a live table's call never waits behind reading it."""
         last_issued.set(None)
-        answer = build(request)
+        if self.brings_cold_profile(profile_of):
+            async with self.bulk_turn():
+                answer = build(request)
+        else:
+            answer = build(request)
         issued = last_issued.get()
         await self.deliver(context, [issued] if issued is not None else [])
         return answer
 
     async def Settle(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        return await self._answer(self.settle_wire, request, context)  # type: ignore[no-any-return]
+        return await self._answer(self.settle_wire, request, context, request)  # type: ignore[no-any-return]
 
     async def ValidatePayouts(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ValidatePayoutsResponse:
-        return await self._answer(self.validate_response, request, context)  # type: ignore[no-any-return]
+        inner = request.request if isinstance(request, pb.ValidatePayoutsRequest) else None
+        return await self._answer(self.validate_response, request, context, inner)  # type: ignore[no-any-return]
 
     async def EvaluateArrangement(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.EvaluateArrangementResponse:
+        if self.brings_cold_profile(request):
+            async with self.bulk_turn():
+                return self.evaluate_response(request)
         return self.evaluate_response(request)
 
     async def ListProfiles(
