@@ -1,0 +1,320 @@
+"""The profile's schema, written once: each field of a profile part declares, where the part's
+dataclass declares it, its type, default, bounds or allowed values and a doc line.
+
+A part is a frozen dataclass named after its ``cpsettle.v1`` message (``Scoring``, ``Caps``, …)
+whose fields are made with the helpers below instead of a bare default::
+
+    @dataclass(frozen=True, slots=True)
+    class HomeRun:
+        min_players: int = integer(4, 2, 4, "The fewest players at the table for a home run.")
+
+Everything else reads that one declaration:
+
+- the dataclass default is the declared default (``HomeRun().min_players == 4``);
+- the JSON name is the attribute's name in camelCase (``minPlayers``), as in proto3 JSON;
+- ``read_part`` reads a part from its JSON form, each field checked with its bound, and
+  ``write_part`` writes the complete JSON form back; ``profile.py`` reads the fields the helpers
+  cannot read alone (a table, a threshold: the checks across fields), each bound taken from its
+  declaration (``spec``), and a field may declare its own ``write``;
+- ``lines(RuleProfile)`` is the flat table (path, proto type, default, bounds, doc): tests check
+  it against the ``cpsettle.v1.RuleProfile`` descriptor both ways, and against the field table of
+  docs/RULES.md, so neither the proto nor the docs can drift from it.
+
+Adding a field to a part: one line in its dataclass, the proto field, and the docs row the
+tests then ask for. A scalar or enum field needs nothing else.
+
+>>> from .errors import Collector, ViolationCode
+>>> @dataclass(frozen=True)
+... class Example:
+...     size: int = integer(3, 1, 9, "How big.")
+>>> errors = Collector()
+>>> read_part(Reader(errors, "example", {"size": 12}, ViolationCode.PROFILE), Example)
+Example(size=3)
+>>> [str(v) for v in errors.violations]
+['example.size: must be at most 9, got 12']
+>>> write_part(Example(5))
+{'size': 5}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cache
+from typing import Any
+
+from .reader import Reader, json_name, json_prefix, read_wire_enum
+
+__all__ = [
+    "Spec",
+    "Line",
+    "integer",
+    "boolean",
+    "text",
+    "choice",
+    "card_rank",
+    "part",
+    "repeated",
+    "external",
+    "specs",
+    "spec",
+    "read_field",
+    "read_part",
+    "write_part",
+    "write_json",
+    "lines",
+]
+
+Readers = Mapping[str, Callable[[Reader], Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """One field's declaration. ``kind`` is its proto type: ``int32``, ``int64``, ``bool``,
+    ``string``, ``rank`` (a string in card notation: ``"Q"``), ``enum`` (``enum`` is the domain's
+    StrEnum) or ``message`` (``part`` is its dataclass; ``proto`` names a message declared
+    elsewhere); ``repeated`` for a list, ``maximum`` then bounds its entries."""
+
+    kind: str
+    doc: str
+    default: Any = None
+    minimum: int | None = None
+    maximum: int | None = None  # a number's maximum, a string's length, a list's entries
+    enum: type[StrEnum] | None = None
+    part: type | None = None
+    proto: str | None = None
+    repeated: bool = False
+    required: bool = False  # no default: a table entry must hold it
+    omit_default: bool = False  # written only when it differs from its default (RULES.md §16)
+    short_prefix: str | None = None  # also read without its enum prefix (``PUSH``)
+    write: Callable[[Any], Any] | None = None  # the JSON form, when the kind's is not it
+    name: str = ""  # the attribute (filled in by ``specs``)
+    json: str = ""  # its JSON name (filled in by ``specs``)
+
+    @property
+    def proto_type(self) -> str:
+        """``int32``, ``enum RoyaltyMode``, ``repeated RoyaltyEntry``, …: as the proto says."""
+        if self.kind == "enum":
+            assert self.enum is not None
+            base = f"enum {self.enum.__name__}"
+        elif self.kind == "message":
+            base = self.proto or (self.part.__name__ if self.part else "?")
+        elif self.kind == "rank":
+            base = "string"
+        else:
+            base = self.kind
+        return f"repeated {base}" if self.repeated else base
+
+
+def _field(spec: Spec, default: Any = dataclasses.MISSING) -> Any:
+    if spec.required or default is dataclasses.MISSING:
+        return field(metadata={"spec": spec})
+    return field(default=default, metadata={"spec": spec})
+
+
+def integer(default: int | None, minimum: int, maximum: int, doc: str, *,
+            wide: bool = False) -> Any:
+    """An integer from ``minimum`` to ``maximum`` (``wide``: int64 on the wire, for money);
+    ``default`` ``None``: required."""
+    kind = "int64" if wide else "int32"
+    required = default is None  # then the reader takes 0 while it reports the field missing
+    return _field(Spec(kind, doc, 0 if required else default, minimum, maximum,
+                       required=required), default)
+
+
+def boolean(default: bool, doc: str, *, omit_default: bool = False) -> Any:
+    return _field(Spec("bool", doc, default, omit_default=omit_default), default)
+
+
+def text(default: str, max_length: int, doc: str, *, required: bool = False) -> Any:
+    """A string of at most ``max_length`` characters (``required``: ``default`` is only what
+    the reader takes when it is missing, the dataclass has none)."""
+    return _field(Spec("string", doc, default, maximum=max_length, required=required), default)
+
+
+def choice(enum: type[StrEnum], default: StrEnum | None, doc: str, *,
+           omit_default: bool = False, short_spelling: bool = False) -> Any:
+    """A member of ``enum``, written as its JSON name (``json_name``); the zero value or
+    absence means the default (``None``: required). ``short_spelling``: ``PUSH`` is read as
+    ``NATURAL_TIE_PUSH`` too."""
+    short = json_prefix(enum) if short_spelling else None
+    return _field(Spec("enum", doc, default, enum=enum, required=default is None,
+                       omit_default=omit_default, short_prefix=short), default)
+
+
+def card_rank(doc: str, default: Any = dataclasses.MISSING) -> Any:
+    """An optional rank in card notation (``"Q"``); none is left out of the JSON form. Without
+    ``default`` the dataclass still takes it positionally (a field with none follows)."""
+    return _field(Spec("rank", doc, None), default)
+
+
+def part(cls: type, doc: str, default: Any = None, *, omit_default: bool = False) -> Any:
+    """A nested part; its default (``None``: the part with its own defaults)."""
+    default = cls() if default is None else default
+    return _field(Spec("message", doc, default, part=cls, omit_default=omit_default), default)
+
+
+def repeated(item: type, maximum: int, doc: str, default: tuple[Any, ...] = (), *,
+             write: Callable[[Any], Any] | None = None) -> Any:
+    """A list of at most ``maximum`` parts (``item`` their dataclass) or enum members (``item``
+    the enum); ``write``: the list's JSON form, when it is not each item's in turn."""
+    if issubclass(item, StrEnum):
+        s = Spec("enum", doc, default, maximum=maximum, enum=item, repeated=True, write=write)
+    else:
+        s = Spec("message", doc, default, maximum=maximum, part=item, repeated=True, write=write)
+    return _field(s, default)
+
+
+def external(proto: str, doc: str, default: Any = dataclasses.MISSING, *,
+             write: Callable[[Any], Any] | None = None) -> Any:
+    """A field its part reads itself: a scalar of kind ``proto`` or a message declared elsewhere
+    (``proto`` its name, ``write`` its JSON form); no ``default``: required."""
+    kind = proto if proto in _SCALARS else "message"
+    required = default is dataclasses.MISSING
+    return _field(Spec(kind, doc, None if required else default, proto=proto,
+                       required=required, write=write), default)
+
+
+_SCALARS = frozenset({"int32", "int64", "bool", "string"})
+
+
+_CAMEL = re.compile(r"_([a-z0-9])")
+
+
+@cache
+def specs(cls: type) -> tuple[Spec, ...]:
+    """The declared fields of a part, in declaration order (the proto's order too)."""
+    out = []
+    for f in dataclasses.fields(cls):
+        s = f.metadata.get("spec")
+        if s is not None:
+            out.append(dataclasses.replace(
+                s, name=f.name, json=_CAMEL.sub(lambda m: m.group(1).upper(), f.name)))
+    return tuple(out)
+
+
+@cache
+def spec(cls: type, name: str) -> Spec:
+    """The declaration of ``cls``'s field ``name``."""
+    for s in specs(cls):
+        if s.name == name:
+            return s
+    raise KeyError(f"{cls.__name__}.{name}")
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_field(r: Reader, s: Spec) -> Any:
+    """One scalar, enum or part field of the object ``r`` reads, checked with its bound."""
+    kind = s.kind
+    if kind == "int32" or kind == "int64":
+        return r.integer(s.json, s.default, minimum=s.minimum, maximum=s.maximum)
+    if kind == "bool":
+        return r.boolean(s.json, s.default)
+    if kind == "enum" and not s.repeated:
+        assert s.enum is not None
+        if s.short_prefix is not None:
+            return read_wire_enum(r, s.json, s.enum, s.short_prefix, s.default)
+        return r.enum(s.json, s.enum, s.default)
+    if kind == "string":
+        return r.string(s.json, s.default, max_length=s.maximum or 256)
+    if kind == "message" and s.part is not None and not s.repeated:
+        return read_part(r.obj(s.json), s.part)
+    raise TypeError(f"{s.name} needs its part's own reader")
+
+
+def read_part(r: Reader, cls: type, readers: Readers | None = None) -> Any:
+    """A part from the object ``r`` reads: its nested parts first (the order its problems have
+    always been listed in), then its other fields in declaration order, ``readers[name]``
+    reading a field the helpers cannot; then its unknown keys."""
+    readers = readers or {}
+    values: dict[str, Any] = {}
+    fields = specs(cls)
+    for s in fields:
+        if s.kind == "message" and s.name not in readers:
+            values[s.name] = read_field(r, s)
+    for s in fields:
+        if s.name in readers:
+            values[s.name] = readers[s.name](r)
+        elif s.kind != "message":
+            values[s.name] = read_field(r, s)
+    r.finish()
+    return cls(**values)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write_part(value: Any) -> dict[str, Any]:
+    """A part's complete JSON form in declaration order. ``None`` is left out, and so is a
+    field declared ``omit_default`` at its default."""
+    out: dict[str, Any] = {}
+    for name, key, omit, default, write in _write_plan(value.__class__):
+        v = getattr(value, name)
+        if v is None or (omit and v == default):
+            continue
+        out[key] = write(v)
+    return out
+
+
+@cache
+def _write_plan(cls: type) -> tuple[tuple[str, str, bool, Any, Callable[[Any], Any]], ...]:
+    """How each field of ``cls`` is written, worked out once per part (a large profile writes
+    its table entries hundreds of times)."""
+    return tuple((s.name, s.json, s.omit_default, s.default, _write_plan_of(s))
+                 for s in specs(cls))
+
+
+def write_json(s: Spec, value: Any) -> Any:
+    """One field's value in its JSON form (its default's, say)."""
+    return _write_plan_of(s)(value)
+
+
+def _write_plan_of(s: Spec) -> Callable[[Any], Any]:
+    if s.write is not None:
+        return s.write
+    write = _value_writer(s)
+    return _list_writer(write) if s.repeated else write
+
+
+def _list_writer(write: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda items: [write(x) for x in items]
+
+
+def _value_writer(s: Spec) -> Callable[[Any], Any]:
+    kind = s.kind
+    if kind == "enum":
+        return json_name
+    if kind == "message":
+        return write_part
+    if kind == "rank":
+        return lambda v: v.value
+    if kind == "string":
+        return str
+    return lambda v: v
+
+
+# --------------------------------------------------------------------------- the flat table
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of the flat table: a field by its JSON path (``scoring.homeRun.minPlayers``;
+    a list's items ``royalties.table[].units``), the message holding it and its declaration."""
+
+    path: str
+    message: str
+    spec: Spec
+
+
+def lines(cls: type, prefix: str = "") -> Iterator[Line]:
+    """Every declared field of ``cls`` and of the parts below it, depth first."""
+    for s in specs(cls):
+        path = f"{prefix}{s.json}"
+        yield Line(path, cls.__name__, s)
+        if s.part is not None:
+            yield from lines(s.part, f"{path}[]." if s.repeated else f"{path}.")
