@@ -124,8 +124,9 @@ MAX_UNITS = 1_000_000  # units a row, bonus, royalty, natural, foul or surrender
 MAX_FEE = 10**12  # minor units of a rake fee or commission cap
 
 
-# Each part's fields are its schema (schema.py): type, default, bounds, doc, written once. The
-# doc lines are docs/RULES.md's profile field table (tests/domain/test_profile_schema.py).
+# Each part's fields are its schema (schema.py): type, default, bounds and doc line, written once
+# here. The proto and docs/RULES.md §17 are checked against them
+# (tests/contract/test_profile_schema.py).
 
 
 @dataclass(frozen=True, slots=True)

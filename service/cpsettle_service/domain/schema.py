@@ -61,6 +61,7 @@ __all__ = [
     "external",
     "specs",
     "spec",
+    "maximum",
     "read_field",
     "read_part",
     "write_part",
@@ -205,6 +206,15 @@ def spec(cls: type, name: str) -> Spec:
     raise KeyError(f"{cls.__name__}.{name}")
 
 
+def maximum(cls: type, name: str) -> int:
+    """The declared maximum of ``cls``'s field ``name`` (a number's, a string's length, a
+    list's entries)."""
+    bound = spec(cls, name).maximum
+    if bound is None:
+        raise KeyError(f"{cls.__name__}.{name} declares no maximum")
+    return bound
+
+
 # --------------------------------------------------------------------------- reading
 
 
@@ -318,3 +328,60 @@ def lines(cls: type, prefix: str = "") -> Iterator[Line]:
         yield Line(path, cls.__name__, s)
         if s.part is not None:
             yield from lines(s.part, f"{path}[]." if s.repeated else f"{path}.")
+
+
+# --------------------------------------------------------------------------- the docs' table
+
+
+def _short(member: Any) -> str:
+    return f"`{member.name}`"
+
+
+def describe_default(s: Spec) -> str:
+    """A field's default as docs/RULES.md writes it (enum members by their short name)."""
+    d = s.default
+    if s.required:
+        return "required"
+    if d is None:
+        return "none"
+    if s.kind == "enum":
+        return ", ".join(_short(m) for m in d) if s.repeated else _short(d)
+    if s.repeated:
+        return "empty"
+    if s.kind == "message":
+        if not write_part(d) or all(x.default is not None and getattr(d, x.name) == x.default
+                                    for x in specs(d.__class__)):
+            return "its fields' defaults"
+        values = (getattr(d, x.name) for x in specs(d.__class__))
+        return " ".join(f"`{v.name if x.kind == 'enum' else v.value}`"
+                        for x, v in zip(specs(d.__class__), values) if v is not None)
+    if s.kind == "string":
+        return f'`"{d}"`'
+    if s.kind == "bool":
+        return f"`{str(d).lower()}`"
+    return f"`{d}`"
+
+
+def describe_bounds(s: Spec) -> str:
+    """What a field may hold, beyond its type: a range, a length, the enum's members."""
+    if s.kind in ("int32", "int64") and s.minimum is not None:
+        return f"{s.minimum:,}–{s.maximum:,}"
+    if s.kind == "enum" and s.enum is not None:
+        members = " ".join(m.name for m in s.enum)
+        return f"{members}; at most {s.maximum}" if s.repeated else members
+    if s.kind == "rank":
+        return "2-9, T, J, Q, K, A"
+    if s.maximum is not None:
+        return f"at most {s.maximum:,} {'entries' if s.repeated else 'characters'}"
+    return ""
+
+
+def markdown_table(cls: type) -> str:
+    """The field table of docs/RULES.md §17: one row per declared field, depth first."""
+    out = ["| field | type | default | bounds | meaning |", "|---|---|---|---|---|"]
+    for line in lines(cls):
+        s = line.spec
+        cells = (f"`{line.path}`", s.proto_type, describe_default(s), describe_bounds(s),
+                 s.doc.replace("|", "\\|"))
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
