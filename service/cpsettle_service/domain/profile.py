@@ -42,12 +42,14 @@ from .schema import (
     card_rank,
     choice,
     external,
+    field_reader,
     integer,
     lines,
     part,
     read_field,
     read_part,
     repeated,
+    required,
     spec,
     specs,
     text,
@@ -349,21 +351,25 @@ class HandThreshold:
     rank: Rank | None = card_rank("The lowest rank of that class.", None)
 
     def met_by(self, hand: HandRank) -> bool:
-        floor = (self.hand_class.order, (self.rank.value_int,) if self.rank else ())
-        return (hand.category, hand.ranks) >= floor
+        return _at_least(hand, self.hand_class, self.rank)
+
+
+def _at_least(hand: HandRank, hand_class: HandClass, rank: Rank | None) -> bool:
+    floor = (hand_class.order, (rank.value_int,) if rank else ())
+    return (hand.category, hand.ranks) >= floor
 
 
 @dataclass(frozen=True, slots=True)
 class ProgressiveEntry:
-    """A front hand that deals more cards: its threshold's fields inline, and the cards."""
+    """A front hand that deals more cards: a threshold's fields inline (as in the proto), and
+    the cards."""
 
     hand_class: HandClass = choice(HandClass, None, "The class of the front hand.")
     rank: Rank | None = card_rank("The lowest rank of that class.", None)
     cards: int = integer(14, 13, 52, "The cards dealt in Fantasyland for it.")
-    threshold: HandThreshold = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "threshold", HandThreshold(self.hand_class, self.rank))
+    def met_by(self, hand: HandRank) -> bool:
+        return _at_least(hand, self.hand_class, self.rank)
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,9 +444,9 @@ def _bounded(errors: Collector, r: Reader, s: Spec) -> list[tuple[str, Any]]:
 
 def _require(errors: Collector, e: Reader, cls: type) -> None:
     """'is required' for each field of a table entry that ``cls`` declares required."""
-    for s in specs(cls):
-        if s.required and not e.has(s.json):
-            errors.add(e.at(s.json), "is required", ViolationCode.PROFILE)
+    for key in required(cls):
+        if not e.has(key):
+            errors.add(e.at(key), "is required", ViolationCode.PROFILE)
 
 
 def _rank(errors: Collector, path: str, value: object) -> Rank | None:
@@ -473,7 +479,7 @@ def _threshold(
 
 def _royalties(errors: Collector, r: Reader, deck: Deck) -> Royalties:
     mode = read_field(r, spec(Royalties, "mode"))
-    units_spec = spec(RoyaltyEntry, "units")
+    read_units = field_reader(spec(RoyaltyEntry, "units"))
     entries: list[RoyaltyEntry] = []
     seen: dict[tuple[Row, HandClass, Rank | None], str] = {}
     for path, item in _bounded(errors, r, spec(Royalties, "table")):
@@ -482,7 +488,7 @@ def _royalties(errors: Collector, r: Reader, deck: Deck) -> Royalties:
         hand_class = e.enum("handClass", HandClass, HandClass.HIGH_CARD)
         _require(errors, e, RoyaltyEntry)
         rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
-        units = read_field(e, units_spec)
+        units = read_units(e)
         e.finish()
         if not e.ok:
             continue
@@ -526,7 +532,8 @@ def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
     vs_foul = read_field(r, spec(Naturals, "vs_foul"))
     quads_as_two_pairs = read_field(r, spec(Naturals, "quads_as_two_pairs"))
     equal_rank = read_field(r, spec(Naturals, "equal_rank"))
-    rank_spec, units_spec = spec(NaturalEntry, "rank"), spec(NaturalEntry, "units")
+    read_rank = field_reader(spec(NaturalEntry, "rank"))
+    read_units = field_reader(spec(NaturalEntry, "units"))
     entries: list[NaturalEntry] = []
     seen: dict[str, str] = {}
     for path, item in _bounded(errors, r, spec(Naturals, "table")):
@@ -537,8 +544,8 @@ def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
             "definition") else e.raw("definition")
         natural = _natural_name(errors, e, e.has("definition")) if e.has("natural") else (
             Natural.DRAGON)
-        rank = read_field(e, rank_spec)
-        units = read_field(e, units_spec)
+        rank = read_rank(e)
+        units = read_units(e)
         e.finish()
         if not e.ok or len(errors.violations) > before:
             continue
@@ -575,14 +582,14 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
     enabled = read_field(r, spec(Fantasyland, "enabled"))
     entry = _threshold(errors, r, "entry", default.entry) or default.entry
     entry_cards = read_field(r, spec(Fantasyland, "entry_cards"))
-    cards_spec = spec(ProgressiveEntry, "cards")
+    read_cards = field_reader(spec(ProgressiveEntry, "cards"))
     progressive: list[ProgressiveEntry] = []
     for path, item in _bounded(errors, r, spec(Fantasyland, "progressive")):
         e = Reader(errors, path, item, ViolationCode.PROFILE)
         hand_class = e.enum("handClass", HandClass, HandClass.PAIR)
         _require(errors, e, ProgressiveEntry)
         rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
-        cards = read_field(e, cards_spec)
+        cards = read_cards(e)
         e.finish()
         if hand_class not in FRONT_CLASSES:
             errors.add(e.at("handClass"), f"a FRONT row cannot make {hand_class.value}",

@@ -39,6 +39,7 @@ Example(size=3)
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -63,6 +64,8 @@ __all__ = [
     "spec",
     "maximum",
     "read_field",
+    "field_reader",
+    "required",
     "read_part",
     "write_part",
     "write_json",
@@ -220,21 +223,42 @@ def maximum(cls: type, name: str) -> int:
 
 def read_field(r: Reader, s: Spec) -> Any:
     """One scalar, enum or part field of the object ``r`` reads, checked with its bound."""
-    kind = s.kind
+    return field_reader(s)(r)
+
+
+def field_reader(s: Spec) -> Callable[[Reader], Any]:
+    """``read_field`` for one field, worked out once (for a field read in a loop)."""
+    key, default, kind = s.json, s.default, s.kind
     if kind == "int32" or kind == "int64":
-        return r.integer(s.json, s.default, minimum=s.minimum, maximum=s.maximum)
+        lo, hi = s.minimum, s.maximum
+        return lambda r: r.integer(key, default, minimum=lo, maximum=hi)
     if kind == "bool":
-        return r.boolean(s.json, s.default)
+        return lambda r: r.boolean(key, default)
     if kind == "enum" and not s.repeated:
-        assert s.enum is not None
-        if s.short_prefix is not None:
-            return read_wire_enum(r, s.json, s.enum, s.short_prefix, s.default)
-        return r.enum(s.json, s.enum, s.default)
+        enum, prefix = s.enum, s.short_prefix
+        assert enum is not None
+        if prefix is not None:
+            return lambda r: read_wire_enum(r, key, enum, prefix, default)
+        return lambda r: r.enum(key, enum, default)
     if kind == "string":
-        return r.string(s.json, s.default, max_length=s.maximum or 256)
+        length = s.maximum or 256
+        return lambda r: r.string(key, default, max_length=length)
     if kind == "message" and s.part is not None and not s.repeated:
-        return read_part(r.obj(s.json), s.part)
+        cls = s.part
+        return lambda r: read_part(r.obj(key), cls)
     raise TypeError(f"{s.name} needs its part's own reader")
+
+
+@cache
+def required(cls: type) -> tuple[str, ...]:
+    """The JSON names of the fields ``cls`` declares required (a table entry must hold them)."""
+    return tuple(s.json for s in specs(cls) if s.required)
+
+
+@cache
+def _read_plan(cls: type) -> tuple[tuple[Spec, Callable[[Reader], Any] | None], ...]:
+    return tuple((s, None if s.repeated or s.part is None and s.kind == "message"
+                  else field_reader(s)) for s in specs(cls))
 
 
 def read_part(r: Reader, cls: type, readers: Readers | None = None) -> Any:
@@ -243,15 +267,17 @@ def read_part(r: Reader, cls: type, readers: Readers | None = None) -> Any:
     reading a field the helpers cannot; then its unknown keys."""
     readers = readers or {}
     values: dict[str, Any] = {}
-    fields = specs(cls)
-    for s in fields:
+    plan = _read_plan(cls)
+    for s, read in plan:
         if s.kind == "message" and s.name not in readers:
-            values[s.name] = read_field(r, s)
-    for s in fields:
+            assert read is not None, f"{cls.__name__}.{s.name} needs a reader"
+            values[s.name] = read(r)
+    for s, read in plan:
         if s.name in readers:
             values[s.name] = readers[s.name](r)
         elif s.kind != "message":
-            values[s.name] = read_field(r, s)
+            assert read is not None, f"{cls.__name__}.{s.name} needs a reader"
+            values[s.name] = read(r)
     r.finish()
     return cls(**values)
 
@@ -262,50 +288,58 @@ def read_part(r: Reader, cls: type, readers: Readers | None = None) -> Any:
 def write_part(value: Any) -> dict[str, Any]:
     """A part's complete JSON form in declaration order. ``None`` is left out, and so is a
     field declared ``omit_default`` at its default."""
-    out: dict[str, Any] = {}
-    for name, key, omit, default, write in _write_plan(value.__class__):
-        v = getattr(value, name)
-        if v is None or (omit and v == default):
-            continue
-        out[key] = write(v)
-    return out
+    return _part_writer(value.__class__)(value)
 
 
 @cache
-def _write_plan(cls: type) -> tuple[tuple[str, str, bool, Any, Callable[[Any], Any]], ...]:
-    """How each field of ``cls`` is written, worked out once per part (a large profile writes
-    its table entries hundreds of times)."""
-    return tuple((s.name, s.json, s.omit_default, s.default, _write_plan_of(s))
-                 for s in specs(cls))
+def _part_writer(cls: type) -> Callable[[Any], dict[str, Any]]:
+    """``write_part`` for ``cls``, worked out once: its values fetched at once, a writer only
+    where the JSON form differs from the value (a large profile writes its table entries
+    hundreds of times; this keeps profile_to_dict near a hand-written one's speed)."""
+    fields = specs(cls)
+    names = [s.name for s in fields]
+    get = operator.attrgetter(*names) if len(names) > 1 else (
+        lambda v, name=names[0]: (getattr(v, name),))
+    plan = tuple((s.json, s.omit_default, s.default, _writer(s)) for s in fields)
+
+    def write(value: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for v, (key, omit, default, w) in zip(get(value), plan):
+            if v is None or (omit and v == default):
+                continue
+            out[key] = v if w is None else w(v)
+        return out
+
+    return write
 
 
 def write_json(s: Spec, value: Any) -> Any:
     """One field's value in its JSON form (its default's, say)."""
-    return _write_plan_of(s)(value)
+    write = _writer(s)
+    return value if write is None else write(value)
 
 
-def _write_plan_of(s: Spec) -> Callable[[Any], Any]:
+def _writer(s: Spec) -> Callable[[Any], Any] | None:
     if s.write is not None:
         return s.write
     write = _value_writer(s)
-    return _list_writer(write) if s.repeated else write
+    if s.repeated:
+        return (lambda items: [write(x) for x in items]) if write else list
+    return write
 
 
-def _list_writer(write: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda items: [write(x) for x in items]
-
-
-def _value_writer(s: Spec) -> Callable[[Any], Any]:
+def _value_writer(s: Spec) -> Callable[[Any], Any] | None:
     kind = s.kind
     if kind == "enum":
-        return json_name
+        assert s.enum is not None
+        return {m: json_name(m) for m in s.enum}.__getitem__
     if kind == "message":
-        return write_part
+        return write_part if s.part is None else _part_writer(s.part)
     if kind == "rank":
-        return lambda v: v.value
+        return operator.attrgetter("value")
     if kind == "string":
         return str
-    return lambda v: v
+    return None
 
 
 # --------------------------------------------------------------------------- the flat table
