@@ -22,7 +22,7 @@ from cpsettle.v1 import profile_pb2
 from cpsettle_service.domain import profile, schema
 from cpsettle_service.domain.profile import Money, RuleProfile
 from cpsettle_service.domain.reader import json_name
-from cpsettle_service.domain.schema import lines, markdown_table, specs
+from cpsettle_service.domain.schema import lines, markdown_table, message_name, specs
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTO = ROOT / "proto" / "cpsettle" / "v1" / "profile.proto"
@@ -58,9 +58,9 @@ def _enum_problems(where: str, enum: type[StrEnum], f: FieldDescriptor) -> list[
 def problems(desc: Descriptor, cls: type, path: str = "") -> list[str]:
     """Every way the declared fields of ``cls`` (and the parts below) differ from ``desc``."""
     out: list[str] = []
-    if desc.name != cls.__name__:
+    if desc.name != message_name(cls):
         out.append(f"{path or 'the profile'}: the proto's {desc.name} is declared as "
-                   f"{cls.__name__}")
+                   f"{message_name(cls)}")
     proto = {f.json_name: f for f in sorted(desc.fields, key=lambda f: f.number)}
     declared = {s.json: s for s in specs(cls)}
     for name in proto.keys() - declared.keys():
@@ -79,7 +79,8 @@ def problems(desc: Descriptor, cls: type, path: str = "") -> list[str]:
         if s.kind == "enum":
             assert s.enum is not None
             out += _enum_problems(where, s.enum, f)
-        if s.kind in ("int32", "int64", "bool") and not s.required and not f.has_presence:
+        scalar = s.kind in ("int32", "int64", "bool") and not s.repeated
+        if scalar and not s.required and not f.has_presence:
             out.append(f"{where}: has a default ({s.default}) but is not `optional` in the proto")
         if s.part is not None:
             sub = f"{where}[]." if s.repeated else f"{where}."

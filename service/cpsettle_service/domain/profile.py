@@ -30,7 +30,6 @@ from .natural_vocabulary import (
     Definition,
     Predicate,
     compile_definition,
-    definition_to_dict,
     read_definition,
 )
 from .naturals import Natural, builtin_definition, builtin_predicate
@@ -237,9 +236,9 @@ class NaturalEntry:
         "at most 40), which then needs a definition.")
     rank: int = integer(None, 0, 1000, "Its rank: a higher rank beats a lower one.")
     units: int = integer(None, 0, MAX_UNITS, "What it collects, in units.")
-    definition: Definition | None = external(
-        "NaturalDefinition", "The natural as data (RULES.md §16.1); none: the catalogue's.", None,
-        write=definition_to_dict)
+    definition: Definition | None = part(
+        Definition, "The natural as data (RULES.md §16.1): every clause set must hold; none: the "
+        "catalogue's definition.", None)
 
     @property
     def effective_definition(self) -> Definition:
@@ -667,7 +666,7 @@ def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
 def _extension_defaults() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for line in lines(RuleProfile):
-        if line.spec.omit_default:
+        if line.spec.omit_default and "[]" not in line.path:  # (a table entry's are its own)
             if line.spec.part is None:
                 out[line.path] = write_json(line.spec, line.spec.default)
             else:

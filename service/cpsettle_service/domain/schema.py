@@ -61,6 +61,7 @@ __all__ = [
     "repeated",
     "external",
     "specs",
+    "message_name",
     "spec",
     "maximum",
     "read_field",
@@ -105,7 +106,7 @@ class Spec:
             assert self.enum is not None
             base = f"enum {self.enum.__name__}"
         elif self.kind == "message":
-            base = self.proto or (self.part.__name__ if self.part else "?")
+            base = self.proto or (message_name(self.part) if self.part else "?")
         elif self.kind == "rank":
             base = "string"
         else:
@@ -120,10 +121,12 @@ def _field(spec: Spec, default: Any = dataclasses.MISSING) -> Any:
 
 
 def integer(default: int | None, minimum: int, maximum: int, doc: str, *,
-            wide: bool = False) -> Any:
+            wide: bool = False, optional: bool = False) -> Any:
     """An integer from ``minimum`` to ``maximum`` (``wide``: int64 on the wire, for money);
-    ``default`` ``None``: required."""
+    ``default`` ``None``: required, or with ``optional`` unset (a clause not written)."""
     kind = "int64" if wide else "int32"
+    if optional:
+        return _field(Spec(kind, doc, None, minimum, maximum), None)
     required = default is None  # then the reader takes 0 while it reports the field missing
     return _field(Spec(kind, doc, 0 if required else default, minimum, maximum,
                        required=required), default)
@@ -140,12 +143,13 @@ def text(default: str, max_length: int, doc: str, *, required: bool = False) -> 
 
 
 def choice(enum: type[StrEnum], default: StrEnum | None, doc: str, *,
-           omit_default: bool = False, short_spelling: bool = False) -> Any:
+           omit_default: bool = False, short_spelling: bool = False,
+           optional: bool = False) -> Any:
     """A member of ``enum``, written as its JSON name (``json_name``); the zero value or
-    absence means the default (``None``: required). ``short_spelling``: ``PUSH`` is read as
-    ``NATURAL_TIE_PUSH`` too."""
+    absence means the default (``None``: required, or with ``optional`` unset).
+    ``short_spelling``: ``PUSH`` is read as ``NATURAL_TIE_PUSH`` too."""
     short = json_prefix(enum) if short_spelling else None
-    return _field(Spec("enum", doc, default, enum=enum, required=default is None,
+    return _field(Spec("enum", doc, default, enum=enum, required=default is None and not optional,
                        omit_default=omit_default, short_prefix=short), default)
 
 
@@ -155,21 +159,36 @@ def card_rank(doc: str, default: Any = dataclasses.MISSING) -> Any:
     return _field(Spec("rank", doc, None), default)
 
 
-def part(cls: type, doc: str, default: Any = None, *, omit_default: bool = False) -> Any:
-    """A nested part; its default (``None``: the part with its own defaults)."""
-    default = cls() if default is None else default
+_OWN_DEFAULTS: Any = object()
+
+
+def part(cls: type, doc: str, default: Any = _OWN_DEFAULTS, *,
+         omit_default: bool = False) -> Any:
+    """A nested part; its default (left out: the part with its own defaults; ``None``: none)."""
+    default = cls() if default is _OWN_DEFAULTS else default
     return _field(Spec("message", doc, default, part=cls, omit_default=omit_default), default)
 
 
-def repeated(item: type, maximum: int, doc: str, default: tuple[Any, ...] = (), *,
-             write: Callable[[Any], Any] | None = None) -> Any:
-    """A list of at most ``maximum`` parts (``item`` their dataclass) or enum members (``item``
-    the enum); ``write``: the list's JSON form, when it is not each item's in turn."""
-    if issubclass(item, StrEnum):
-        s = Spec("enum", doc, default, maximum=maximum, enum=item, repeated=True, write=write)
+def repeated(item: type | str, maximum: int, doc: str, default: tuple[Any, ...] | None = (), *,
+             write: Callable[[Any], Any] | None = None, omit_default: bool = False) -> Any:
+    """A list of at most ``maximum`` parts (``item`` their dataclass), enum members (``item``
+    the enum), integers (``int``) or ranks (``"rank"``); ``write``: the list's JSON form, when
+    it is not each item's in turn."""
+    common: dict[str, Any] = dict(maximum=maximum, repeated=True, write=write,
+                                  omit_default=omit_default)
+    if item == "rank":
+        s = Spec("rank", doc, default, **common)
+    elif item is int:
+        s = Spec("int32", doc, default, **common)
+    elif isinstance(item, type) and issubclass(item, StrEnum):
+        s = Spec("enum", doc, default, enum=item, **common)
     else:
-        s = Spec("message", doc, default, maximum=maximum, part=item, repeated=True, write=write)
+        assert isinstance(item, type)
+        s = Spec("message", doc, default, part=item, **common)
     return _field(s, default)
+
+
+_SCALARS = frozenset({"int32", "int64", "bool", "string"})
 
 
 def external(proto: str, doc: str, default: Any = dataclasses.MISSING, *,
@@ -182,10 +201,13 @@ def external(proto: str, doc: str, default: Any = dataclasses.MISSING, *,
                        required=required, write=write), default)
 
 
-_SCALARS = frozenset({"int32", "int64", "bool", "string"})
-
-
 _CAMEL = re.compile(r"_([a-z0-9])")
+
+
+def message_name(cls: type) -> str:
+    """The ``cpsettle.v1`` message a part is: its name, or its ``proto_message`` when the
+    domain names it otherwise (``Definition`` is ``NaturalDefinition``)."""
+    return str(getattr(cls, "proto_message", cls.__name__))
 
 
 @cache
@@ -359,7 +381,7 @@ def lines(cls: type, prefix: str = "") -> Iterator[Line]:
     """Every declared field of ``cls`` and of the parts below it, depth first."""
     for s in specs(cls):
         path = f"{prefix}{s.json}"
-        yield Line(path, cls.__name__, s)
+        yield Line(path, message_name(cls), s)
         if s.part is not None:
             yield from lines(s.part, f"{path}[]." if s.repeated else f"{path}.")
 
