@@ -479,13 +479,16 @@ def _threshold(
 def _royalties(errors: Collector, r: Reader, deck: Deck) -> Royalties:
     mode = read_field(r, spec(Royalties, "mode"))
     read_units = field_reader(spec(RoyaltyEntry, "units"))
+    keys = required(RoyaltyEntry)
     entries: list[RoyaltyEntry] = []
     seen: dict[tuple[Row, HandClass, Rank | None], str] = {}
     for path, item in _bounded(errors, r, spec(Royalties, "table")):
         e = Reader(errors, path, item, ViolationCode.PROFILE)
         row = e.enum("row", Row, Row.BACK)
         hand_class = e.enum("handClass", HandClass, HandClass.HIGH_CARD)
-        _require(errors, e, RoyaltyEntry)
+        for key in keys:  # (_require, inline: up to 324 entries)
+            if not e.has(key):
+                errors.add(e.at(key), "is required", ViolationCode.PROFILE)
         rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
         units = read_units(e)
         e.finish()

@@ -249,7 +249,8 @@ def read_field(r: Reader, s: Spec) -> Any:
 
 
 def field_reader(s: Spec) -> Callable[[Reader], Any]:
-    """``read_field`` for one field, worked out once (for a field read in a loop)."""
+    """``read_field`` for one field, worked out once (for a field read in a loop). A closure:
+    a partial with keywords costs half as much again per call."""
     key, default, kind = s.json, s.default, s.kind
     if kind == "int32" or kind == "int64":
         lo, hi = s.minimum, s.maximum
