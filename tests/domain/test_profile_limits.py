@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.profile import MAX_UNIT_VALUE, ProfileRegistry, profile_to_dict
+from cpsettle_service.domain.profile import (
+    EXTENSION_DEFAULTS,
+    MAX_UNIT_VALUE,
+    ProfileRegistry,
+    RuleProfile,
+    profile_to_dict,
+)
+from cpsettle_service.domain.schema import lines
 from cpsettle_service.domain.table import request_from_dict, resolve_profile
 
 REGISTRY = ProfileRegistry.builtin()
@@ -30,6 +37,7 @@ LIMITS = [
     ("rake.perPlayerFee", 0, 10**12),
     ("rake.commissionBps", 0, 10_000),
     ("rake.commissionCap", 0, 10**12),
+    ("deck.jokers", 0, 2),
 ]
 
 
@@ -47,9 +55,19 @@ def _resolve(overrides: dict[str, Any]):
 
 
 def _read(profile_json: dict[str, Any], path: str) -> Any:
+    if path in EXTENSION_DEFAULTS and path.split(".")[0] not in profile_json:
+        return EXTENSION_DEFAULTS[path]  # left out of the JSON form at its default
     for key in path.split("."):
         profile_json = profile_json[key]
     return profile_json
+
+
+def test_the_limits_are_every_declared_range() -> None:
+    """LIMITS is written out here on purpose (a second, independent statement of the ranges);
+    it must name every integer the profile declares outside its tables, with the same range."""
+    declared = {(line.path, line.spec.minimum, line.spec.maximum) for line in lines(RuleProfile)
+                if line.spec.kind in ("int32", "int64") and "[]" not in line.path}
+    assert set(LIMITS) == declared
 
 
 @pytest.mark.parametrize("path,low,high", LIMITS, ids=[p for p, _, _ in LIMITS])

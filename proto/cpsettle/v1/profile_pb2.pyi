@@ -643,7 +643,7 @@ class Royalties(_message.Message):
     """How royalties are paid (default ROYALTY_MODE_NONE)."""
     @_builtins.property
     def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___RoyaltyEntry]:
-        """What each hand is worth; a hand not listed is worth 0. At most 296 entries: one per row,
+        """What each hand is worth; a hand not listed is worth 0. At most 324 entries: one per row,
         class and rank (or none), never repeated (docs/DECISIONS.md decision 23).
         """
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.errors import InvalidInput, Violation, ViolationCode
+from ..domain.profile import RuleProfile
+from ..domain.schema import maximum
 
 MAX_PLAYERS = 4  # RULES.md §15: 2 to 4 players
 MAX_HAND_CARDS = 13  # a row, or a player's loose cards, holds at most one whole hand
@@ -24,7 +26,7 @@ MAX_PAIRS = MAX_PLAYERS * (MAX_PLAYERS - 1) // 2  # 6 pairs at a table of 4
 MAX_PROPOSED = 2 * MAX_PLAYERS
 MAX_PROPOSED_PAIRS = 2 * MAX_PAIRS
 MAX_ID_CHARS = 128  # hand, table, round, dealer and player ids
-MAX_NAME_CHARS = 64  # a preset or profile name (a profile's own name is bounded the same)
+MAX_NAME_CHARS = maximum(RuleProfile, "name")  # a preset's name, bounded as a profile's is
 # A maximal valid profile (every table at its bound, DECISIONS.md decision 23) is about 11 KB
 # as a RuleProfile and 30 KB as overrides (a Struct); an inline profile or overrides past this
 # cannot be valid and is refused before it is decoded.

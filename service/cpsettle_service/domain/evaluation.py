@@ -277,7 +277,7 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
         if fl.entry.met_by(front):
             cards = fl.entry_cards
             for entry in fl.progressive:  # strongest threshold first
-                if entry.threshold.met_by(front):
+                if entry.met_by(front):
                     cards = entry.cards
                     break
         hit = (cards, front.phrase)

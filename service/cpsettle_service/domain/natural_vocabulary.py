@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from itertools import combinations
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 from .cards import Card, Rank, Suit
 from .errors import Collector, ViolationCode
@@ -60,6 +60,7 @@ from .natural_facts import (
     HandFacts,
 )
 from .reader import Reader, describe
+from .schema import card_rank, choice, integer, part, repeated, write_part
 
 __all__ = [
     "RowClass",
@@ -98,24 +99,45 @@ for _rc in RowClass:
 
 @dataclass(frozen=True, slots=True)
 class RowsClause:
-    front: RowClass | None = None
-    middle: RowClass | None = None
-    back: RowClass | None = None
+    """The ``rows`` clause (proto ``NaturalRows``): each row's least class, or any cards."""
+
+    proto_message: ClassVar[str] = "NaturalRows"
+
+    front: RowClass | None = choice(RowClass, None, "The 3-card row's least class.",
+                                    optional=True)
+    middle: RowClass | None = choice(RowClass, None, "One 5-card row's least class (the two "
+                                     "5-card rows may be taken in either order).", optional=True)
+    back: RowClass | None = choice(RowClass, None, "The other 5-card row's least class.",
+                                   optional=True)
 
 
 @dataclass(frozen=True, slots=True)
 class Definition:
-    """A natural's definition: every clause that is set must hold (``None`` / ``()`` = unset)."""
+    """A natural's definition: every clause that is set must hold (``None`` / ``()`` = unset).
+    Its fields are declared in the profile's schema (``schema.py``); ``read_definition`` reads
+    them with the checks across clauses."""
 
-    rank_groups: tuple[int, ...] = ()
-    distinct_ranks: int | None = None
-    same_suit: int | None = None
-    same_colour: int | None = None
-    colour_split: tuple[int, int] | None = None
-    ranks_at_least: Rank | None = None
-    ranks_at_most: Rank | None = None
-    ranks_in: tuple[Rank, ...] | None = None
-    rows: RowsClause | None = None
+    proto_message: ClassVar[str] = "NaturalDefinition"
+
+    rank_groups: tuple[int, ...] = repeated(
+        int, 13, "Disjoint groups of equal ranks of these sizes, e.g. [3, 3, 2, 2, 2]; each 1 to "
+        f"{MAX_GROUP}, at most 13 cards in all.", omit_default=True)
+    distinct_ranks: int | None = integer(None, 1, 13, "At least this many different ranks.",
+                                         optional=True)
+    same_suit: int | None = integer(None, 1, 13, "At least this many cards of one suit.",
+                                    optional=True)
+    same_colour: int | None = integer(None, 1, 13, "At least this many cards of one colour "
+                                      "(hearts and diamonds are red).", optional=True)
+    colour_split: tuple[int, int] | None = repeated(
+        int, 2, "Exactly a cards of one colour and b of the other, a + b = 13: [12, 1].", None)
+    ranks_at_least: Rank | None = card_rank("Every card's rank is at least this one (the ace "
+                                            "high).", None)
+    ranks_at_most: Rank | None = card_rank("Every card's rank is at most this one (the ace "
+                                           "high).", None)
+    ranks_in: tuple[Rank, ...] | None = repeated("rank", 13, "Every card's rank is one of these.",
+                                                 None)
+    rows: RowsClause | None = part(RowsClause, "A 3 + 5 + 5 split with rows of at least these "
+                                   "classes.", None)
 
     @property
     def largest_group(self) -> int:
@@ -252,25 +274,9 @@ def definition_from_dict(data: object, path: str = "definition") -> Definition:
 
 
 def definition_to_dict(d: Definition) -> dict[str, Any]:
-    """The JSON form (only the clauses that are set); ``definition_from_dict`` reads it back."""
-    out: dict[str, Any] = {}
-    if d.rank_groups:
-        out["rankGroups"] = list(d.rank_groups)
-    for key, attr in _COUNT_CLAUSES:
-        if getattr(d, attr) is not None:
-            out[key] = getattr(d, attr)
-    if d.colour_split is not None:
-        out["colourSplit"] = list(d.colour_split)
-    if d.ranks_at_least is not None:
-        out["ranksAtLeast"] = d.ranks_at_least.value
-    if d.ranks_at_most is not None:
-        out["ranksAtMost"] = d.ranks_at_most.value
-    if d.ranks_in is not None:
-        out["ranksIn"] = [rank.value for rank in d.ranks_in]
-    if d.rows is not None:
-        out["rows"] = {key: getattr(d.rows, key).wire_name
-                       for key in ("front", "middle", "back") if getattr(d.rows, key)}
-    return out
+    """The JSON form (only the clauses that are set: ``schema.write_part``);
+    ``definition_from_dict`` reads it back."""
+    return write_part(d)
 
 
 # --------------------------------------------------------------------------- checking

@@ -30,12 +30,31 @@ from .natural_vocabulary import (
     Definition,
     Predicate,
     compile_definition,
-    definition_to_dict,
     read_definition,
 )
 from .naturals import Natural, builtin_definition, builtin_predicate
-from .reader import Reader, json_name, parse_enum, read_wire_enum
+from .reader import Reader, parse_enum
 from .rows import ROWS, Row
+from .schema import (
+    Spec,
+    boolean,
+    card_rank,
+    choice,
+    external,
+    field_reader,
+    integer,
+    lines,
+    part,
+    read_field,
+    read_part,
+    repeated,
+    required,
+    spec,
+    specs,
+    text,
+    write_json,
+    write_part,
+)
 
 
 class RoyaltyMode(StrEnum):
@@ -102,36 +121,51 @@ MAX_NATURAL_ENTRIES = 32
 DEFAULT_SUIT_ORDER: tuple[Suit, ...] = (Suit.SPADE, Suit.HEART, Suit.CLUB, Suit.DIAMOND)
 
 
+MAX_UNITS = 1_000_000  # units a row, bonus, royalty, natural, foul or surrender can be worth
+MAX_FEE = 10**12  # minor units of a rake fee or commission cap
+
+
+# Each part's fields are its schema (schema.py): type, default, bounds and doc line, written once
+# here. The proto and docs/RULES.md §17 are checked against them
+# (tests/contract/test_profile_schema.py).
+
+
 @dataclass(frozen=True, slots=True)
 class HomeRun:
-    min_players: int = 4
-    multiplier: int = 1
+    min_players: int = integer(4, 2, 4, "The fewest players at the table for a home run to "
+                               "count.")
+    multiplier: int = integer(1, 1, 100, "What a home run multiplies the scooper's pair scores "
+                              "by.")
 
 
 @dataclass(frozen=True, slots=True)
 class Scoring:
-    row_unit: int = 1
-    majority_bonus: int = 0
-    majority_bonus_on_scoop: bool = False
-    scoop_bonus: int = 0
-    scoop_multiplier: int = 1
-    home_run: HomeRun = HomeRun()
+    row_unit: int = integer(1, 0, MAX_UNITS, "Units for each row won.")
+    majority_bonus: int = integer(0, 0, MAX_UNITS, "Units for winning two rows of three.")
+    majority_bonus_on_scoop: bool = boolean(False, "Whether a scoop also earns the majority "
+                                            "bonus.")
+    scoop_bonus: int = integer(0, 0, MAX_UNITS, "Units for winning all three rows.")
+    scoop_multiplier: int = integer(1, 1, 100, "What a scoop multiplies the pair's row units "
+                                    "by.")
+    home_run: HomeRun = part(HomeRun, "The home-run (scoop of every opponent) multiplier.")
 
 
 @dataclass(frozen=True, slots=True)
 class RoyaltyEntry:
-    row: Row
-    hand_class: HandClass
-    rank: Rank | None
-    units: int
+    row: Row = choice(Row, None, "The row the hand is made in.")
+    hand_class: HandClass = choice(HandClass, None, "The class of the hand.")
+    rank: Rank | None = card_rank("Narrows the entry to a pair or trips of one rank.")
+    units: int = integer(None, 0, MAX_UNITS, "The royalty in units.")
 
 
 @dataclass(frozen=True)
 class Royalties:
     """The royalty table and how it is paid. ``units(row, hand)`` prices one row."""
 
-    mode: RoyaltyMode = RoyaltyMode.NONE
-    table: tuple[RoyaltyEntry, ...] = ()
+    mode: RoyaltyMode = choice(RoyaltyMode, RoyaltyMode.NONE, "How royalties are paid.")
+    table: tuple[RoyaltyEntry, ...] = repeated(
+        RoyaltyEntry, MAX_ROYALTY_ENTRIES, "What each hand is worth; a hand not listed is "
+        "worth 0. One entry per row, class and rank (or none).")
     _lookup: Mapping[tuple[Row, HandClass, int], int] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -166,9 +200,11 @@ class Royalties:
 
 @dataclass(frozen=True, slots=True)
 class Foul:
-    penalty: FoulPenalty = FoulPenalty.SCOOPED
-    fixed_units: int = 0
-    pays_opponent_royalties: bool = False
+    penalty: FoulPenalty = choice(FoulPenalty, FoulPenalty.SCOOPED, "What a fouled hand pays.")
+    fixed_units: int = integer(0, 0, MAX_UNITS, "Units a fouled hand pays each opponent under "
+                               "FIXED.")
+    pays_opponent_royalties: bool = boolean(False, "Whether under FIXED the fouled hand also "
+                                            "pays the opponent's royalties.")
 
 
 NATURAL_NAME_PATTERN = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
@@ -195,10 +231,14 @@ class NaturalEntry:
     """A natural the profile plays. ``definition`` is the house's own (``None``: the catalogue's
     definition of ``natural``)."""
 
-    natural: Natural | HouseNatural
-    rank: int
-    units: int
-    definition: Definition | None = None
+    natural: Natural | HouseNatural = external(
+        "string", "A catalogue natural or a house natural's name (capital letters, digits and _, "
+        "at most 40), which then needs a definition.")
+    rank: int = integer(None, 0, 1000, "Its rank: a higher rank beats a lower one.")
+    units: int = integer(None, 0, MAX_UNITS, "What it collects, in units.")
+    definition: Definition | None = part(
+        Definition, "The natural as data (RULES.md §16.1): every clause set must hold; none: the "
+        "catalogue's definition.", None)
 
     @property
     def effective_definition(self) -> Definition:
@@ -211,11 +251,16 @@ class NaturalEntry:
 
 @dataclass(frozen=True)
 class Naturals:
-    require_declaration: bool = True
-    vs_foul: VsFoul = VsFoul.GREATER_OF_NATURAL_AND_FOUL
-    table: tuple[NaturalEntry, ...] = ()
-    quads_as_two_pairs: bool = True
-    equal_rank: NaturalTie = NaturalTie.PUSH
+    require_declaration: bool = boolean(True, "Whether a natural must be declared to count.")
+    vs_foul: VsFoul = choice(VsFoul, VsFoul.GREATER_OF_NATURAL_AND_FOUL,
+                             "What a fouled player pays a natural.")
+    table: tuple[NaturalEntry, ...] = repeated(
+        NaturalEntry, MAX_NATURAL_ENTRIES, "The naturals this profile plays, one entry per "
+        "natural; none when empty.")
+    quads_as_two_pairs: bool = boolean(True, "Whether a four of a kind fills two groups of 2 in "
+                                       "rankGroups.", omit_default=True)
+    equal_rank: NaturalTie = choice(NaturalTie, NaturalTie.PUSH, "How two naturals of equal rank "
+                                    "settle.", omit_default=True, short_spelling=True)
     by_natural: Mapping[str, NaturalEntry] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -247,119 +292,167 @@ class Deck:
     """Jokers (RULES.md §16.3): how many the deck holds (0-2) and whether one may stand for a card
     that is already at the table."""
 
-    jokers: int = 0
-    joker_duplicates: bool = False
+    jokers: int = integer(0, 0, 2, "How many jokers the deck holds; a joker is written Xj.")
+    joker_duplicates: bool = boolean(False, "Whether a joker may stand for a card already at "
+                                     "the table.", omit_default=True)
 
 
 @dataclass(frozen=True, slots=True)
 class Surrender:
-    allowed: bool = False
-    units: int = 0
-    pays_fouled: bool = True
+    allowed: bool = boolean(False, "Whether a player may surrender.")
+    units: int = integer(0, 0, MAX_UNITS, "What a surrender pays each opponent, in units.")
+    pays_fouled: bool = boolean(True, "Whether a surrendered player also pays a fouled "
+                                "opponent.")
 
 
 @dataclass(frozen=True, slots=True)
 class Money:
-    unit_value: int = 100
+    unit_value: int = integer(100, 1, MAX_UNIT_VALUE, "Minor currency units per scoring unit; a "
+                              "request's unitValue overrides it.", wide=True)
 
 
 @dataclass(frozen=True, slots=True)
 class Caps:
-    losses: bool = False
-    wins: bool = False
-    basis: CapBasis = CapBasis.HAND_START
-    order: CapOrder = CapOrder.BUTTON_FIRST
+    losses: bool = boolean(False, "Whether a player can lose no more than his stack.")
+    wins: bool = boolean(False, "Whether a player can win no more than his stack from each "
+                         "opponent.")
+    basis: CapBasis = choice(CapBasis, CapBasis.HAND_START, "The stack a cap is measured "
+                             "against.")
+    order: CapOrder = choice(CapOrder, CapOrder.BUTTON_FIRST, "The order pairs are capped in.")
 
 
 @dataclass(frozen=True, slots=True)
 class Rake:
-    mode: RakeMode = RakeMode.NONE
-    per_player_fee: int = 0
-    commission_bps: int = 0
-    commission_cap: int = 0
+    mode: RakeMode = choice(RakeMode, RakeMode.NONE, "How the house takes its rake.")
+    per_player_fee: int = integer(0, 0, MAX_FEE, "The fee each player pays under PER_PLAYER, in "
+                                  "minor units.", wide=True)
+    commission_bps: int = integer(0, 0, 10_000, "The commission under COMMISSION, in basis "
+                                  "points of a winner's net.")
+    commission_cap: int = integer(0, 0, MAX_FEE, "The largest commission per player per hand, "
+                                  "in minor units; 0: no cap.", wide=True)
 
 
 @dataclass(frozen=True, slots=True)
 class Ranking:
-    wheel: Wheel = Wheel.LOWEST
-    row_tie: RowTie = RowTie.PUSH
-    suit_order: tuple[Suit, ...] = DEFAULT_SUIT_ORDER
-    suit_order_tiebreak: bool = False
+    wheel: Wheel = choice(Wheel, Wheel.LOWEST, "Where A-2-3-4-5 ranks among straights.")
+    row_tie: RowTie = choice(RowTie, RowTie.PUSH, "How two equal rows are settled.")
+    suit_order: tuple[Suit, ...] = repeated(Suit, len(Suit), "The four suits, best first.",
+                                            DEFAULT_SUIT_ORDER)
+    suit_order_tiebreak: bool = boolean(False, "Whether suitOrder breaks ties between otherwise "
+                                        "equal hands.")
 
 
 @dataclass(frozen=True, slots=True)
 class HandThreshold:
     """'This hand or better': a class, optionally narrowed to a main rank (pair of queens)."""
 
-    hand_class: HandClass
-    rank: Rank | None = None
+    hand_class: HandClass = choice(HandClass, None, "The class of the hand.")
+    rank: Rank | None = card_rank("The lowest rank of that class.", None)
 
     def met_by(self, hand: HandRank) -> bool:
-        floor = (self.hand_class.order, (self.rank.value_int,) if self.rank else ())
-        return (hand.category, hand.ranks) >= floor
+        return _at_least(hand, self.hand_class, self.rank)
+
+
+def _at_least(hand: HandRank, hand_class: HandClass, rank: Rank | None) -> bool:
+    floor = (hand_class.order, (rank.value_int,) if rank else ())
+    return (hand.category, hand.ranks) >= floor
 
 
 @dataclass(frozen=True, slots=True)
 class ProgressiveEntry:
-    threshold: HandThreshold
-    cards: int
+    """A front hand that deals more cards: a threshold's fields inline (as in the proto), and
+    the cards."""
+
+    hand_class: HandClass = choice(HandClass, None, "The class of the front hand.")
+    rank: Rank | None = card_rank("The lowest rank of that class.", None)
+    cards: int = integer(14, 13, 52, "The cards dealt in Fantasyland for it.")
+
+    def met_by(self, hand: HandRank) -> bool:
+        return _at_least(hand, self.hand_class, self.rank)
 
 
 @dataclass(frozen=True, slots=True)
 class FantasylandStay:
-    front: HandThreshold | None = HandThreshold(HandClass.THREE_OF_A_KIND)
-    middle: HandThreshold | None = HandThreshold(HandClass.FULL_HOUSE)
-    back: HandThreshold | None = HandThreshold(HandClass.FOUR_OF_A_KIND)
+    front: HandThreshold | None = part(
+        HandThreshold, "The front row's threshold; none when left out.",
+        HandThreshold(HandClass.THREE_OF_A_KIND))
+    middle: HandThreshold | None = part(
+        HandThreshold, "The middle row's threshold; none when left out.",
+        HandThreshold(HandClass.FULL_HOUSE))
+    back: HandThreshold | None = part(
+        HandThreshold, "The back row's threshold; none when left out.",
+        HandThreshold(HandClass.FOUR_OF_A_KIND))
+
+
+def _progressive_json(entries: tuple[ProgressiveEntry, ...]) -> list[dict[str, Any]]:
+    """Written weakest first (a profile holds them strongest first: the first one met wins)."""
+    return [write_part(e) for e in sorted(entries, key=lambda e: (
+        e.hand_class.order, e.rank.value_int if e.rank else 0))]
 
 
 @dataclass(frozen=True, slots=True)
 class Fantasyland:
-    enabled: bool = False
-    entry: HandThreshold = HandThreshold(HandClass.PAIR, Rank.QUEEN)
-    entry_cards: int = 14
-    progressive: tuple[ProgressiveEntry, ...] = ()
-    stay: FantasylandStay = FantasylandStay()
-    stay_cards: int = 14
+    enabled: bool = boolean(False, "Whether Fantasyland is played.")
+    entry: HandThreshold = part(HandThreshold, "The weakest front hand that enters.",
+                                HandThreshold(HandClass.PAIR, Rank.QUEEN))
+    entry_cards: int = integer(14, 13, 52, "The cards dealt on entry.")
+    progressive: tuple[ProgressiveEntry, ...] = repeated(
+        ProgressiveEntry, MAX_PROGRESSIVE_ENTRIES, "Stronger front hands that deal more cards, "
+        "one entry per front threshold.", write=_progressive_json)
+    stay: FantasylandStay = part(FantasylandStay, "What keeps a player in Fantasyland: any one "
+                                 "row meeting its threshold.")
+    stay_cards: int = integer(14, 13, 52, "The cards dealt to a player who stays.")
 
 
 @dataclass(frozen=True)
 class RuleProfile:
     """A complete house rule profile. Build with ``profile_from_dict`` or ``load_preset``."""
 
-    name: str
-    version: str = "1"
-    description: str = ""
-    scoring: Scoring = Scoring()
-    royalties: Royalties = Royalties()
-    foul: Foul = Foul()
-    naturals: Naturals = Naturals()
-    surrender: Surrender = Surrender()
-    money: Money = Money()
-    caps: Caps = Caps()
-    rake: Rake = Rake()
-    ranking: Ranking = Ranking()
-    fantasyland: Fantasyland = Fantasyland()
-    deck: Deck = Deck()
+    name: str = text("", 64, "The profile's name: a preset's or a house profile's.",
+                     required=True)
+    version: str = text("1", 64, "The profile's version.")
+    description: str = text("", 2000, "Free text for people.")
+    scoring: Scoring = part(Scoring, "Row units, majority and scoop bonuses.")
+    royalties: Royalties = part(Royalties, "Royalties.")
+    foul: Foul = part(Foul, "Foul penalties.")
+    naturals: Naturals = part(Naturals, "Naturals.")
+    surrender: Surrender = part(Surrender, "Surrender.")
+    money: Money = part(Money, "Money per unit.")
+    caps: Caps = part(Caps, "Stack caps.")
+    rake: Rake = part(Rake, "Rake.")
+    ranking: Ranking = part(Ranking, "Hand ranking options.")
+    fantasyland: Fantasyland = part(Fantasyland, "Fantasyland, for Open-Face profiles.")
+    deck: Deck = part(Deck, "Jokers; left out: the standard 52 cards.", omit_default=True)
 
 
 # --------------------------------------------------------------------------- reading
+#
+# A part of scalars and enums is read by ``read_part`` alone; the tables, thresholds and the
+# checks across fields are read here, each bound taken from the part's declaration.
 
 
-def _bounded(errors: Collector, r: Reader, key: str, limit: int) -> list[tuple[str, Any]]:
-    """A list field's items, or none (and one problem) when it holds more than ``limit``."""
-    items = r.items(key)
-    if len(items) > limit:
-        errors.add(r.at(key), f"holds {len(items)} entries; at most {limit} can differ",
+def _bounded(errors: Collector, r: Reader, s: Spec) -> list[tuple[str, Any]]:
+    """A list field's items, or none (and one problem) when it holds more than it may."""
+    items = r.items(s.json)
+    if s.maximum is not None and len(items) > s.maximum:
+        errors.add(r.at(s.json), f"holds {len(items)} entries; at most {s.maximum} can differ",
                    ViolationCode.PROFILE)
         return []
     return items
 
 
+def _require(errors: Collector, e: Reader, cls: type) -> None:
+    """'is required' for each field of a table entry that ``cls`` declares required."""
+    for key in required(cls):
+        if not e.has(key):
+            errors.add(e.at(key), "is required", ViolationCode.PROFILE)
+
+
 def _rank(errors: Collector, path: str, value: object) -> Rank | None:
     if isinstance(value, str):
-        text = "T" if value == "10" else value.upper()
+        notation = "T" if value == "10" else value.upper()
         try:
-            return Rank(text)
+            return Rank(notation)
         except ValueError:
             pass
     errors.add(path, f"must be a rank (2-9, T, J, Q, K, A); got {value!r}", ViolationCode.PROFILE)
@@ -377,45 +470,27 @@ def _threshold(
     if not r.ok:
         return default
     hand_class = r.enum("handClass", HandClass, HandClass.HIGH_CARD)
-    if not r.has("handClass"):
-        errors.add(r.at("handClass"), "is required", ViolationCode.PROFILE)
+    _require(errors, r, HandThreshold)
     rank = _rank(errors, r.at("rank"), r.raw("rank")) if r.has("rank") else None
     r.finish()
     return HandThreshold(hand_class, rank)
 
 
-def _scoring(r: Reader) -> Scoring:
-    hr = r.obj("homeRun")
-    home_run = HomeRun(
-        min_players=hr.integer("minPlayers", 4, minimum=2, maximum=4),
-        multiplier=hr.integer("multiplier", 1, minimum=1, maximum=100),
-    )
-    hr.finish()
-    s = Scoring(
-        row_unit=r.integer("rowUnit", 1, minimum=0, maximum=1_000_000),
-        majority_bonus=r.integer("majorityBonus", 0, minimum=0, maximum=1_000_000),
-        majority_bonus_on_scoop=r.boolean("majorityBonusOnScoop", False),
-        scoop_bonus=r.integer("scoopBonus", 0, minimum=0, maximum=1_000_000),
-        scoop_multiplier=r.integer("scoopMultiplier", 1, minimum=1, maximum=100),
-        home_run=home_run,
-    )
-    r.finish()
-    return s
-
-
 def _royalties(errors: Collector, r: Reader, deck: Deck) -> Royalties:
-    mode = r.enum("mode", RoyaltyMode, RoyaltyMode.NONE)
+    mode = read_field(r, spec(Royalties, "mode"))
+    read_units = field_reader(spec(RoyaltyEntry, "units"))
+    keys = required(RoyaltyEntry)
     entries: list[RoyaltyEntry] = []
     seen: dict[tuple[Row, HandClass, Rank | None], str] = {}
-    for path, item in _bounded(errors, r, "table", MAX_ROYALTY_ENTRIES):
+    for path, item in _bounded(errors, r, spec(Royalties, "table")):
         e = Reader(errors, path, item, ViolationCode.PROFILE)
         row = e.enum("row", Row, Row.BACK)
         hand_class = e.enum("handClass", HandClass, HandClass.HIGH_CARD)
-        for key in ("row", "handClass", "units"):
+        for key in keys:  # (_require, inline: up to 324 entries)
             if not e.has(key):
                 errors.add(e.at(key), "is required", ViolationCode.PROFILE)
         rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
-        units = e.integer("units", 0, minimum=0, maximum=1_000_000)
+        units = read_units(e)
         e.finish()
         if not e.ok:
             continue
@@ -455,24 +530,24 @@ def _natural_name(errors: Collector, e: Reader, has_definition: bool) -> Natural
 
 
 def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
-    require = r.boolean("requireDeclaration", True)
-    vs_foul = r.enum("vsFoul", VsFoul, VsFoul.GREATER_OF_NATURAL_AND_FOUL)
-    quads_as_two_pairs = r.boolean("quadsAsTwoPairs", True)
-    equal_rank = read_wire_enum(r, "equalRank", NaturalTie, "NATURAL_TIE_", NaturalTie.PUSH)
+    require = read_field(r, spec(Naturals, "require_declaration"))
+    vs_foul = read_field(r, spec(Naturals, "vs_foul"))
+    quads_as_two_pairs = read_field(r, spec(Naturals, "quads_as_two_pairs"))
+    equal_rank = read_field(r, spec(Naturals, "equal_rank"))
+    read_rank = field_reader(spec(NaturalEntry, "rank"))
+    read_units = field_reader(spec(NaturalEntry, "units"))
     entries: list[NaturalEntry] = []
     seen: dict[str, str] = {}
-    for path, item in _bounded(errors, r, "table", MAX_NATURAL_ENTRIES):
+    for path, item in _bounded(errors, r, spec(Naturals, "table")):
         before = len(errors.violations)
         e = Reader(errors, path, item, ViolationCode.PROFILE)
-        for key in ("natural", "rank", "units"):
-            if not e.has(key):
-                errors.add(e.at(key), "is required", ViolationCode.PROFILE)
+        _require(errors, e, NaturalEntry)
         definition = read_definition(errors, e.at("definition"), e.raw("definition")) if e.has(
             "definition") else e.raw("definition")
         natural = _natural_name(errors, e, e.has("definition")) if e.has("natural") else (
             Natural.DRAGON)
-        rank = e.integer("rank", 0, minimum=0, maximum=1000)
-        units = e.integer("units", 0, minimum=0, maximum=1_000_000)
+        rank = read_rank(e)
+        units = read_units(e)
         e.finish()
         if not e.ok or len(errors.violations) > before:
             continue
@@ -492,58 +567,40 @@ def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
     return Naturals(require, vs_foul, tuple(entries), quads_as_two_pairs, equal_rank)
 
 
-def _deck(r: Reader) -> Deck:
-    deck = Deck(
-        jokers=r.integer("jokers", 0, minimum=0, maximum=2),
-        joker_duplicates=r.boolean("jokerDuplicates", False),
-    )
-    r.finish()
-    return deck
-
-
-def _ranking(errors: Collector, r: Reader) -> Ranking:
-    wheel = r.enum("wheel", Wheel, Wheel.LOWEST)
-    row_tie = r.enum("rowTie", RowTie, RowTie.PUSH)
-    suit_order = DEFAULT_SUIT_ORDER
-    items = _bounded(errors, r, "suitOrder", len(Suit))
-    if items:
-        suits = [parse_enum(errors, p, Suit, v, Suit.SPADE, ViolationCode.PROFILE)
-                 for p, v in items]
-        if len(suits) != 4 or len(set(suits)) != 4:
-            errors.add(r.at("suitOrder"), "must list each of the four suits once",
-                       ViolationCode.PROFILE)
-        else:
-            suit_order = tuple(suits)
-    tiebreak = r.boolean("suitOrderTiebreak", False)
-    r.finish()
-    return Ranking(wheel, row_tie, suit_order, tiebreak)
+def _suit_order(errors: Collector, r: Reader) -> tuple[Suit, ...]:
+    s = spec(Ranking, "suit_order")
+    items = _bounded(errors, r, s)
+    if not items:
+        return DEFAULT_SUIT_ORDER
+    suits = [parse_enum(errors, p, Suit, v, Suit.SPADE, ViolationCode.PROFILE) for p, v in items]
+    if len(suits) != 4 or len(set(suits)) != 4:
+        errors.add(r.at(s.json), "must list each of the four suits once", ViolationCode.PROFILE)
+        return DEFAULT_SUIT_ORDER
+    return tuple(suits)
 
 
 def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
     default = Fantasyland()
-    enabled = r.boolean("enabled", False)
+    enabled = read_field(r, spec(Fantasyland, "enabled"))
     entry = _threshold(errors, r, "entry", default.entry) or default.entry
-    entry_cards = r.integer("entryCards", 14, minimum=13, maximum=52)
+    entry_cards = read_field(r, spec(Fantasyland, "entry_cards"))
+    read_cards = field_reader(spec(ProgressiveEntry, "cards"))
     progressive: list[ProgressiveEntry] = []
-    for path, item in _bounded(errors, r, "progressive", MAX_PROGRESSIVE_ENTRIES):
+    for path, item in _bounded(errors, r, spec(Fantasyland, "progressive")):
         e = Reader(errors, path, item, ViolationCode.PROFILE)
         hand_class = e.enum("handClass", HandClass, HandClass.PAIR)
-        if not e.has("handClass"):
-            errors.add(e.at("handClass"), "is required", ViolationCode.PROFILE)
+        _require(errors, e, ProgressiveEntry)
         rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
-        cards = e.integer("cards", 14, minimum=13, maximum=52)
+        cards = read_cards(e)
         e.finish()
         if hand_class not in FRONT_CLASSES:
             errors.add(e.at("handClass"), f"a FRONT row cannot make {hand_class.value}",
                        ViolationCode.PROFILE)
-        progressive.append(ProgressiveEntry(HandThreshold(hand_class, rank), cards))
+        progressive.append(ProgressiveEntry(hand_class, rank, cards))
     if r.has("stay"):
         s = r.obj("stay")
-        stay = FantasylandStay(
-            front=_threshold(errors, s, "front", None),
-            middle=_threshold(errors, s, "middle", None),
-            back=_threshold(errors, s, "back", None),
-        )
+        stay = FantasylandStay(*(_threshold(errors, s, key, None) for key in (
+            f.json for f in specs(FantasylandStay))))
         s.finish()
     else:
         r.raw("stay")
@@ -551,14 +608,13 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
     if entry.hand_class not in FRONT_CLASSES:
         errors.add(r.at("entry.handClass"), f"a FRONT row cannot make {entry.hand_class.value}",
                    ViolationCode.PROFILE)
-    stay_cards = r.integer("stayCards", 14, minimum=13, maximum=52)
+    stay_cards = read_field(r, spec(Fantasyland, "stay_cards"))
     r.finish()
     # The best qualifying progressive entry is the strongest threshold the front meets.
     ordered = tuple(
         sorted(
             progressive,
-            key=lambda p: (p.threshold.hand_class.order,
-                           p.threshold.rank.value_int if p.threshold.rank else 0),
+            key=lambda p: (p.hand_class.order, p.rank.value_int if p.rank else 0),
             reverse=True,
         )
     )
@@ -567,54 +623,29 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
 
 def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
     r = Reader(errors, path, data, ViolationCode.PROFILE)
-    name = r.string("name", "", max_length=64)
+    name = read_field(r, spec(RuleProfile, "name"))
     if not name and r.ok:
         errors.add(r.at("name"), "is required", ViolationCode.PROFILE)
-    version = r.string("version", "1", max_length=64)
-    description = r.string("description", "", max_length=2000)
-    scoring = _scoring(r.obj("scoring"))
-    deck = _deck(r.obj("deck"))
+    version = read_field(r, spec(RuleProfile, "version"))
+    description = read_field(r, spec(RuleProfile, "description"))
+    scoring = read_part(r.obj("scoring"), Scoring)
+    # The deck first: which royalties and naturals can occur depends on its jokers.
+    deck = read_part(r.obj("deck"), Deck)
     royalties = _royalties(errors, r.obj("royalties"), deck)
-    f = r.obj("foul")
-    foul = Foul(
-        penalty=f.enum("penalty", FoulPenalty, FoulPenalty.SCOOPED),
-        fixed_units=f.integer("fixedUnits", 0, minimum=0, maximum=1_000_000),
-        pays_opponent_royalties=f.boolean("paysOpponentRoyalties", False),
-    )
-    f.finish()
+    foul = read_part(r.obj("foul"), Foul)
     naturals = _naturals(errors, r.obj("naturals"), deck)
-    s = r.obj("surrender")
-    surrender = Surrender(
-        allowed=s.boolean("allowed", False),
-        units=s.integer("units", 0, minimum=0, maximum=1_000_000),
-        pays_fouled=s.boolean("paysFouled", True),
-    )
-    s.finish()
-    m = r.obj("money")
-    money = Money(m.integer("unitValue", 100, minimum=1, maximum=MAX_UNIT_VALUE))
-    m.finish()
-    c = r.obj("caps")
-    caps = Caps(
-        losses=c.boolean("losses", False),
-        wins=c.boolean("wins", False),
-        basis=c.enum("basis", CapBasis, CapBasis.HAND_START),
-        order=c.enum("order", CapOrder, CapOrder.BUTTON_FIRST),
-    )
-    c.finish()
-    k = r.obj("rake")
-    rake = Rake(
-        mode=k.enum("mode", RakeMode, RakeMode.NONE),
-        per_player_fee=k.integer("perPlayerFee", 0, minimum=0, maximum=10**12),
-        commission_bps=k.integer("commissionBps", 0, minimum=0, maximum=10_000),
-        commission_cap=k.integer("commissionCap", 0, minimum=0, maximum=10**12),
-    )
-    k.finish()
-    ranking = _ranking(errors, r.obj("ranking"))
+    surrender = read_part(r.obj("surrender"), Surrender)
+    money = read_part(r.obj("money"), Money)
+    caps = read_part(r.obj("caps"), Caps)
+    rake = read_part(r.obj("rake"), Rake)
+    ranking = read_part(r.obj("ranking"), Ranking, {"suit_order": lambda k: _suit_order(errors,
+                                                                                        k)})
     fantasyland = _fantasyland(errors, r.obj("fantasyland"))
     r.finish()
     return RuleProfile(
-        name, version, description, scoring, royalties, foul, naturals, surrender, money, caps,
-        rake, ranking, fantasyland, deck,
+        name=name, version=version, description=description, scoring=scoring,
+        royalties=royalties, foul=foul, naturals=naturals, surrender=surrender, money=money,
+        caps=caps, rake=rake, ranking=ranking, fantasyland=fantasyland, deck=deck,
     )
 
 
@@ -629,135 +660,29 @@ def profile_from_dict(data: object, path: str = "profile") -> RuleProfile:
 # --------------------------------------------------------------------------- writing
 
 
-def _threshold_dict(t: HandThreshold) -> dict[str, Any]:
-    d: dict[str, Any] = {"handClass": json_name(t.hand_class)}
-    if t.rank is not None:
-        d["rank"] = t.rank.value
-    return d
-
-
 def profile_to_dict(p: RuleProfile) -> dict[str, Any]:
-    """The complete JSON form; ``profile_from_dict(profile_to_dict(p)) == p``."""
-
-    def royalty(e: RoyaltyEntry) -> dict[str, Any]:
-        d: dict[str, Any] = {"row": json_name(e.row), "handClass": json_name(e.hand_class)}
-        if e.rank is not None:
-            d["rank"] = e.rank.value
-        d["units"] = e.units
-        return d
-
-    fl = p.fantasyland
-    stay: dict[str, Any] = {}
-    for key in ("front", "middle", "back"):
-        t = getattr(fl.stay, key)
-        if t is not None:
-            stay[key] = _threshold_dict(t)
-    return {
-        "name": p.name,
-        "version": p.version,
-        "description": p.description,
-        "scoring": {
-            "rowUnit": p.scoring.row_unit,
-            "majorityBonus": p.scoring.majority_bonus,
-            "majorityBonusOnScoop": p.scoring.majority_bonus_on_scoop,
-            "scoopBonus": p.scoring.scoop_bonus,
-            "scoopMultiplier": p.scoring.scoop_multiplier,
-            "homeRun": {
-                "minPlayers": p.scoring.home_run.min_players,
-                "multiplier": p.scoring.home_run.multiplier,
-            },
-        },
-        "royalties": {
-            "mode": json_name(p.royalties.mode),
-            "table": [royalty(e) for e in p.royalties.table],
-        },
-        "foul": {
-            "penalty": json_name(p.foul.penalty),
-            "fixedUnits": p.foul.fixed_units,
-            "paysOpponentRoyalties": p.foul.pays_opponent_royalties,
-        },
-        "naturals": _naturals_dict(p.naturals),
-        "surrender": {
-            "allowed": p.surrender.allowed,
-            "units": p.surrender.units,
-            "paysFouled": p.surrender.pays_fouled,
-        },
-        "money": {"unitValue": p.money.unit_value},
-        "caps": {
-            "losses": p.caps.losses,
-            "wins": p.caps.wins,
-            "basis": json_name(p.caps.basis),
-            "order": json_name(p.caps.order),
-        },
-        "rake": {
-            "mode": json_name(p.rake.mode),
-            "perPlayerFee": p.rake.per_player_fee,
-            "commissionBps": p.rake.commission_bps,
-            "commissionCap": p.rake.commission_cap,
-        },
-        "ranking": {
-            "wheel": json_name(p.ranking.wheel),
-            "rowTie": json_name(p.ranking.row_tie),
-            "suitOrder": [json_name(s) for s in p.ranking.suit_order],
-            "suitOrderTiebreak": p.ranking.suit_order_tiebreak,
-        },
-        "fantasyland": {
-            "enabled": fl.enabled,
-            "entry": _threshold_dict(fl.entry),
-            "entryCards": fl.entry_cards,
-            "progressive": [
-                {**_threshold_dict(e.threshold), "cards": e.cards}
-                for e in sorted(
-                    fl.progressive,
-                    key=lambda e: (e.threshold.hand_class.order,
-                                   e.threshold.rank.value_int if e.threshold.rank else 0),
-                )
-            ],
-            "stay": stay,
-            "stayCards": fl.stay_cards,
-        },
-        **_deck_dict(p.deck),
-    }
+    """The complete JSON form (``schema.write_part``); ``profile_from_dict(profile_to_dict(p))
+    == p``."""
+    return write_part(p)
 
 
-# The options of RULES.md §16 are written only when they differ from their defaults, so that
-# a profile which does not use them has the same JSON form -- and the same digest, hence the
-# same settlement ids -- as before they existed.
-EXTENSION_DEFAULTS: dict[str, Any] = {
-    "naturals.quadsAsTwoPairs": True,
-    "naturals.equalRank": "NATURAL_TIE_PUSH",
-    "deck.jokers": 0,
-    "deck.jokerDuplicates": False,
-}
-"""Where an extension option is left out of the JSON form, and the value that means."""
-
-
-def _naturals_dict(n: Naturals) -> dict[str, Any]:
-    table = []
-    for e in n.table:
-        entry: dict[str, Any] = {"natural": e.natural.value, "rank": e.rank, "units": e.units}
-        if e.definition is not None:
-            entry["definition"] = definition_to_dict(e.definition)
-        table.append(entry)
-    out: dict[str, Any] = {
-        "requireDeclaration": n.require_declaration,
-        "vsFoul": json_name(n.vs_foul),
-        "table": table,
-    }
-    if not n.quads_as_two_pairs:
-        out["quadsAsTwoPairs"] = False
-    if n.equal_rank is not NaturalTie.PUSH:
-        out["equalRank"] = json_name(n.equal_rank)
+def _extension_defaults() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for line in lines(RuleProfile):
+        if line.spec.omit_default and "[]" not in line.path:  # (a table entry's are its own)
+            if line.spec.part is None:
+                out[line.path] = write_json(line.spec, line.spec.default)
+            else:
+                out.update((sub.path, write_json(sub.spec, sub.spec.default))
+                           for sub in lines(line.spec.part, line.path + "."))
     return out
 
 
-def _deck_dict(d: Deck) -> dict[str, Any]:
-    if d == Deck():
-        return {}
-    out: dict[str, Any] = {"jokers": d.jokers}
-    if d.joker_duplicates:
-        out["jokerDuplicates"] = True
-    return {"deck": out}
+# The options of RULES.md §16 are written only when they differ from their defaults
+# (``omit_default`` in their declarations), so that a profile which does not use them has the
+# same JSON form -- and the same digest, hence the same settlement ids -- as before they existed.
+EXTENSION_DEFAULTS: dict[str, Any] = _extension_defaults()
+"""Where an extension option is left out of the JSON form, and the value that means."""
 
 
 def _merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
