@@ -36,6 +36,25 @@ def scrape(port: int) -> dict[str, float]:
     return out
 
 
+def scrape_settled(port: int, calls: int) -> dict[str, float]:
+    """Scrape once the server has finished its books on ``calls`` RPCs.
+
+    A client has its answer before the server's interceptor records the call as handled and
+    leaves ``cpsettle_rpcs_in_flight``: a scrape right after the last call can race it on a
+    busy machine. Wait (5 s at most) until every started call is handled, then scrape.
+    """
+    import time
+
+    deadline = time.monotonic() + 5
+    while True:
+        samples = scrape(port)
+        handled = metric(samples, "grpc_server_handled_total")
+        if (handled >= calls and metric(samples, "cpsettle_rpcs_in_flight") == 0) \
+                or time.monotonic() > deadline:
+            return samples
+        time.sleep(0.05)
+
+
 def metric(samples: dict[str, float], name: str, **labels: str) -> float:
     total = 0.0
     for key, value in samples.items():
@@ -73,7 +92,7 @@ def test_metrics_move_after_real_calls(tmp_path: Path) -> None:
             bad["players"][0]["arrangement"]["front"][0] = "Zz"
             with pytest.raises(SettlementError):
                 c.settle(bad)
-        after = scrape(port)
+        after = scrape_settled(port, int(metric(before, "grpc_server_handled_total")) + 8)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=15)
