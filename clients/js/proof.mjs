@@ -14,7 +14,8 @@ export const SCHEMA = {
     [9, 'text', 'repeated string'], [10, 'settlementId', 'string'],
     [11, 'requestDigest', 'string'], [12, 'engineVersion', 'string'],
     [13, 'engineDigest', 'string'], [14, 'settlementDigest', 'string'],
-    [15, 'issuedAt', 'string'], [16, 'signature', 'message', 'Signature'],
+    [15, 'issuedAt', 'timestamp'], [16, 'signature', 'message', 'Signature'],
+    [17, 'currency', 'string'],
   ],
   AuditContext: [[1, 'handId', 'string'], [2, 'tableId', 'string'], [3, 'roundId', 'string'],
     [4, 'dealerId', 'string']],
@@ -134,6 +135,36 @@ function text(value, where) {
   return UTF8.encode(value);
 }
 
+const TIME = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z$/;
+
+/**
+ * The signed text of a time in JSON (docs/AUDIT.md, `issuedAt`): RFC 3339 in UTC, fraction
+ * padded to exactly three digits; with its seconds and nanos since the epoch. Throws
+ * NotASettlement for anything else, and for a fraction finer than a millisecond.
+ */
+export function timeText(value, where) {
+  const m = typeof value === 'string' ? TIME.exec(value) : null;
+  if (!m) throw new NotASettlement(`${where}: ${JSON.stringify(value)} is not an RFC 3339 UTC time`);
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, 0);
+  if (year < 1 || date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 ||
+      date.getUTCDate() !== day || date.getUTCHours() !== hour ||
+      date.getUTCMinutes() !== minute || date.getUTCSeconds() !== second) {
+    throw new NotASettlement(`${where}: ${JSON.stringify(value)} is not a date and time`);
+  }
+  const fraction = (m[7] ?? '').padEnd(9, '0');
+  if (!fraction.endsWith('000000')) {
+    throw new NotASettlement(`${where}: ${JSON.stringify(value)} is not a whole millisecond`);
+  }
+  return {
+    text: `${m.slice(1, 4).join('-')}T${m.slice(4, 7).join(':')}.${fraction.slice(0, 3)}Z`,
+    seconds: BigInt(date.getTime() / 1000),
+    nanos: Number(fraction),
+  };
+}
+
 function object(value, where) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new NotASettlement(`${where}: not an object`);
@@ -182,6 +213,12 @@ export function encode(json, type, skip = new Set(), where = type) {
       if (packed.length) parts.push(lengthDelimited(number, packed));
     } else if (kind === 'message') {
       parts.push(lengthDelimited(number, encode(value, sub, new Set(), at)));
+    } else if (kind === 'timestamp') { // google.protobuf.Timestamp: seconds = 1, nanos = 2
+      const { seconds, nanos } = timeText(value, at);
+      const body = [];
+      if (seconds !== 0n) body.push(key(1, 0), varint(seconds));
+      if (nanos !== 0) body.push(key(2, 0), varint(nanos));
+      parts.push(lengthDelimited(number, concat(body)));
     } else {
       if (!Array.isArray(value)) throw new NotASettlement(`${at}: not an array`);
       value.forEach((item, i) => {
@@ -214,10 +251,13 @@ export function readKeys(json) {
     if (k?.algorithm !== 'SIGNATURE_ALGORITHM_ED25519' || !/^[0-9a-f]{64}$/.test(k.publicKey ?? '')) {
       throw new Error(`key ${JSON.stringify(k?.keyId)}: not an Ed25519 key of 64 hex digits`);
     }
+    // the bounds as signed texts (fixed width: they compare as text); absent = open
+    const bound = (name) => (k[name] === undefined ? ''
+      : timeText(k[name], `key ${JSON.stringify(k.keyId)}.${name}`).text);
     keys.set(k.keyId, {
       publicKey: fromHex(k.publicKey),
-      notBefore: k.notBefore ?? '',
-      notAfter: k.notAfter ?? '',
+      notBefore: bound('notBefore'),
+      notAfter: bound('notAfter'),
     });
   }
   return keys;
@@ -269,7 +309,8 @@ export async function verifySettlement(stored, keys) {
   const algorithm = typeof sig.algorithm === 'number'
     ? ENUMS.SignatureAlgorithm[sig.algorithm] ?? '' : sig.algorithm ?? '';
   const keyId = sig.keyId ?? sig.key_id ?? '';
-  const issuedAt = get('issuedAt');
+  const stamp = s.issuedAt ?? s.issued_at;
+  const issuedAt = stamp === undefined ? '' : timeText(stamp, 'Settlement.issuedAt').text;
   let checked = false;
   if (algorithm !== 'SIGNATURE_ALGORITHM_ED25519') { // absent, NONE or unknown
     if (keys) failures.push('signature');

@@ -14,7 +14,8 @@ The service stores nothing, so each settlement carries its own proof (docs/AUDIT
   the same request gives the same bytes on every replica; only ``issued_at`` and ``signature``
   vary.
 - ``signature``: Ed25519 (keys.py), with the replica's private key, over the UTF-8 text
-  ``"cpsettle-signature/v1\n" + settlement_digest + "\n" + issued_at + "\n" + key_id``. The
+  ``"cpsettle-signature/v1\n" + settlement_digest + "\n" + issued_at + "\n" + key_id``, where
+  ``issued_at`` is the Timestamp's fixed-width millisecond text (times.py). The
   settlement digest covers every other field, so the signature covers the whole settlement;
   anyone holding the published public keys can check it, and no one holding them can forge it.
 """
@@ -24,7 +25,6 @@ from __future__ import annotations
 import base64
 import contextvars
 import hashlib
-import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -33,6 +33,7 @@ from cpsettle.v1 import settlement_pb2 as pb
 from .domain.settlement import PayoutReport, Settlement
 from .integrity import ENGINE_VERSION, engine_digest
 from .keys import ALGORITHM, KeySet, SigningKey
+from .times import TimeProblem, millis_text, now_ms, timestamp_text
 
 ID_PREFIX = "cpsettle-settlement-id/v2\n"
 NOT_DELIVERED = "settlement.not_delivered"
@@ -87,21 +88,9 @@ SIGNATURE_PREFIX = "cpsettle-signature/v1\n"
 
 
 def signed_bytes(settlement_digest: str, issued_at: str, key_id: str) -> bytes:
-    """What the signature covers: the content digest, the time of issue and the key id."""
+    """What the signature covers: the content digest, the time of issue (its fixed-width text,
+    ``2026-11-30T09:31:02.123Z``) and the key id."""
     return f"{SIGNATURE_PREFIX}{settlement_digest}\n{issued_at}\n{key_id}".encode("utf-8")
-
-
-_second: list[Any] = [None, ""]  # the last second formatted, and its text
-
-
-def utc_now_ms() -> str:
-    """Now in UTC to the millisecond, e.g. ``2026-11-30T09:31:02.123Z``."""
-    ms = int(time.time() * 1000)
-    second, millis = divmod(ms, 1000)
-    if second != _second[0]:  # strftime once a second, not on every settlement
-        _second[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        _second[0] = second
-    return f"{_second[1]}.{millis:03d}Z"
 
 
 def log_not_delivered(log: Any, issued: list[Issued], reason: str, detail: str = "") -> None:
@@ -118,19 +107,22 @@ class ProofEncoder(Protocol):
     def audit_fields(self, settlement_id: str, request_digest: str, engine_version: str,
                      engine_digest: str) -> bytes: ...
 
-    def seal_fields(self, digest: str, issued_at: str, algorithm: str, key_id: str,
+    def seal_fields(self, digest: str, issued_ms: int, algorithm: str, key_id: str,
                     value: str) -> bytes: ...
+
+    def late_fields(self, currency: str) -> bytes: ...
 
 
 class Sealer:
     """Adds the proof to each settlement and writes the audit events."""
 
     def __init__(self, key: SigningKey | None, encoder: ProofEncoder, log: Any = None,
-                 include_request: bool = True, clock: Any = utc_now_ms,
+                 include_request: bool = True, clock: Any = now_ms,
                  keys: KeySet | None = None) -> None:
         self.key = key
         self._audit_fields = encoder.audit_fields
         self._seal_fields = encoder.seal_fields
+        self._late_fields = encoder.late_fields
         # what GetVerificationKeys publishes: at least the signing key's public half
         if keys is None:
             keys = KeySet().with_current(key) if key is not None else KeySet()
@@ -145,28 +137,32 @@ class Sealer:
              settlement: Settlement) -> bytes:
         """The whole ``Settlement`` bytes: ``body`` (its fields 1-9, written by the encoder's
         module from ``settlement``, answering the request whose deterministic serialization is
-        ``request_bytes``) followed by the ids and digests, the time of issue and the
-        signature; logs ``settlement.issued``."""
+        ``request_bytes``) followed by the ids and digests, the time of issue, the signature and
+        the currency; logs ``settlement.issued``. ``clock`` gives the time of issue in whole
+        milliseconds since the epoch."""
         request_digest = sha256_hex(request_bytes)
         sid = settlement_id(request_digest, profile_digest, self.engine_version,
                             self.engine_digest)
         content = body + self._audit_fields(sid, request_digest, self.engine_version,
                                             self.engine_digest)
+        # The fields numbered after the seal's (17: currency) are content too.
+        late = self._late_fields(settlement.currency)
         # Fields in number order and settlement_digest, issued_at, signature not yet written:
         # these are the bytes content_bytes() gives back from the finished message.
-        digest = sha256_hex(content)
-        issued_at = self._clock()
+        digest = sha256_hex(content + late)
+        issued_ms = self._clock()
+        issued_at = millis_text(issued_ms)
         key = self.key
         if key is None:
-            tail = self._seal_fields(digest, issued_at, UNSIGNED, "", "")
+            tail = self._seal_fields(digest, issued_ms, UNSIGNED, "", "")
         else:
             value = key.sign(signed_bytes(digest, issued_at, key.key_id))
-            tail = self._seal_fields(digest, issued_at, ALGORITHM, key.key_id, value)
+            tail = self._seal_fields(digest, issued_ms, ALGORITHM, key.key_id, value)
         if self.log is not None:
             self._issued(settlement, sid, digest, request_digest, profile_digest, issued_at,
                          request_bytes)
             last_issued.set(Issued(sid, settlement.context.hand_id))
-        return content + tail
+        return content + tail + late
 
     def not_delivered(self, issued: list[Issued], reason: str, detail: str = "") -> None:
         """Log ``settlement.not_delivered`` for each settlement sealed (and logged as issued)
@@ -199,6 +195,7 @@ class Sealer:
             "signed": self.key is not None,
             "key_id": self.key.key_id if self.key is not None else "",
             "unit_value": settlement.unit_value,
+            "currency": settlement.currency,
             "rake": settlement.rake,
             "nets": {p.player_id: p.net_money for p in players},
             "net_units": {p.player_id: p.net_units for p in players},
@@ -268,6 +265,10 @@ def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
     Without ``keys`` the signature is not checked, and the one finding that says so has
     ``checked=False``; an unsigned settlement is a finding either way.
     """
+    try:
+        issued_at = timestamp_text(s.issued_at, s.HasField("issued_at"))
+    except TimeProblem as e:  # not a time this service issues, nor one a signature can cover
+        return [Finding("file", f"issuedAt: {e}")]
     findings: list[Finding] = []
     want_id = settlement_id(s.request_digest, s.profile.digest, s.engine_version,
                             s.engine_digest)
@@ -297,9 +298,9 @@ def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
         findings.append(Finding("signature.key_id", f"no key {sig.key_id!r} in the key set"))
         return findings
     # Over the digest of the content as it is now: a changed field fails here too.
-    if not key.verify(sig.value, signed_bytes(digest, s.issued_at, sig.key_id)):
+    if not key.verify(sig.value, signed_bytes(digest, issued_at, sig.key_id)):
         findings.append(Finding("signature", "does not match the settlement's content"))
-    elif not key.covers(s.issued_at):
-        findings.append(Finding("signature.key_window", f"issued at {s.issued_at or '(empty)'}, "
+    elif not key.covers(issued_at):
+        findings.append(Finding("signature.key_window", f"issued at {issued_at or '(absent)'}, "
                                 f"outside key {sig.key_id!r}'s validity {key.window()}"))
     return findings

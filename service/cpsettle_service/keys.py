@@ -27,9 +27,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cpsettle.v1 import settlement_pb2 as pb
 
 from .config import Settings
+from .times import TimeProblem, set_timestamp, timestamp_text
 
 ALGORITHM = "Ed25519"
-TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")  # fixed width: compares as text
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _HEX128 = re.compile(r"[0-9a-f]{128}")
 
@@ -49,7 +49,8 @@ class PublicKey:
 
     key_id: str
     raw: bytes  # 32 bytes (RFC 8032)
-    not_before: str = ""  # UTC milliseconds, "" = no bound
+    # fixed-width texts (times.py: compare as times), "" = no bound; Timestamps on the wire
+    not_before: str = ""
     not_after: str = ""
 
     def verify(self, signature_hex: str, data: bytes) -> bool:
@@ -62,7 +63,7 @@ class PublicKey:
         return True
 
     def covers(self, when: str) -> bool:
-        """Whether ``when`` (UTC milliseconds) is inside the validity window."""
+        """Whether ``when`` (a fixed-width text, times.py) is inside the validity window."""
         return (not self.not_before or when >= self.not_before) and (
             not self.not_after or when <= self.not_after)
 
@@ -72,7 +73,10 @@ class PublicKey:
     def to_proto(self, out: pb.VerificationKey) -> None:
         out.key_id, out.public_key = self.key_id, self.raw.hex()
         out.algorithm = pb.SIGNATURE_ALGORITHM_ED25519
-        out.not_before, out.not_after = self.not_before, self.not_after
+        if self.not_before:
+            set_timestamp(out.not_before, self.not_before)
+        if self.not_after:
+            set_timestamp(out.not_after, self.not_after)
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,8 @@ class KeySet:
     def to_json(self) -> str:
         from google.protobuf import json_format
 
-        # every field, as the CLI prints the key set it gets from a server (notAfter "" = open)
+        # every field, as the CLI prints the key set it gets from a server (an absent notBefore
+        # or notAfter: no bound)
         return json.dumps(json_format.MessageToDict(
             self.to_proto(), always_print_fields_with_no_presence=True), indent=2) + "\n"
 
@@ -190,13 +195,16 @@ class KeySet:
                 problems.append(f"{at}.algorithm must be SIGNATURE_ALGORITHM_ED25519, got {got}")
             if not _HEX64.fullmatch(k.public_key):
                 problems.append(f"{at}.publicKey must be 64 lowercase hex digits")
-            for name, value in (("notBefore", k.not_before), ("notAfter", k.not_after)):
-                if value and not TIME.fullmatch(value):
-                    problems.append(f"{at}.{name} must be UTC milliseconds like "
-                                    f"2026-11-30T09:31:02.123Z, got {value!r}")
+            window = []
+            for name in ("not_before", "not_after"):
+                try:
+                    window.append(timestamp_text(getattr(k, name), k.HasField(name)))
+                except TimeProblem as e:
+                    json_name = "notBefore" if name == "not_before" else "notAfter"
+                    problems.append(f"{at}.{json_name} must be a time in whole milliseconds "
+                                    f"like 2026-11-30T09:31:02.123Z: {e}")
             if len(problems) == before:
-                keys.append(PublicKey(k.key_id, bytes.fromhex(k.public_key), k.not_before,
-                                      k.not_after))
+                keys.append(PublicKey(k.key_id, bytes.fromhex(k.public_key), *window))
         if problems:
             raise KeyProblem("; ".join(problems))
         return cls(tuple(keys), message.current_key_id)

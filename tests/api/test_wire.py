@@ -15,6 +15,7 @@ from cpsettle_service.api import wire
 from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
 from cpsettle_service.audit import Sealer, content_bytes, sha256_hex, verify
 from cpsettle_service.keys import KeySet, SigningKey, signing_key_from_pem
+from cpsettle_service.times import millis_of_text
 from cpsettle_service.domain.errors import InvalidInput
 from cpsettle_service.domain.profile import ProfileRegistry
 from cpsettle_service.domain.settlement import settle
@@ -31,13 +32,15 @@ KEY = signing_key_from_pem(fixed_test_key(1), "k1")
 
 
 def both(request: dict) -> tuple[bytes, bytes]:
-    """(wire writer's bytes, runtime's deterministic serialization) of one request's content."""
+    """(wire writer's bytes, runtime's deterministic serialization) of one request's content:
+    the body, then the late field (currency) that the sealer writes after the seal."""
     req = json_format.ParseDict(request, pb.SettleRequest())
     table, choice = mapping.request_to_domain(req)
     profile, digest, source = RESOLVER.resolve(choice)
     s = settle(table, profile)
     reference = settlement_to_proto(s, pb.Settlement(), digest, source)
-    return wire.settlement_body(s, digest, source), reference.SerializeToString(deterministic=True)
+    mine = wire.settlement_body(s, digest, source) + wire.late_fields(s.currency)
+    return mine, reference.SerializeToString(deterministic=True)
 
 
 @pytest.mark.parametrize("path", GOLDEN, ids=[p.stem for p in GOLDEN])
@@ -90,7 +93,8 @@ def test_long_strings_get_multi_byte_lengths() -> None:
 
 @pytest.mark.parametrize("key", [KEY, None], ids=["signed", "unsigned"])
 def test_sealed_settlement_is_canonical_and_verifies(key: SigningKey | None) -> None:
-    servicer = SettlementServicer(RESOLVER, Sealer(key, wire, clock=lambda: "2026-11-30T09:31:02.123Z"))
+    issued = millis_of_text("2026-11-30T09:31:02.123Z")
+    servicer = SettlementServicer(RESOLVER, Sealer(key, wire, clock=lambda: issued))
     for request in random_requests(40, seed=11):
         req = json_format.ParseDict(request, pb.SettleRequest())
         try:
@@ -102,7 +106,8 @@ def test_sealed_settlement_is_canonical_and_verifies(key: SigningKey | None) -> 
         s = response.settlement
         assert s.settlement_digest == sha256_hex(content_bytes(s))
         assert s.request_digest == sha256_hex(req.SerializeToString(deterministic=True))
-        assert s.issued_at == "2026-11-30T09:31:02.123Z"
+        assert (s.issued_at.seconds, s.issued_at.nanos) == (1_796_031_062, 123_000_000)
+        assert s.issued_at.ToJsonString() == "2026-11-30T09:31:02.123Z"
         keys = KeySet().with_current(key) if key is not None else KeySet()
         findings = verify(s, keys)
         if key is None:

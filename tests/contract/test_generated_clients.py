@@ -108,9 +108,18 @@ def test_java_reads_and_builds_messages_the_server_understands(
         java_program: list[str], server: ServerHandle, tmp_path: Path) -> None:
     request = request_from_json(TABLE.read_text())
     (tmp_path / "request.bin").write_bytes(request.SerializeToString())
+    priced = pb.SettleRequest()
+    priced.CopyFrom(request)
+    priced.currency = "JPY"
+    with SettlementClient(server.address, timeout=10) as client:
+        settlement = client.settle(priced).settlement
+    (tmp_path / "settlement.bin").write_bytes(settlement.SerializeToString())
     done = subprocess.run([*java_program, str(tmp_path), request.hand_id],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+    # Java reads the Timestamp as the instant the server issued it at, and the currency
+    issued_ms = settlement.issued_at.seconds * 1000 + settlement.issued_at.nanos // 1_000_000
+    assert f"issued {issued_ms} currency JPY" in done.stdout
     assert (tmp_path / "request-again.bin").read_bytes() == request.SerializeToString()
 
     from_java = pb.EvaluateArrangementRequest.FromString((tmp_path / "evaluate.bin").read_bytes())

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from cpsettle_client.client import SettlementClient, SettlementError
+from cpsettle_service.times import time_text
 from tests.conftest import ServerHandle, start_server, stop_server
 from tests.support.node import build_ts_client
 
@@ -53,10 +55,19 @@ def invalid_copy(request: dict) -> dict:
 def test_typescript_client_against_a_real_server(ts_dist: Path, tcp_server: ServerHandle,
                                                  table: str) -> None:
     path = TABLES / f"{table}.json"
+    started = time.time()
     done = subprocess.run(["node", str(ts_dist / "contract-check.js"), tcp_server.address,
                            str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"contract-check.ts failed:\n{done.stdout}\n{done.stderr}"
     seen = json.loads(done.stdout)
+    ended = time.time()
+    # the Timestamp as the TypeScript client read it: whole milliseconds, during the call, and
+    # the same instant as its fixed-width text (docs/AUDIT.md)
+    issued = seen["issuedAt"]
+    seconds, nanos = int(issued["seconds"]), issued["nanos"]
+    assert nanos % 1_000_000 == 0 and int(started) <= seconds <= ended
+    assert issued["text"] == time_text(seconds, nanos)
+    assert seen["currency"] == "XXX"  # the examples name no currency; the presets neither
 
     request = json.loads(path.read_text())
     with SettlementClient(tcp_server.address, timeout=10) as python:

@@ -146,7 +146,7 @@ def test_only_the_factories_build_positionally() -> None:
 
 LABELS = {"duplicate_card", "malformed_card", "row_size", "player_count", "duplicate_seat_or_id",
           "surrender", "natural", "unknown_preset", "stack", "button_seat", "malformed_request",
-          "profile", "other"}
+          "profile", "currency", "other"}
 
 
 def test_every_code_is_a_metric_label() -> None:

@@ -65,6 +65,8 @@ def test_golden(path: Path) -> None:
         assert got == expected["pairs"]
     if "rake" in expected:
         assert result.rake == expected["rake"]
+    # the currency the money is counted in: the request's, else the profile's, else XXX
+    assert result.currency == expected.get("currency", "XXX")
     assert sum(p.net_money for p in result.players) + result.rake == 0
 
 

@@ -62,8 +62,7 @@ def test_rotation_new_key_signs_old_settlements_still_verify(
     before, s_old = _replica(tmp_path, capsys, "a", CPSETTLE_SIGNING_KEY_FILE=str(old_pem),
                              CPSETTLE_SIGNING_KEY_ID="2026-a")
     assert before == {"keys": [{"keyId": "2026-a", "algorithm": "SIGNATURE_ALGORITHM_ED25519",
-                                "publicKey": old.public.raw.hex(),
-                                "notBefore": "", "notAfter": ""}],
+                                "publicKey": old.public.raw.hex()}],  # no bounds: open
                       "currentKeyId": "2026-a"}
     # The rotation: the old key retired (its window closed), replica B signs with the new one.
     before["keys"][0]["notAfter"] = "2099-01-01T00:00:00.000Z"
@@ -74,7 +73,7 @@ def test_rotation_new_key_signs_old_settlements_still_verify(
                             CPSETTLE_VERIFICATION_KEYS_FILE=str(retired))
     assert after["currentKeyId"] == "2026-b"
     assert [k["keyId"] for k in after["keys"]] == ["2026-a", "2026-b"]
-    assert after["keys"][0]["notAfter"] == "2099-01-01T00:00:00.000Z"
+    assert after["keys"][0]["notAfter"] == "2099-01-01T00:00:00Z"  # protobuf JSON: no fraction
     assert s_old.signature.key_id == "2026-a" and s_new.signature.key_id == "2026-b"
     assert s_old.settlement_id == s_new.settlement_id  # same request, same id, any key
     # The posted key set verifies both, through the CLI, with nothing but public keys.
@@ -99,7 +98,7 @@ def test_rotation_new_key_signs_old_settlements_still_verify(
 
 def test_the_key_set_file_is_checked(tmp_path: Path) -> None:
     bad = {"keys": [{"keyId": "k", "algorithm": "SIGNATURE_ALGORITHM_NONE", "publicKey": "xyz",
-                     "notBefore": "yesterday"},
+                     "notBefore": "2026-01-01T00:00:00.0005Z"},  # finer than a millisecond
                     {"keyId": "k", "algorithm": "SIGNATURE_ALGORITHM_ED25519",
                      "publicKey": "00" * 32}]}
     with pytest.raises(KeyProblem) as e:
@@ -108,8 +107,14 @@ def test_the_key_set_file_is_checked(tmp_path: Path) -> None:
     for part in ("keys[0].algorithm", "keys[0].publicKey", "keys[0].notBefore",
                  "keys[1].keyId 'k' is listed twice"):
         assert part in text
+    assert "whole milliseconds" in text
     with pytest.raises(KeyProblem, match="not a key set"):
         KeySet.from_json_bytes(b'{"keys": [{"secret": 1}]}')
+    # a bound is a Timestamp: RFC 3339 in JSON, never "" or words
+    for when in ("yesterday", ""):
+        with pytest.raises(KeyProblem, match="not a key set.*notBefore"):
+            KeySet.from_json_bytes(json.dumps({"keys": [{**bad["keys"][1],
+                                                          "notBefore": when}]}).encode())
     # a key set naming the signing key's id with another public key stops the replica
     path = tmp_path / "k.pem"
     path.write_bytes(fixed_test_key(1))

@@ -17,6 +17,7 @@ import copy
 import hashlib
 import json
 import tomllib
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -113,9 +114,25 @@ def settlement_digest(settlement: pb.Settlement) -> str:
     content = pb.Settlement()
     content.CopyFrom(settlement)
     content.settlement_digest = ""
-    content.issued_at = ""
+    content.ClearField("issued_at")
     content.ClearField("signature")
     return sha256_hex(content.SerializeToString(deterministic=True))
+
+
+QUOTE_CURRENCY_IN_CONTENT = (
+    "field 17\n(`currency`) is inside it, so in the content bytes it follows field 13 "
+    "(`engineDigest`)")
+QUOTE_ISSUED_AT = (
+    "it means the time's **signed text**: RFC 3339 in UTC with exactly three fraction digits "
+    "(milliseconds), fixed width: `2026-11-30T09:31:02.123Z`")
+QUOTE_ISSUED_AT_BINARY = (
+    "From the binary form (seconds and nanos since 1970-01-01T00:00:00Z): that instant, with "
+    "`nanos / 1000000` as the three digits")
+
+
+def issued_at_text(seconds: int, nanos: int) -> str:
+    instant = datetime.fromtimestamp(seconds, timezone.utc)
+    return instant.strftime("%Y-%m-%dT%H:%M:%S") + "." + str(nanos // 1000000).zfill(3) + "Z"
 
 
 QUOTE_SIGNATURE = (
@@ -137,7 +154,8 @@ def signature(key: Ed25519PrivateKey, settlement_digest: str, issued_at: str,
 
 QUOTES = [QUOTE_SHA256, QUOTE_REQUEST_DIGEST, QUOTE_PROFILE_DIGEST, QUOTE_ENGINE_VERSION,
           QUOTE_SETTLEMENT_ID, QUOTE_SETTLEMENT_DIGEST, QUOTE_CONTENT_BYTES, QUOTE_SIGNATURE,
-          QUOTE_SIGNATURE_ALGORITHM]
+          QUOTE_SIGNATURE_ALGORITHM, QUOTE_CURRENCY_IN_CONTENT, QUOTE_ISSUED_AT,
+          QUOTE_ISSUED_AT_BINARY]
 
 
 def test_each_formula_here_is_the_one_the_doc_states() -> None:
@@ -160,6 +178,19 @@ def test_the_formulas_themselves_on_fixed_inputs() -> None:
     value = signature(PRIVATE, a, "2026-11-30T09:31:02.123Z", "k1")
     assert len(value) == 128 and value == value.lower()
     PRIVATE.public_key().verify(bytes.fromhex(value), text)  # raises if it is not over `text`
+    # the signed text of a time: three fraction digits, a whole second too
+    assert issued_at_text(1796031062, 123000000) == "2026-11-30T09:31:02.123Z"
+    assert issued_at_text(1796031062, 0) == "2026-11-30T09:31:02.000Z"
+    # the currency (field 17, tag 17*8+2 = 138 = varint 8a 01) right after engineDigest (13)
+    s = pb.Settlement(engine_digest="e", settlement_digest="d", currency="EUR")
+    s.issued_at.seconds = 1796031062
+    content = pb.Settlement()
+    content.CopyFrom(s)
+    content.settlement_digest = ""
+    content.ClearField("issued_at")
+    want = bytes.fromhex("6a0165" "8a0103") + b"EUR"  # 13: "e", then 17: "EUR"
+    assert content.SerializeToString(deterministic=True) == want
+    assert settlement_digest(s) == sha256_hex(want)
 
 
 # --------------------------------------------------------------------------- fixed inputs
@@ -185,10 +216,12 @@ def preset_json(name: str) -> dict[str, Any]:
     return json.loads((PRESETS / f"{name}.json").read_text("utf-8"))
 
 
-def inline_profile() -> dict[str, Any]:
+def inline_profile(currency: str = "") -> dict[str, Any]:
     profile = preset_json("ofc")
     profile["name"] = "house-kat"
     profile["description"] = "Maison — règles d'essai (non-ASCII kept as is)"
+    if currency:
+        profile["money"]["currency"] = currency
     return profile
 
 
@@ -200,6 +233,9 @@ TABLES = {
                              resolved_profile_json(preset_json("eastern"))),
     "inline-non-ascii": (_request(profile=inline_profile(), unitValue=7),
                          resolved_profile_json(inline_profile())),
+    # a profile in yen, the table in euros: the request's currency is the settlement's
+    "inline-currency": (_request(profile=inline_profile("JPY"), currency="EUR"),
+                        resolved_profile_json(inline_profile("JPY"))),
 }
 
 
@@ -240,7 +276,16 @@ def test_served_proofs_equal_the_doc_formulas(name: str,
     assert s.settlement_digest == want_digest
     assert s.signature.algorithm == pb.SIGNATURE_ALGORITHM_ED25519
     assert s.signature.key_id == KEY_ID
-    assert s.signature.value == signature(PRIVATE, want_digest, s.issued_at, KEY_ID)
+    want_issued = issued_at_text(s.issued_at.seconds, s.issued_at.nanos)
+    assert s.issued_at.nanos % 1000000 == 0  # whole milliseconds
+    assert s.signature.value == signature(PRIVATE, want_digest, want_issued, KEY_ID)
+    # the currency: the request's, else the profile's, else XXX; under the digest
+    assert s.currency == (TABLES[name][0].get("currency")
+                          or TABLES[name][1]["money"].get("currency", "XXX"))
+    other = pb.Settlement()
+    other.CopyFrom(s)
+    other.currency = "USD" if s.currency != "USD" else "EUR"
+    assert settlement_digest(other) != want_digest
 
 
 def test_the_profile_digest_is_the_one_the_server_lists(signed_client: SettlementClient) -> None:
@@ -284,15 +329,23 @@ def test_the_verifier_follows_the_doc_formulas(capsys: pytest.CaptureFixture[str
     _, s = settle(signed_client, "preset-with-stake")
     assert _verify(capsys, tmp_path, s) == 0
     # A settlement sealed by the doc's formulas alone (another issue time, so another signature).
-    s.issued_at = "2031-01-02T03:04:05.678Z"
+    s.issued_at.seconds, s.issued_at.nanos = 1925089445, 678000000  # 2031-01-02T03:04:05.678Z
     s.settlement_digest = settlement_digest(s)
-    s.signature.value = signature(PRIVATE, s.settlement_digest, s.issued_at, KEY_ID)
+    s.signature.value = signature(PRIVATE, s.settlement_digest, "2031-01-02T03:04:05.678Z",
+                                  KEY_ID)
     assert _verify(capsys, tmp_path, s) == 0
+    # a currency changed and the digest recomputed: the signature gives it away
+    paid = pb.Settlement()
+    paid.CopyFrom(s)
+    paid.currency = "EUR"
+    paid.settlement_digest = settlement_digest(paid)
+    assert _verify(capsys, tmp_path, paid) == 1
     # The id with its inputs swapped, resealed consistently: the verifier must refuse it.
     s.settlement_id = settlement_id(s.profile.digest, s.request_digest, s.engine_version,
                                     s.engine_digest)
     s.settlement_digest = settlement_digest(s)
-    s.signature.value = signature(PRIVATE, s.settlement_digest, s.issued_at, KEY_ID)
+    s.signature.value = signature(PRIVATE, s.settlement_digest, "2031-01-02T03:04:05.678Z",
+                                  KEY_ID)
     assert _verify(capsys, tmp_path, s) == 1
 
 
@@ -349,8 +402,9 @@ def test_the_issued_event_carries_the_served_proofs(signed_client: SettlementCli
         "settlement_digest": s.settlement_digest, "request_digest": request_digest(message),
         "profile": "western", "profile_version": s.profile.version,
         "profile_digest": s.profile.digest, "engine_version": engine_version(),
-        "engine_digest": s.engine_digest, "issued_at": s.issued_at, "signed": True,
-        "key_id": KEY_ID, "unit_value": 25, "rake": s.rake,
+        "engine_digest": s.engine_digest,
+        "issued_at": issued_at_text(s.issued_at.seconds, s.issued_at.nanos), "signed": True,
+        "key_id": KEY_ID, "unit_value": 25, "currency": "XXX", "rake": s.rake,
         "nets": {p.player_id: p.net_money for p in s.players},
         "net_units": {p.player_id: p.net_units for p in s.players},
         "fouls": [p.player_id for p in s.players if p.fouled],

@@ -264,10 +264,14 @@ def test_without_a_key_the_service_warns_and_marks_settlements_unsigned(tmp_path
 def test_issued_at_is_utc_milliseconds_and_follows_the_clock(monkeypatch) -> None:
     import time as time_module
 
-    from cpsettle_service import audit
+    from cpsettle_service import times
 
     for now in (1764495062.123, 1764495062.9999, 1764495063.0004, 1764581462.5):
         monkeypatch.setattr(time_module, "time", lambda now=now: now)
         ms = int(now * 1000)
+        assert times.now_ms() == ms
         want = time_module.strftime("%Y-%m-%dT%H:%M:%S", time_module.gmtime(ms // 1000))
-        assert audit.utc_now_ms() == f"{want}.{ms % 1000:03d}Z"
+        assert times.millis_text(ms) == f"{want}.{ms % 1000:03d}Z"
+        # the hot path's text is the general one, and protobuf reads it back to the same time
+        assert times.millis_text(ms) == times.time_text(ms // 1000, ms % 1000 * 1_000_000)
+        assert times.millis_of_text(times.millis_text(ms)) == ms

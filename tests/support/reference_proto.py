@@ -107,4 +107,5 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         q.text = pr.text
     out.rake = s.rake
     out.text.extend(s.text)
+    out.currency = s.currency
     return out

@@ -3,7 +3,8 @@
     python tests/vectors/generate.py [OUT_DIR]     (default: this folder)
 
 Every settlement is signed with the fixed TEST keys of tests/support/fixed_keys.py — NEVER FOR
-PRODUCTION: their seeds are public sentences. ``issuedAt`` is fixed, and Ed25519 signatures
+PRODUCTION: their seeds are public sentences. ``issuedAt`` is fixed (on a whole second, so its
+JSON form ``2026-12-01T12:00:00Z`` has no fraction and its signed text does), and Ed25519 signatures
 are deterministic, so the same engine writes the same files. (The engine's digest changes
 with its code, so vectors written by a later engine differ in ``engineDigest``; the committed
 ones stay valid proofs of the settlements they hold, which is what they test.)
@@ -43,6 +44,7 @@ from cpsettle_service.audit import (
 )
 from cpsettle_service.domain.profile import ProfileRegistry
 from cpsettle_service.keys import KeySet, PublicKey, signing_key_from_pem
+from cpsettle_service.times import millis_of_text, timestamp_text
 from google.protobuf import json_format
 
 from tests.support.fixed_keys import fixed_test_key
@@ -60,7 +62,7 @@ KEYS = KeySet((PublicKey(OLD.key_id, OLD.public.raw, "2025-01-01T00:00:00.000Z",
 
 def _servicer(key: Any) -> SettlementServicer:
     return SettlementServicer(ProfileResolver(ProfileRegistry.builtin()),
-                              Sealer(key, wire, clock=lambda: ISSUED_AT))
+                              Sealer(key, wire, clock=lambda: millis_of_text(ISSUED_AT)))
 
 
 def settle(request: dict[str, Any], key: Any = KEY) -> pb.Settlement:
@@ -98,6 +100,10 @@ def requests() -> dict[str, dict[str, Any]]:
                        ("404-ofc-joker-front-queens-royalty-fantasyland", "valid-jokers")):
         out[name] = json.loads((ROOT / "tests" / "golden" / "cases" / f"{case}.json")
                                .read_text())["request"]
+    priced = example("western")  # a currency (KWD: 3 minor units) over the profile's JPY
+    priced.update(handId="currency", currency="KWD", unitValue="1250",
+                  profileOverrides={"money": {"currency": "JPY"}})
+    out["valid-currency"] = priced
     raked = example("western")
     raked.update(handId="raked", profileOverrides={"rake": {"mode": "RAKE_MODE_COMMISSION",
                                                             "commissionBps": 500}})
@@ -110,7 +116,8 @@ def resign(s: pb.Settlement, key: Any = KEY) -> None:
     can do the first, not the second)."""
     s.settlement_digest = sha256_hex(content_bytes(s))
     s.signature.key_id = key.key_id
-    s.signature.value = key.sign(signed_bytes(s.settlement_digest, s.issued_at, key.key_id))
+    s.signature.value = key.sign(signed_bytes(s.settlement_digest, timestamp_text(s.issued_at),
+                                              key.key_id))
 
 
 Change = Callable[[pb.Settlement], None]
@@ -125,7 +132,14 @@ def _tamper_cases(base: pb.Settlement) -> dict[str, tuple[str, Change, list[str]
         s.settlement_digest = sha256_hex(content_bytes(s))
 
     def issued(s: pb.Settlement) -> None:
-        s.issued_at = "2026-12-01T12:00:00.001Z"
+        s.issued_at.nanos += 1_000_000  # one millisecond
+
+    def currency(s: pb.Settlement) -> None:
+        s.currency = "EUR"  # the same numbers, paid in another currency
+
+    def currency_resealed(s: pb.Settlement) -> None:
+        s.currency = "EUR"
+        s.settlement_digest = sha256_hex(content_bytes(s))
 
     def sig_bit(s: pb.Settlement) -> None:
         v = s.signature.value
@@ -136,8 +150,8 @@ def _tamper_cases(base: pb.Settlement) -> dict[str, tuple[str, Change, list[str]
 
     def other_key(s: pb.Settlement) -> None:  # signed by a key not in keys.json, same id
         stranger = signing_key_from_pem(fixed_test_key(2), KEY.key_id)
-        s.signature.value = stranger.sign(signed_bytes(s.settlement_digest, s.issued_at,
-                                                       KEY.key_id))
+        s.signature.value = stranger.sign(signed_bytes(
+            s.settlement_digest, timestamp_text(s.issued_at), KEY.key_id))
 
     def request_digest(s: pb.Settlement) -> None:
         s.request_digest = "0" * 64
@@ -161,6 +175,11 @@ def _tamper_cases(base: pb.Settlement) -> dict[str, tuple[str, Change, list[str]
             "net money raised and the digest recomputed: only the signature can tell", net_and_digest,
             ["signature"]),
         "tampered-issued-at": ("issuedAt moved by one millisecond", issued, ["signature"]),
+        "tampered-currency": ("the currency changed from XXX to EUR", currency,
+                              ["settlement_digest", "signature"]),
+        "tampered-currency-digest-recomputed": (
+            "the currency changed and the digest recomputed: only the signature can tell",
+            currency_resealed, ["signature"]),
         "tampered-signature-bit": ("one hex digit of the signature changed", sig_bit,
                                    ["signature"]),
         "tampered-unknown-key-id": ("the key id names no published key", unknown_key,
@@ -216,6 +235,14 @@ def build() -> dict[str, dict[str, Any]]:
         "invalid-outside-key-window",
         "signed by the retired key after its window closed (keys.json: notAfter 2025-12-31)",
         old, ["signature.key_window"])
+    sub_ms = json_format.MessageToDict(base)
+    sub_ms["issuedAt"] = "2026-12-01T12:00:00.000000001Z"
+    out["invalid-issued-at-finer-than-a-millisecond"] = {
+        "name": "invalid-issued-at-finer-than-a-millisecond",
+        "description": "issuedAt one nanosecond past the signed time: no signed text can cover it",
+        "settlement": sub_ms,
+        "expected": {"verdict": "invalid", "failures": ["file"]},
+    }
     out["invalid-not-a-settlement"] = {
         "name": "invalid-not-a-settlement",
         "description": "an unknown field: not a Settlement, nothing to digest",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 from google.protobuf import json_format
@@ -26,8 +27,24 @@ class ProofError(ValueError):
     """A file that cannot be read as a settlement at all (itself a finding)."""
 
 
+# issuedAt in JSON: RFC 3339 in UTC ("Z"), as docs/AUDIT.md requires of every verifier
+_UTC_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z")
+
+
 def load_settlement(data: bytes) -> pb.Settlement:
-    """A Settlement from stored bytes: JSON (response or bare settlement) or binary protobuf."""
+    """A Settlement from stored bytes: JSON (response or bare settlement) or binary protobuf;
+    its ``issuedAt`` must have a signed text (docs/AUDIT.md): a time in whole milliseconds."""
+    message = _load(data)
+    from cpsettle_service.times import TimeProblem, timestamp_text
+
+    try:
+        timestamp_text(message.issued_at, message.HasField("issued_at"))
+    except TimeProblem as e:
+        raise ProofError(f"issuedAt: {e}") from None
+    return message
+
+
+def _load(data: bytes) -> pb.Settlement:
     text: str | None
     try:
         text = data.decode("utf-8")
@@ -44,6 +61,11 @@ def load_settlement(data: bytes) -> pb.Settlement:
             raise ProofError("not a settlement object")
         if "settlement" in obj and isinstance(obj["settlement"], dict) and len(obj) == 1:
             obj = obj["settlement"]
+        for name in ("issuedAt", "issued_at"):
+            stamp = obj.get(name)
+            if isinstance(stamp, str) and not _UTC_TIME.fullmatch(stamp):
+                raise ProofError(f"not a settlement: {name} {shown(stamp[:40])} is not an "
+                                 "RFC 3339 time in UTC (…Z)")
         try:
             return json_format.ParseDict(obj, pb.Settlement())
         except json_format.ParseError as e:

@@ -54,7 +54,8 @@ def settlement(s: pb.Settlement) -> str:
                      if v)
     head = [
         f"Settlement{(' — ' + ids) if ids else ''}",
-        f"Profile {s.profile.name} v{s.profile.version} · unit value {s.unit_value} · "
+        f"Profile {s.profile.name} v{s.profile.version} · unit value {s.unit_value} "
+        f"({s.currency or 'XXX'} minor units) · "
         f"button seat {s.button_seat} · order {' → '.join(s.order)}",
     ]
     rows = []
@@ -80,8 +81,18 @@ def settlement(s: pb.Settlement) -> str:
         signed = "unsigned" if s.signature.algorithm in (
             pb.SIGNATURE_ALGORITHM_UNSPECIFIED, pb.SIGNATURE_ALGORITHM_NONE) else (
             f"signed by key '{s.signature.key_id}'")
-        out += ["", f"Settlement id {s.settlement_id} ({signed}, issued {s.issued_at})"]
+        out += ["", f"Settlement id {s.settlement_id} ({signed}, issued {_issued(s)})"]
     return "\n".join(out)
+
+
+def _issued(s: pb.Settlement) -> str:
+    """The time of issue as the signature covers it (docs/AUDIT.md): fixed-width UTC."""
+    from cpsettle_service.times import TimeProblem, timestamp_text
+
+    try:
+        return timestamp_text(s.issued_at, s.HasField("issued_at")) or "(no time)"
+    except TimeProblem:
+        return s.issued_at.ToJsonString()
 
 
 def payouts(r: pb.ValidatePayoutsResponse) -> str:

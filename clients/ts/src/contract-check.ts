@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { clone, create, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import {
   EvaluateArrangementRequestSchema,
   ProposedPayoutSchema,
@@ -35,6 +36,30 @@ assert.equal(sum(settlement.players.map((p) => p.netUnits)), 0n);
 assert.equal(sum(settlement.players.map((p) => p.moneyBeforeRake)), 0n);
 assert.equal(sum(settlement.players.map((p) => p.netMoney + p.rake)), 0n);
 assert.match(settlement.settlementId, /^[0-9a-f]{64}$/);
+// The time of issue is a google.protobuf.Timestamp in whole milliseconds; its fixed-width text
+// (docs/AUDIT.md) is what Date's toISOString writes.
+const issuedAt = settlement.issuedAt;
+assert.ok(issuedAt, "a settlement carries its time of issue");
+assert.equal(issuedAt.nanos % 1_000_000, 0);
+const issued = timestampDate(issuedAt).toISOString();
+// The currency: the request's, else the profile's, else XXX ("no currency involved").
+assert.match(settlement.currency, /^[A-Z]{3}$/);
+const inCurrency = (currency: string) => {
+  const copy = clone(SettleRequestSchema, request);
+  copy.currency = currency;
+  return copy;
+};
+const inEuros = await client.settle(inCurrency("EUR"));
+assert.equal(inEuros.settlement?.currency, "EUR");
+let currencyViolations: string[] = [];
+try {
+  await client.settle(inCurrency("EURO"));
+  assert.fail("a request in currency EURO was settled");
+} catch (error) {
+  assert.equal(ConnectError.from(error).code, Code.InvalidArgument);
+  currencyViolations = fieldViolations(error).map(({ field }) => field);
+}
+assert.deepEqual(currencyViolations, ["currency"]);
 const nets = Object.fromEntries(settlement.players.map((p) => [p.playerId, p.netMoney.toString()]));
 
 // ValidatePayouts: the settlement's own nets match; one unit of money moved from the second
@@ -99,6 +124,8 @@ assert.ok(fields.includes("players[1].arrangement.back[0]"), `violations: ${fiel
 console.log(JSON.stringify({
   handId: settlement.context?.handId,
   settlementId: settlement.settlementId,
+  issuedAt: { seconds: issuedAt.seconds.toString(), nanos: issuedAt.nanos, text: issued },
+  currency: settlement.currency,
   nets,
   allMatch: [matching.allMatch, mismatch.allMatch],
   evaluated: {

@@ -451,7 +451,7 @@ class RuleProfile(_message.Message):
 
     @_builtins.property
     def money(self) -> Global___Money:
-        """Money per unit (docs/RULES.md §10)."""
+        """The stake per unit and its currency (docs/RULES.md §10)."""
 
     @_builtins.property
     def caps(self) -> Global___Caps:
@@ -979,19 +979,32 @@ class Money(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     UNIT_VALUE_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
     unit_value: _builtins.int
     """Minor currency units per scoring unit (default 100); a request's unit_value overrides it."""
+    currency: _builtins.str
+    """The currency of the money amounts: an active ISO 4217 code, three upper-case letters
+    (default "XXX", ISO 4217's code for "no currency involved"); a request's currency overrides
+    it. The service does not convert: amounts are in this currency's minor units (docs/RULES.md
+    §10).
+    """
     def __init__(
         self,
         *,
         unit_value: _builtins.int | None = ...,
+        currency: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_unit_value", b"_unit_value", "unit_value", b"unit_value"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_currency", b"_currency", "_unit_value", b"_unit_value", "currency", b"currency", "unit_value", b"unit_value"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_unit_value", b"_unit_value", "unit_value", b"unit_value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_currency", b"_currency", "_unit_value", b"_unit_value", "currency", b"currency", "unit_value", b"unit_value"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__currency: _TypeAlias = _typing.Literal["currency"]  # noqa: Y015
+    _WhichOneofArgType__currency: _TypeAlias = _typing.Literal["_currency", b"_currency"]  # noqa: Y015
     _WhichOneofReturnType__unit_value: _TypeAlias = _typing.Literal["unit_value"]  # noqa: Y015
     _WhichOneofArgType__unit_value: _TypeAlias = _typing.Literal["_unit_value", b"_unit_value"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__currency) -> _WhichOneofReturnType__currency | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__unit_value) -> _WhichOneofReturnType__unit_value | None: ...
 
 Global___Money: _TypeAlias = Money  # noqa: Y015

@@ -26,6 +26,7 @@ from cpsettle.v1 import profile_pb2 as _profile_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.rpc import status_pb2 as _status_pb2
@@ -359,6 +360,7 @@ class SettleRequest(_message.Message):
     BUTTON_SEAT_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
     DEAD_CARDS_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand's id (audit context, echoed back in the settlement); at most 128 characters, as
     each id of the audit context.
@@ -375,6 +377,10 @@ class SettleRequest(_message.Message):
     """The table's stake in minor units per scoring unit; overrides the profile's money.unit_value."""
     button_seat: _builtins.int
     """The button's seat; absent = the lowest seat (docs/RULES.md §10)."""
+    currency: _builtins.str
+    """The table's currency (ISO 4217, e.g. "EUR"); overrides the profile's money.currency. Empty =
+    the profile's ("XXX" when it states none).
+    """
     @_builtins.property
     def profile(self) -> _profile_pb2.RuleProfile:
         """A complete inline profile, instead of preset (at most 48 KiB). A replica reads an inline
@@ -410,10 +416,11 @@ class SettleRequest(_message.Message):
         button_seat: _builtins.int | None = ...,
         players: _abc.Iterable[Global___Player] | None = ...,
         dead_cards: _abc.Iterable[_builtins.str] | None = ...,
+        currency: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_button_seat", b"_button_seat", "_unit_value", b"_unit_value", "button_seat", b"button_seat", "profile", b"profile", "profile_overrides", b"profile_overrides", "unit_value", b"unit_value"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_button_seat", b"_button_seat", "_unit_value", b"_unit_value", "button_seat", b"button_seat", "dead_cards", b"dead_cards", "dealer_id", b"dealer_id", "hand_id", b"hand_id", "players", b"players", "preset", b"preset", "profile", b"profile", "profile_overrides", b"profile_overrides", "round_id", b"round_id", "table_id", b"table_id", "unit_value", b"unit_value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_button_seat", b"_button_seat", "_unit_value", b"_unit_value", "button_seat", b"button_seat", "currency", b"currency", "dead_cards", b"dead_cards", "dealer_id", b"dealer_id", "hand_id", b"hand_id", "players", b"players", "preset", b"preset", "profile", b"profile", "profile_overrides", b"profile_overrides", "round_id", b"round_id", "table_id", b"table_id", "unit_value", b"unit_value"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__button_seat: _TypeAlias = _typing.Literal["button_seat"]  # noqa: Y015
     _WhichOneofArgType__button_seat: _TypeAlias = _typing.Literal["_button_seat", b"_button_seat"]  # noqa: Y015
@@ -868,8 +875,9 @@ class Settlement(_message.Message):
     SETTLEMENT_DIGEST_FIELD_NUMBER: _builtins.int
     ISSUED_AT_FIELD_NUMBER: _builtins.int
     SIGNATURE_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
     unit_value: _builtins.int
-    """Minor units per scoring unit."""
+    """Minor units (of currency, field 17) per scoring unit."""
     button_seat: _builtins.int
     """The button's seat."""
     rake: _builtins.int
@@ -885,9 +893,12 @@ class Settlement(_message.Message):
     engine_digest: _builtins.str
     """sha256 of the installed engine code and presets."""
     settlement_digest: _builtins.str
-    """sha256 of this settlement without issued_at and signature."""
-    issued_at: _builtins.str
-    """UTC, milliseconds, e.g. 2026-11-30T09:31:02.123Z."""
+    """sha256 of this settlement without settlement_digest, issued_at and signature."""
+    currency: _builtins.str
+    """The currency of every money amount (ISO 4217; "XXX" = no currency involved): the request's,
+    else the profile's money.currency. Amounts are in its minor units; the service converts
+    nothing. Inside the settlement digest.
+    """
     @_builtins.property
     def context(self) -> Global___AuditContext:
         """The request's audit context."""
@@ -913,6 +924,12 @@ class Settlement(_message.Message):
         """The settlement in words."""
 
     @_builtins.property
+    def issued_at(self) -> _timestamp_pb2.Timestamp:
+        """The time of issue, UTC, whole milliseconds (JSON: "2026-11-30T09:31:02.123Z"). The signature
+        covers its fixed-width millisecond text (docs/AUDIT.md).
+        """
+
+    @_builtins.property
     def signature(self) -> Global___Signature:
         """The signature over settlement_digest, issued_at and the key id."""
 
@@ -933,12 +950,13 @@ class Settlement(_message.Message):
         engine_version: _builtins.str = ...,
         engine_digest: _builtins.str = ...,
         settlement_digest: _builtins.str = ...,
-        issued_at: _builtins.str = ...,
+        issued_at: _timestamp_pb2.Timestamp | None = ...,
         signature: Global___Signature | None = ...,
+        currency: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["context", b"context", "profile", b"profile", "signature", b"signature"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["context", b"context", "issued_at", b"issued_at", "profile", b"profile", "signature", b"signature"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["button_seat", b"button_seat", "context", b"context", "engine_digest", b"engine_digest", "engine_version", b"engine_version", "issued_at", b"issued_at", "order", b"order", "pairs", b"pairs", "players", b"players", "profile", b"profile", "rake", b"rake", "request_digest", b"request_digest", "settlement_digest", b"settlement_digest", "settlement_id", b"settlement_id", "signature", b"signature", "text", b"text", "unit_value", b"unit_value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["button_seat", b"button_seat", "context", b"context", "currency", b"currency", "engine_digest", b"engine_digest", "engine_version", b"engine_version", "issued_at", b"issued_at", "order", b"order", "pairs", b"pairs", "players", b"players", "profile", b"profile", "rake", b"rake", "request_digest", b"request_digest", "settlement_digest", b"settlement_digest", "settlement_id", b"settlement_id", "signature", b"signature", "text", b"text", "unit_value", b"unit_value"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1673,20 +1691,24 @@ class VerificationKey(_message.Message):
     """The key's algorithm: SIGNATURE_ALGORITHM_ED25519."""
     public_key: _builtins.str
     """The raw 32-byte public key (RFC 8032) as 64 lowercase hex digits."""
-    not_before: _builtins.str
-    """UTC, milliseconds, e.g. 2026-11-30T09:31:02.123Z; "" = no bound."""
-    not_after: _builtins.str
-    """UTC, milliseconds; "" = still in use."""
+    @_builtins.property
+    def not_before(self) -> _timestamp_pb2.Timestamp:
+        """The first time of issue the key covers, inclusive, whole milliseconds; absent = no bound."""
+
+    @_builtins.property
+    def not_after(self) -> _timestamp_pb2.Timestamp:
+        """The last time of issue the key covers, inclusive, whole milliseconds; absent = still in use."""
+
     def __init__(
         self,
         *,
         key_id: _builtins.str = ...,
         algorithm: Global___SignatureAlgorithm.ValueType = ...,
         public_key: _builtins.str = ...,
-        not_before: _builtins.str = ...,
-        not_after: _builtins.str = ...,
+        not_before: _timestamp_pb2.Timestamp | None = ...,
+        not_after: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["not_after", b"not_after", "not_before", b"not_before"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
     _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "key_id", b"key_id", "not_after", b"not_after", "not_before", b"not_before", "public_key", b"public_key"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...

@@ -311,6 +311,7 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
         dead_cards=tuple(req.dead_cards),
         context=AuditContext(req.hand_id, req.table_id, req.round_id, req.dealer_id),
         unit_value=req.unit_value if req.HasField("unit_value") else None,
+        currency=req.currency,
     )
     choice = profile_choice(
         req.preset,

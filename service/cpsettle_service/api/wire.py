@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Iterable
 
 from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from cpsettle.v1 import settlement_pb2 as pb
 
@@ -335,7 +336,7 @@ _PR_NAME, _PR_VERSION, _PR_DIGEST, _PR_SOURCE = (
 
 
 def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> bytes:
-    """Fields 1-9 of ``Settlement`` (the content; the audit fields 10-16 are the sealer's)."""
+    """Fields 1-9 of ``Settlement`` (the content; fields 10-17 are the sealer's)."""
     c = s.context
     parts = [
         _S_CONTEXT(_C_HAND(c.hand_id) + _C_TABLE(c.table_id) + _C_ROUND(c.round_id)
@@ -372,7 +373,10 @@ _S_REQUEST_DIGEST = text_field(number(_S, "request_digest"))
 _S_ENGINE_VERSION = text_field(number(_S, "engine_version"))
 _S_ENGINE_DIGEST = text_field(number(_S, "engine_digest"))
 _S_DIGEST = text_field(number(_S, "settlement_digest"))
-_S_ISSUED_AT = text_field(number(_S, "issued_at"))
+_S_ISSUED_AT = message_field(number(_S, "issued_at"))
+_T_SECONDS = int_field(number(Timestamp, "seconds"))
+_T_NANOS = int_field(number(Timestamp, "nanos"))
+_S_CURRENCY = text_field(number(_S, "currency"))
 _S_SIGNATURE = message_field(number(_S, "signature"))
 _G_ALGORITHM = enum_field(number(pb.Signature, "algorithm"), SIGNATURE_ALGORITHM)
 _G_KEY_ID = text_field(number(pb.Signature, "key_id"))
@@ -386,11 +390,20 @@ def audit_fields(settlement_id: str, request_digest: str, engine_version: str,
             + _S_ENGINE_VERSION(engine_version) + _S_ENGINE_DIGEST(engine_digest))
 
 
-def seal_fields(settlement_digest: str, issued_at: str, algorithm: str, key_id: str,
+def seal_fields(settlement_digest: str, issued_ms: int, algorithm: str, key_id: str,
                 value: str) -> bytes:
-    """Fields 14-16 of ``Settlement``: its digest, the time of issue and the signature."""
-    return (_S_DIGEST(settlement_digest) + _S_ISSUED_AT(issued_at)
+    """Fields 14-16 of ``Settlement``: its digest, the time of issue (``issued_ms`` milliseconds
+    since the epoch, as a ``google.protobuf.Timestamp``) and the signature."""
+    seconds, millis = divmod(issued_ms, 1000)
+    return (_S_DIGEST(settlement_digest)
+            + _S_ISSUED_AT(_T_SECONDS(seconds) + _T_NANOS(millis * 1_000_000))
             + _S_SIGNATURE(_G_ALGORITHM[algorithm] + _G_KEY_ID(key_id) + _G_VALUE(value)))
+
+
+def late_fields(currency: str) -> bytes:
+    """The fields of ``Settlement`` numbered after the seal's (17: the currency): content, inside
+    the settlement digest, but written after field 16 to keep field-number order."""
+    return _S_CURRENCY(currency)
 
 
 _SETTLE_RESPONSE = message_field(number(pb.SettleResponse, "settlement"))

@@ -25,6 +25,7 @@ class ViolationCode(StrEnum):
     BUTTON_SEAT = "button_seat"
     MALFORMED_REQUEST = "malformed_request"
     PROFILE = "profile"
+    CURRENCY = "currency"
     OTHER = "other"
 
 

@@ -24,6 +24,7 @@ from importlib import resources
 from typing import Any
 
 from .cards import Rank, Suit
+from .currencies import NO_CURRENCY, currency_problem
 from .errors import Collector, InvalidInput, Violation, ViolationCode
 from .hands import HandClass, HandRank, Wheel
 from .natural_vocabulary import (
@@ -44,6 +45,7 @@ from .schema import (
     field_reader,
     integer,
     lines,
+    maximum,
     part,
     read_field,
     read_part,
@@ -309,6 +311,10 @@ class Surrender:
 class Money:
     unit_value: int = integer(100, 1, MAX_UNIT_VALUE, "Minor currency units per scoring unit; a "
                               "request's unitValue overrides it.", wide=True)
+    # written only when it is not XXX: profiles that name no currency keep their digests
+    currency: str = text(NO_CURRENCY, 3, "The currency of the money amounts: an active ISO 4217 "
+                         "code (XXX: no currency involved); a request's currency overrides it.",
+                         omit_default=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,7 +423,7 @@ class RuleProfile:
     foul: Foul = part(Foul, "Foul penalties.")
     naturals: Naturals = part(Naturals, "Naturals.")
     surrender: Surrender = part(Surrender, "Surrender.")
-    money: Money = part(Money, "Money per unit.")
+    money: Money = part(Money, "The stake per unit and its currency.")
     caps: Caps = part(Caps, "Stack caps.")
     rake: Rake = part(Rake, "Rake.")
     ranking: Ranking = part(Ranking, "Hand ranking options.")
@@ -429,6 +435,19 @@ class RuleProfile:
 #
 # A part of scalars and enums is read by ``read_part`` alone; the tables, thresholds and the
 # checks across fields are read here, each bound taken from the part's declaration.
+
+
+def _currency(errors: Collector, m: Reader) -> str:
+    """``money.currency``: three letters, and an active ISO 4217 code (currencies.py)."""
+    before = len(errors.violations)
+    code = m.string("currency", NO_CURRENCY, max_length=maximum(Money, "currency"))
+    if len(errors.violations) > before:  # not a string, or too long: named already
+        return NO_CURRENCY
+    problem = currency_problem(code)
+    if problem is not None:
+        errors.add(m.at("currency"), problem, ViolationCode.CURRENCY)
+        return NO_CURRENCY
+    return code
 
 
 def _bounded(errors: Collector, r: Reader, s: Spec) -> list[tuple[str, Any]]:
@@ -635,7 +654,7 @@ def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
     foul = read_part(r.obj("foul"), Foul)
     naturals = _naturals(errors, r.obj("naturals"), deck)
     surrender = read_part(r.obj("surrender"), Surrender)
-    money = read_part(r.obj("money"), Money)
+    money = read_part(r.obj("money"), Money, {"currency": lambda m: _currency(errors, m)})
     caps = read_part(r.obj("caps"), Caps)
     rake = read_part(r.obj("rake"), Rake)
     ranking = read_part(r.obj("ranking"), Ranking, {"suit_order": lambda k: _suit_order(errors,

@@ -283,6 +283,7 @@ class Settlement(NamedTuple):
     players: tuple[PlayerResult, ...]  # in settlement order
     pairs: tuple[PairResult, ...]  # in settlement order
     rake: int
+    currency: str  # ISO 4217: what the money amounts (minor units) are counted in
 
     @property
     def text(self) -> tuple[str, ...]:
@@ -353,10 +354,10 @@ def player_result(
 def settlement_result(
     *, context: AuditContext, profile: RuleProfile, unit_value: int, button_seat: int,
     order: tuple[str, ...], players: tuple[PlayerResult, ...], pairs: tuple[PairResult, ...],
-    rake: int,
+    rake: int, currency: str,
 ) -> Settlement:
     return _new(Settlement, (context, profile, unit_value, button_seat, order, players, pairs,
-                             rake))
+                             rake, currency))
 
 
 FACTORIES = {

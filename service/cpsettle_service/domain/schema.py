@@ -136,10 +136,12 @@ def boolean(default: bool, doc: str, *, omit_default: bool = False) -> Any:
     return _field(Spec("bool", doc, default, omit_default=omit_default), default)
 
 
-def text(default: str, max_length: int, doc: str, *, required: bool = False) -> Any:
+def text(default: str, max_length: int, doc: str, *, required: bool = False,
+         omit_default: bool = False) -> Any:
     """A string of at most ``max_length`` characters (``required``: ``default`` is only what
     the reader takes when it is missing, the dataclass has none)."""
-    return _field(Spec("string", doc, default, maximum=max_length, required=required), default)
+    return _field(Spec("string", doc, default, maximum=max_length, required=required,
+                       omit_default=omit_default), default)
 
 
 def choice(enum: type[StrEnum], default: StrEnum | None, doc: str, *,

@@ -120,6 +120,7 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
         context=table.context, profile=profile, unit_value=unit_value, button_seat=button,
         order=tuple([p.pid for p in order]), players=tuple(player_results),
         pairs=tuple(pair_results), rake=total_rake,
+        currency=table.currency or profile.money.currency,
     )
 
 __all__ = [

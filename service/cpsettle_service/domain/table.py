@@ -52,7 +52,8 @@ class Table:
 
     ``unit_value`` is the table's stake in minor units per scoring unit; None plays the
     profile's ``money.unitValue`` (the house default). The stake is a fact about the table, not
-    a rule: the same profile settles tables at every stake.
+    a rule: the same profile settles tables at every stake. ``currency`` (ISO 4217) says what
+    the stake's minor units are; "" plays the profile's ``money.currency``.
     """
 
     players: tuple[PlayerInput, ...]
@@ -60,6 +61,7 @@ class Table:
     dead_cards: tuple[str, ...] = ()
     context: AuditContext = field(default_factory=AuditContext)
     unit_value: int | None = None
+    currency: str = ""  # ISO 4217; "" plays the profile's money.currency
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +147,7 @@ def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
         r.raw("buttonSeat")
     if not r.has("unitValue"):
         r.raw("unitValue")
+    currency = r.string("currency", "", max_length=64)
     players: list[PlayerInput] = []
     for path, item in r.items("players"):
         p = Reader(errors, path, item, ViolationCode.MALFORMED_REQUEST)
@@ -174,5 +177,5 @@ def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
     dead = _cards(errors, r, "deadCards") or ()
     r.finish()
     errors.raise_if_any()
-    table = Table(tuple(players), button, dead, context, unit_value)
+    table = Table(tuple(players), button, dead, context, unit_value, currency)
     return table, ProfileChoice(preset, profile, overrides)

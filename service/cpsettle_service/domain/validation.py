@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX, JOKER, JOKER_SPELLINGS, is_joker
+from .currencies import currency_problem
 from .errors import Collector, ViolationCode
 from .naturals import Natural
 from .profile import MAX_UNIT_VALUE, RuleProfile
@@ -197,6 +198,10 @@ def validate(table: Table, profile: RuleProfile) -> list[PlayerState]:
     if unit_value is not None and not 1 <= unit_value <= MAX_UNIT_VALUE:
         errors.add("unitValue", f"must be 1 to {MAX_UNIT_VALUE:,} minor units, got {unit_value}",
                    ViolationCode.OTHER)
+    if table.currency:
+        problem = currency_problem(table.currency)
+        if problem is not None:
+            errors.add("currency", problem, ViolationCode.CURRENCY)
     seats: dict[int, int] = {}
     ids: dict[str, int] = {}
     players: list[PlayerState] = []

@@ -95,7 +95,9 @@ function ids(s) {
   const rows = [
     ['Hand', c.handId], ['Table', c.tableId], ['Round', c.roundId], ['Dealer', c.dealerId],
     ['Rules', p.name && `${p.name} version ${p.version ?? '?'} (${p.source ?? '?'})`],
-    ['Unit value', s.unitValue !== undefined && amount(s.unitValue, false) + ' minor units'],
+    ['Unit value', s.unitValue !== undefined && amount(s.unitValue, false) + ' minor units' +
+      (s.currency ? ` of ${s.currency}` : '')],
+    ['Currency', s.currency],
     ['Button seat', s.buttonSeat], ['Button order', (s.order ?? []).join(' \u2192 ')],
     ['Issued at', s.issuedAt], ['Signed', sig.algorithm === 'SIGNATURE_ALGORITHM_ED25519'
       ? `Ed25519, key ${sig.keyId ?? ''}` : 'not signed (' + (sig.algorithm || 'no signature') + ')'],
