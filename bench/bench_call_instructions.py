@@ -44,7 +44,8 @@ PATHS = ("service", "proto", "clients/python")
 
 
 def presets_of(root: Path) -> list[str]:
-    return [p.stem for p in sorted((root / "service/cpsettle_service/domain/presets").glob("*.json"))]
+    presets = root / "service/cpsettle_service/domain/presets"
+    return [p.stem for p in sorted(presets.glob("*.json"))]
 
 
 def python_of(root: Path) -> str:
