@@ -44,7 +44,8 @@ class LogStream:
     def flush(self) -> None:
         pass
 
-    def events(self, name: str) -> list[dict[str, Any]]:
+    def events(self, name: str | None = None) -> list[dict[str, Any]]:
+        """The JSON lines written so far whose event is ``name`` (every one without it)."""
         import json
 
         with self._lock:
@@ -55,7 +56,7 @@ class LogStream:
                 event = json.loads(line)
             except ValueError:
                 continue
-            if event.get("event") == name:
+            if name is None or event.get("event") == name:
                 out.append(event)
         return out
 

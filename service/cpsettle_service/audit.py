@@ -177,7 +177,22 @@ class Sealer:
                 profile_digest: str, issued_at: str, request_bytes: bytes) -> None:
         c = settlement.context
         profile = settlement.profile
-        players = settlement.players
+        # the players' facts in one pass
+        nets: dict[str, int] = {}
+        net_units: dict[str, int] = {}
+        fouls: list[str] = []
+        naturals: dict[str, str] = {}
+        surrenders: list[str] = []
+        for p in settlement.players:
+            pid = p.player_id
+            nets[pid] = p.net_money
+            net_units[pid] = p.net_units
+            if p.fouled:
+                fouls.append(pid)
+            if p.natural:
+                naturals[pid] = str(p.natural)
+            if p.surrendered:
+                surrenders.append(pid)
         event: dict[str, Any] = {
             "hand_id": c.hand_id,
             "table_id": c.table_id,
@@ -197,11 +212,11 @@ class Sealer:
             "unit_value": settlement.unit_value,
             "currency": settlement.currency,
             "rake": settlement.rake,
-            "nets": {p.player_id: p.net_money for p in players},
-            "net_units": {p.player_id: p.net_units for p in players},
-            "fouls": [p.player_id for p in players if p.fouled],
-            "naturals": {p.player_id: str(p.natural) for p in players if p.natural},
-            "surrenders": [p.player_id for p in players if p.surrendered],
+            "nets": nets,
+            "net_units": net_units,
+            "fouls": fouls,
+            "naturals": naturals,
+            "surrenders": surrenders,
             "caps": [
                 {"payer": pr.payer, "payee": pr.payee, "owed": pr.owed, "paid": pr.paid,
                  "cap": pr.cap}

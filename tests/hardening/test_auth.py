@@ -39,10 +39,12 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHand
 
 
 def rpc_events(logs: LogStream, hand_id: str) -> list[dict]:
-    """The call's canonical log line (written just after the status went out: wait for it)."""
+    """The call's canonical log line (written just after the status went out: wait for it): its
+    ``rpc`` line, or for a delivered settlement its ``settlement.issued`` line."""
     deadline = time.monotonic() + 5
     while True:
-        found = [e for e in logs.events("rpc") if e.get("hand_id") == hand_id]
+        found = [e for e in logs.events() if e.get("hand_id") == hand_id
+                 and e.get("event") in ("rpc", "settlement.issued")]
         if found or time.monotonic() > deadline:
             return found
         time.sleep(0.005)
@@ -91,7 +93,7 @@ def test_a_right_token_is_served_and_logged_by_caller_name(auth_server: ServerHa
         assert client.list_profiles().profiles  # every service RPC, not only Settle
     assert settlement.context.hand_id == hand_id
     (event,) = rpc_events(logs, hand_id)
-    assert event["code"] == "OK" and event["caller"] == caller
+    assert event["event"] == "settlement.issued" and event["caller"] == caller
 
 
 def test_the_bearer_scheme_is_case_insensitive(auth_server: ServerHandle) -> None:

@@ -138,9 +138,17 @@ class Shutdown:
 
     @property
     def handled(self) -> dict[str, str]:
-        """Calls the server accepted (its handler ran and logged them): hand id -> code."""
-        return {e["hand_id"]: e["code"] for e in self.events
-                if e.get("event") == "rpc" and str(e.get("hand_id", "")).startswith("load-")}
+        """Calls the server accepted (its handler ran and logged them): hand id -> code. A
+        delivered settlement's line is its settlement.issued (OK); every other call's, and a
+        failed one's, its rpc line."""
+        out = {}
+        for e in self.events:
+            if str(e.get("hand_id", "")).startswith("load-"):
+                if e.get("event") == "settlement.issued":
+                    out.setdefault(e["hand_id"], "OK")
+                elif e.get("event") == "rpc":
+                    out[e["hand_id"]] = e["code"]
+        return out
 
 
 @pytest.fixture(scope="module")

@@ -64,7 +64,7 @@ def refused(address: str, tls: TlsConfig | None, logs: LogStream) -> SettlementE
             client.settle(good_request(hand_id))
     assert e.value.code is grpc.StatusCode.UNAVAILABLE, e.value
     assert time.monotonic() - start < 4, "refused at the handshake, not by the deadline"
-    assert not [ev for ev in logs.events("rpc") if ev.get("hand_id") == hand_id]
+    assert not [ev for ev in logs.events() if ev.get("hand_id") == hand_id]
     return e.value
 
 

@@ -58,7 +58,7 @@ def test_the_main_port_serves_tls_only(tls_with_health: ServerHandle,
         assert e.value.code is grpc.StatusCode.UNAVAILABLE
         with pytest.raises(SettlementError):
             plain.health()
-    assert not [ev for ev in logs.events("rpc") if ev.get("hand_id") == "tls-health-plaintext"]
+    assert not [ev for ev in logs.events() if ev.get("hand_id") == "tls-health-plaintext"]
 
 
 def test_the_health_port_answers_every_probe_in_plaintext(tls_with_health: ServerHandle) -> None:

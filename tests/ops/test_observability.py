@@ -125,12 +125,26 @@ def test_one_canonical_json_line_per_rpc(client: SettlementClient) -> None:
     request = example("one-six")
     request["handId"] = "canonical-line-hand"
     client.settle(request)
-    lines = [e for e in LOGS.events("rpc") if e.get("hand_id") == "canonical-line-hand"]
-    assert len(lines) == 1
-    line = lines[0]
-    assert line["method"] == "Settle" and line["code"] == "OK"
+    # a delivered settlement's one line is its audit event, with the call's context
+    lines = [e for e in LOGS.events() if e.get("hand_id") == "canonical-line-hand"]
+    assert [e["event"] for e in lines] == ["settlement.issued"]
+    assert lines[0]["rpc"] == "Settle" and lines[0]["timestamp"].endswith("Z")
+    # any other call: its rpc line
+    before = len([e for e in LOGS.events("rpc") if e.get("method") == "ListProfiles"])
+    client.list_profiles()
+    lines = [e for e in LOGS.events("rpc") if e.get("method") == "ListProfiles"]
+    assert len(lines) == before + 1
+    line = lines[-1]
+    assert line["code"] == "OK" and line["rpc"] == "ListProfiles"
     assert line["duration_ms"] >= 0 and line["level"] == "info"
     assert line["timestamp"].endswith("Z")
+    # and a failed Settle: its rpc line beside the rejection's own
+    request["handId"] = "canonical-line-bad"
+    request["players"][0]["arrangement"]["front"][0] = "Zz"
+    with pytest.raises(SettlementError):
+        client.settle(request)
+    lines = [e for e in LOGS.events("rpc") if e.get("hand_id") == "canonical-line-bad"]
+    assert len(lines) == 1 and lines[0]["code"] == "INVALID_ARGUMENT"
 
 
 def test_console_output_on_a_terminal() -> None:

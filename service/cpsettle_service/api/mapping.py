@@ -15,6 +15,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
@@ -113,8 +114,6 @@ SIGNATURE_ALGORITHM = enum_table(_proto_enum(pb, "SignatureAlgorithm"), {
 
 def _unknown_fields(msg: Message, path: str, out: list[Violation]) -> None:
     """Fields the sender set that this schema doesn't know (RULES.md §14.16)."""
-    from google.protobuf.unknown_fields import UnknownFieldSet
-
     if len(UnknownFieldSet(msg)):
         # only profiles are read this way: the unknown fields are the profile's problem
         out.append(Violation(path, "has fields this service does not know", ViolationCode.PROFILE))
@@ -262,20 +261,23 @@ def profile_choice(
 
 
 def _player(p: pb.Player) -> PlayerInput:
+    # A repeated field read by slicing (a list, in C): tuple() over the field itself iterates
+    # it through the sequence protocol, which ends each row on a raised IndexError.
     if p.HasField("arrangement"):
         a = p.arrangement
-        front: tuple[str, ...] | None = tuple(a.front)
-        middle: tuple[str, ...] | None = tuple(a.middle)
-        back: tuple[str, ...] | None = tuple(a.back)
+        front: tuple[str, ...] | None = tuple(a.front[:])
+        middle: tuple[str, ...] | None = tuple(a.middle[:])
+        back: tuple[str, ...] | None = tuple(a.back[:])
     else:
         front = middle = back = None
+    cards = p.cards
     return PlayerInput(
         player_id=p.player_id,
         seat=p.seat,
         front=front,
         middle=middle,
         back=back,
-        cards=tuple(p.cards) if p.cards else None,
+        cards=tuple(cards[:]) if cards else None,
         declared_natural=p.declared_natural,
         surrender=p.surrender,
         stack=p.stack if p.HasField("stack") else None,
@@ -286,8 +288,6 @@ def _player(p: pb.Player) -> PlayerInput:
 def _check_known(req: pb.SettleRequest) -> None:
     """Fields this schema does not know are refused, not dropped: a newer client may mean
     something by them that this service would silently ignore (a money path lets nothing in)."""
-    from google.protobuf.unknown_fields import UnknownFieldSet
-
     problems: list[Violation] = []
     if len(UnknownFieldSet(req)):
         problems.append(Violation(
@@ -306,9 +306,9 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
     bounds.check_settle_request(req)
     _check_known(req)
     table = Table(
-        players=tuple(_player(p) for p in req.players),
+        players=tuple([_player(p) for p in req.players]),
         button_seat=req.button_seat if req.HasField("button_seat") else None,
-        dead_cards=tuple(req.dead_cards),
+        dead_cards=tuple(req.dead_cards[:]),
         context=AuditContext(req.hand_id, req.table_id, req.round_id, req.dealer_id),
         unit_value=req.unit_value if req.HasField("unit_value") else None,
         currency=req.currency,

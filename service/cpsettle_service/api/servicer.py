@@ -36,18 +36,32 @@ __all__ = ["SERVICE_NAME", "ProfileResolver", "SettlementServicer", "generic_han
            "profile_digest", "tolerant"]
 
 
+# Each label's child of the settlement counters, bound once: labels() per call cost more than the
+# increments themselves. A registry name or "inline", so as few as the profiles loaded.
+_SETTLED: dict[str, Any] = {}
+_NATURALS: dict[str, Any] = {}
+_CAPS: dict[str, Any] = {}
+
+
+def _child(children: dict[str, Any], metric: Any, label: str) -> Any:
+    child = children.get(label)
+    if child is None:
+        child = children[label] = metric.labels(label)
+    return child
+
+
 def _record(settlement: Settlement, profile_label: str) -> None:
-    metrics.SETTLEMENTS.labels(profile_label).inc()
+    (_SETTLED.get(profile_label) or _child(_SETTLED, metrics.SETTLEMENTS, profile_label)).inc()
     for p in settlement.players:
         if p.fouled:
             metrics.FOULS.inc()
         if p.natural is not None:
-            metrics.NATURALS.labels(p.natural.value).inc()
+            _child(_NATURALS, metrics.NATURALS, p.natural.value).inc()
         if p.surrendered:
             metrics.SURRENDERS.inc()
     for pr in settlement.pairs:
         if pr.cap:
-            metrics.CAPS_APPLIED.labels(pr.cap).inc()
+            _child(_CAPS, metrics.CAPS_APPLIED, pr.cap).inc()
 
 
 class SettlementServicer:

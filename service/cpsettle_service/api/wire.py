@@ -28,7 +28,14 @@ from cpsettle.v1 import settlement_pb2 as pb
 
 from ..domain.cards import CANONICAL
 from ..domain.rows import ROWS
-from ..domain.settlement import EvaluatedRow, PairResult, PlayerResult, Settlement, row_text
+from ..domain.settlement import (
+    EvaluatedRow,
+    LineItem,
+    PairResult,
+    PlayerResult,
+    Settlement,
+    row_text,
+)
 from .mapping import (
     CAP,
     FOUL_REASON,
@@ -269,6 +276,24 @@ def _id_fields(pid: str) -> tuple[bytes, ...]:
 _NO_ID = (b"",) * 5
 
 
+# A line item's whole field, kept by the item (its kind, units, sentence format and arguments:
+# strings and ints, so no two different sentences share a key): a table's items repeat from
+# hand to hand (the same players, the same bonus for a majority), so most are written once.
+# Emptied when full, so it stays bounded.
+_ITEM_FIELDS: dict[LineItem, bytes] = {}
+_ITEM_FIELDS_KEPT = 1 << 14
+
+
+def _item_field(item: LineItem) -> bytes:
+    field = _ITEM_FIELDS.get(item)
+    if field is None:
+        field = _Q_ITEMS(_I_KIND[item.kind] + _I_UNITS(item.units) + _I_TEXT(item.text))
+        if len(_ITEM_FIELDS) >= _ITEM_FIELDS_KEPT:
+            _ITEM_FIELDS.clear()
+        _ITEM_FIELDS[item] = field
+    return field
+
+
 def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[bytes, ...]]],
                 ids: dict[str, tuple[bytes, ...]]) -> bytes:
     """A ``PairResult`` body. ``rows``: each player's row bodies as RowResult.first and as
@@ -301,8 +326,7 @@ def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[b
                              u, fouled, ties[i] if ties else "")),
         ))
         parts.append(_Q_ROWS(body))
-    for item in pr.items:
-        parts.append(_Q_ITEMS(_I_KIND[item.kind] + _I_UNITS(item.units) + _I_TEXT(item.text)))
+    parts += [_ITEM_FIELDS.get(item) or _item_field(item) for item in pr.items]
     parts += [
         _Q_UNITS(pr.units),
         _Q_OWED(pr.owed),
