@@ -34,7 +34,6 @@ from ..domain.settlement import (
     PairResult,
     PlayerResult,
     Settlement,
-    row_text,
 )
 from .mapping import (
     CAP,
@@ -305,25 +304,23 @@ def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[b
     first_fields = rows[a][0] if fr else None
     second_fields = rows[b][1] if sr else None
     units = pr.row_units
-    fouled = pr.fouled
-    ties = pr.tie_breaks
+    texts = pr.row_texts
     for i, sign in enumerate(pr.row_signs):
         row = ROWS[i]
         u = units[i]
         if sign > 0:
-            winner, win_field = a, ia[4]
+            win_field = ia[4]
         elif sign < 0:
-            winner, win_field = b, ib[4]
+            win_field = ib[4]
         else:
-            winner, win_field = "", b""
+            win_field = b""
         body = b"".join((
             _R_ROW[row],
             first_fields[i] if first_fields else b"",
             second_fields[i] if second_fields else b"",
             win_field,
             _R_UNITS(u),
-            _R_TEXT(row_text(row, a, b, winner, fr[i] if fr else None, sr[i] if sr else None,
-                             u, fouled, ties[i] if ties else "")),
+            _R_TEXT(texts[i]),
         ))
         parts.append(_Q_ROWS(body))
     parts += [_ITEM_FIELDS.get(item) or _item_field(item) for item in pr.items]

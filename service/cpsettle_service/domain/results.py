@@ -209,6 +209,20 @@ class PairResult(NamedTuple):
         return tuple(out)
 
     @property
+    def row_texts(self) -> tuple[str, ...]:
+        """Each row's sentence, in row order: what ``rows[i].text`` says, without building the
+        itemized rows (the wire writer takes these finished sentences)."""
+        fr, sr = self.first_rows, self.second_rows
+        a, b = self.first, self.second
+        units, ties, fouled = self.row_units, self.tie_breaks, self.fouled
+        return tuple([
+            row_text(ROWS[i], a, b, a if sign > 0 else b if sign < 0 else "",
+                     fr[i] if fr else None, sr[i] if sr else None, units[i], fouled,
+                     ties[i] if ties else "")
+            for i, sign in enumerate(self.row_signs)
+        ])
+
+    @property
     def text(self) -> str:
         """The money line: who owes whom, and what a cap cut."""
         if not self.units:
