@@ -150,3 +150,27 @@ def test_a_sealer_by_default_logs_the_request_and_publishes_its_key() -> None:
     published = sealer.keys.get("default-key")
     assert published is not None and published.raw == key.public.raw
     assert Sealer(None, wire).keys.get("default-key") is None
+
+
+def test_a_batch_too_large_to_send_is_logged_not_delivered_hand_by_hand(
+        tmp_path: Path, logs: Any) -> None:
+    """Each hand of a SettleStream batch whose answer exceeds the send limit (4 x the message
+    limit) was sealed and logged as issued: each gets a ``settlement.not_delivered`` naming its
+    settlement and hand, so the log reconciles with what the caller received (nothing)."""
+    handle = start_server(tmp_path / "small.sock", max_message_bytes=8 * 1024)
+    batch = pb.SettleStreamRequest()
+    for n in range(12):
+        batch.items.add(ref=str(n), request=example("western", 100 + n))
+    assert batch.ByteSize() < 8 * 1024
+    try:
+        with SettlementClient(handle.address, timeout=10) as client:
+            [response] = list(client.settle_stream(iter([batch])))
+    finally:
+        stop_server(handle)
+    [result] = response.results
+    assert result.WhichOneof("outcome") == "error" and result.ref == ""
+    for n in range(12):
+        [issued] = events(logs, "settlement.issued", f"s{100 + n}")
+        [lost] = events(logs, "settlement.not_delivered", f"s{100 + n}")
+        assert lost["settlement_id"] == issued["settlement_id"]
+        assert lost["reason"] == "result_too_large" and "detail" not in lost
