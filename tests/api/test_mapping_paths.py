@@ -43,6 +43,18 @@ def validate_raw(server: Any, msg: pb.ValidatePayoutsRequest) -> pb.ValidatePayo
             raise SettlementError.from_rpc_error(e) from None
 
 
+def _inline(request: dict[str, Any], raw_profile: bytes) -> pb.SettleRequest:
+    message = request_from_json(request)
+    message.preset = ""
+    message.profile.ParseFromString(raw_profile)
+    return message
+
+
+def _with_unknown_field(msg: Any) -> None:
+    """Field number 99, varint 1, appended to ``msg`` (a field from some other schema)."""
+    msg.ParseFromString(msg.SerializeToString() + b"\x98\x06\x01")
+
+
 def money_for_first(pair: pb.PairResult) -> int:
     return pair.paid if pair.payee == pair.first else -pair.paid
 
@@ -147,19 +159,19 @@ def test_differences_at_the_int64_edges(client: SettlementClient) -> None:
     assert [v.field for v in e.violations] == ["proposed"]
 
 
+def test_a_request_with_a_field_of_another_schema_is_refused_by_name(
+        client: SettlementClient) -> None:
+    message = request_from_json(table())
+    _with_unknown_field(message)
+    _with_unknown_field(message.players[1].arrangement)
+    e = refused(client.settle, message)
+    assert [(v.field, v.reason) for v in e.violations] == [
+        ("request", "has fields this service does not know"),
+        ("players[1]", "has fields this service does not know")]
+    assert e.metadata["violationCodes"] == "other"
+
+
 # --------------------------------------------------------------------------- profiles
-
-
-def _inline(request: dict[str, Any], raw_profile: bytes) -> pb.SettleRequest:
-    message = request_from_json(request)
-    message.preset = ""
-    message.profile.ParseFromString(raw_profile)
-    return message
-
-
-def _with_unknown_field(msg: Any) -> None:
-    """Field number 99, varint 1, appended to ``msg`` (a field from some other schema)."""
-    msg.ParseFromString(msg.SerializeToString() + b"\x98\x06\x01")
 
 
 @pytest.mark.parametrize("where", ["nested", "repeated"])
