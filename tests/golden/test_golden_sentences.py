@@ -106,6 +106,17 @@ ROWS = {
         "Front: B's high card, ten, ties A's high card, ten — push",
         "Middle: B's pair of sixes, king kicker, ties A's pair of sixes, king kicker — push",
         "Back: A's ace-high flush beats B's straight, jack high — A +1"],
+    # rowTie SUIT_OF_HIGHEST_CARD: the deciding cards in the row's sentence, for either player
+    ("107-one-two-row-tie-suit-default", "A", "B"): [
+        "Front: A's high card, king, beats B's high card, king (equal by rank; highest card Kc "
+        "against Kd) — A +1",
+        "Middle: A's straight, nine high, beats B's two pair, nines and sixes — A +1",
+        "Back: A's full house, jacks full of threes, beats B's ace-high flush — A +1"],
+    ("107-one-two-row-tie-suit-default", "B", "C"): [
+        "Front: C's pair of queens, seven kicker, beats B's high card, king — C +1",
+        "Middle: C's straight, nine high, beats B's two pair, nines and sixes — C +1",
+        "Back: B's ace-high flush beats C's ace-high flush (equal by rank; highest card Ac "
+        "against Ad) — B +1"],
 }
 
 
@@ -146,3 +157,32 @@ def test_equal_naturals_with_equal_cards_settle_nothing(client: SettlementClient
     assert [(i.units, i.text) for i in ab.items] == [
         (0, "Natural: A's six pairs and B's six pairs and their cards rank the same — 0")]
     assert (ab.units, ab.text) == (0, "A and B settle 0")
+
+
+def test_equal_naturals_won_by_the_second_player(client: SettlementClient) -> None:
+    """Case 403 with A's and B's cards swapped: B now holds the nines, so B collects."""
+    case = json.loads(next(CASES.glob("403-*.json")).read_text("utf-8"))
+    request = case["request"]
+    a, b = request["players"][0], request["players"][1]
+    a["cards"], b["cards"] = b["cards"], a["cards"]
+    s = client.settle(json_format.ParseDict(request, pb.SettleRequest())).settlement
+    ab = pair(s, "A", "B")
+    assert [(i.units, i.text) for i in ab.items] == [
+        (-4, "Natural: B's six pairs and A's six pairs rank equal; compared from the top, card "
+             "11 is nine against eight — B +4")]
+    assert (ab.units, ab.text) == (-4, "A owes B 4 units = 400; A pays 400")
+
+
+def test_a_scooped_foul_against_a_natural_counts_the_majority_bonus_on_scoop(
+        client: SettlementClient) -> None:
+    """Case 223 with a majority bonus of 1 paid on a scoop too: C's foul costs it what a scoop
+    costs, (3 rows x 1 + 0 scoop bonus + 1 majority bonus) x 2 = 8, more than A's natural (3)
+    and B's (4) — RULES.md §14.6."""
+    case = json.loads(next(CASES.glob("223-*.json")).read_text("utf-8"))
+    request = case["request"]
+    request["profileOverrides"] = {"scoring": {"majorityBonus": 1, "majorityBonusOnScoop": True}}
+    s = client.settle(json_format.ParseDict(request, pb.SettleRequest())).settlement
+    assert [i.text for i in pair(s, "A", "C").items] == [
+        "Natural: A's three straights against C's fouled hand (declared a natural the cards do "
+        "not make); C pays the foul penalty of 8 is more than the natural's 3 — A +8"]
+    assert pair(s, "B", "C").units == 8
