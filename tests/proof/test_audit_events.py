@@ -22,7 +22,7 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, request_from_json
 from cpsettle_service.api import wire
 from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
-from cpsettle_service.audit import Sealer
+from cpsettle_service.audit import Issued, Sealer, log_not_delivered
 from cpsettle_service.domain.profile import ProfileRegistry
 from cpsettle_service.keys import signing_key_from_pem
 from cpsettle_service.local import LocalService
@@ -174,3 +174,18 @@ def test_a_batch_too_large_to_send_is_logged_not_delivered_hand_by_hand(
         [lost] = events(logs, "settlement.not_delivered", f"s{100 + n}")
         assert lost["settlement_id"] == issued["settlement_id"]
         assert lost["reason"] == "result_too_large" and "detail" not in lost
+
+
+def test_not_delivered_lines_carry_a_detail_only_when_one_is_given() -> None:
+    """``settlement.not_delivered``: one line per settlement, its hand id clipped to the
+    longest a request may send (128 characters), ``detail`` only when there is one."""
+    with capture_logs() as captured:
+        sealer = Sealer(None, wire, log=structlog.get_logger("test"))
+        sealer.not_delivered([Issued("id-1", "h" * 200), Issued("id-2", "h2")], "cancelled")
+        sealer.not_delivered([Issued("id-3", "h3")], "audit_log_unavailable", "disk full")
+        log_not_delivered(structlog.get_logger("test"), [Issued("id-4", "h4")], "cancelled")
+    lines = [(c["settlement_id"], c["hand_id"], c["reason"], c.get("detail", "-"))
+             for c in captured if c["event"] == "settlement.not_delivered"]
+    assert lines == [("id-1", "h" * 128, "cancelled", "-"), ("id-2", "h2", "cancelled", "-"),
+                     ("id-3", "h3", "audit_log_unavailable", "disk full"),
+                     ("id-4", "h4", "cancelled", "-")]
