@@ -186,3 +186,19 @@ def test_a_scooped_foul_against_a_natural_counts_the_majority_bonus_on_scoop(
         "Natural: A's three straights against C's fouled hand (declared a natural the cards do "
         "not make); C pays the foul penalty of 8 is more than the natural's 3 — A +8"]
     assert pair(s, "B", "C").units == 8
+
+
+def test_a_foul_penalty_equal_to_the_natural_is_paid_as_the_natural(
+        client: SettlementClient) -> None:
+    """Case 223 with scoop bonus 1 and no scoop multiplier: a scooped foul costs 3 x 1 + 1 = 4.
+    Against A's natural (3) the penalty is more and is paid; against B's (4) it is equal, not
+    more, so C pays B the natural's 4 (GREATER_OF_NATURAL_AND_FOUL)."""
+    case = json.loads(next(CASES.glob("223-*.json")).read_text("utf-8"))
+    request = case["request"]
+    request["profileOverrides"] = {"scoring": {"scoopBonus": 1, "scoopMultiplier": 1}}
+    s = client.settle(json_format.ParseDict(request, pb.SettleRequest())).settlement
+    fouled = "C's fouled hand (declared a natural the cards do not make)"
+    assert [i.text for pr in (pair(s, "A", "C"), pair(s, "B", "C")) for i in pr.items] == [
+        f"Natural: A's three straights against {fouled}; C pays the foul penalty of 4 is more "
+        "than the natural's 3 — A +4",
+        f"Natural: B's six pairs against {fouled}; C pays the natural's 4 — B +4"]
