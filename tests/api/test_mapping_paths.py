@@ -171,6 +171,23 @@ def test_a_request_with_a_field_of_another_schema_is_refused_by_name(
     assert e.metadata["violationCodes"] == "other"
 
 
+def test_without_a_button_the_lowest_seat_has_it(client: SettlementClient) -> None:
+    """No ``buttonSeat``: the settlement names the lowest seat as the button, not a seat 0."""
+    request = table("western")
+    for i, p in enumerate(request["players"]):
+        p["seat"] = i + 2
+    assert client.settle(request).settlement.button_seat == 2
+    assert client.settle(dict(request, buttonSeat=0)).settlement.button_seat == 0
+
+
+def test_a_proposal_with_an_overlong_player_id_is_named(client: SettlementClient) -> None:
+    request = table("two-four")
+    nets = {p.player_id: p.net_money for p in client.settle(request).settlement.players}
+    nets["x" * 129] = 0
+    e = refused(client.validate_payouts, request, nets)
+    assert [v.field for v in e.violations] == ["proposed[4].playerId"]
+
+
 # --------------------------------------------------------------------------- profiles
 
 
