@@ -132,6 +132,7 @@ def test_an_unsigned_server_without_the_request_logs_neither(
         stop_server(handle)
     [e] = events(logs, "settlement.issued", "s4")
     assert (e["settlement_id"], e["signed"], e["key_id"]) == (s.settlement_id, False, "")
+    assert s.issued_at and e["issued_at"] == s.issued_at  # unsigned, but dated all the same
     assert "request" not in e
 
 
