@@ -73,6 +73,11 @@ SENTENCES: dict[tuple[str, str, str], tuple[Any, ...]] = {
     ("213-eastern-4p-surrender-pays-fouled-false", "A", "B"): (
         ("NO_SCORE", 0, "Surrender: A surrendered, but B's fouled hand collects nothing — 0"),
         "A and B settle 0"),
+    ("213-eastern-4p-surrender-pays-fouled-false", "D", "B"): (
+        ("FOUL_PENALTY", 3, "Foul: B's hand is fouled (front above middle); he pays D the "
+         "fixed penalty — D +3"),
+        ("ROYALTIES", 6, "Royalties: B also pays D's royalties of 6 — D +6"),
+        "B owes D 9 units = 900; B pays 900"),
     ("213-eastern-4p-surrender-pays-fouled-false", "A", "C"): (
         ("SURRENDER", -3, "Surrender: A surrendered and pays C 3 — C +3"),
         "A owes C 3 units = 300; A pays 300"),
