@@ -42,6 +42,9 @@ SENTENCES: dict[tuple[str, str, str], tuple[Any, ...]] = {
     ("111-two-four-four-players-two-fouls", "A", "B"): (
         ("MAJORITY_BONUS", -1, "Majority bonus: B won 2 rows to 1 — B +1"),
         "A owes B 2 units = 200; A pays 200"),
+    ("118-ofc-fantasyland-stay-quads-not-kk", "A", "B"): (
+        ("ROYALTIES", 2, "Royalties: A 14, B 12 — A +2"),
+        "B owes A 3 units = 300; B pays 300"),
     ("115-classic-1-6-fixed-foul-cross-size-ok", "B", "C"): (
         ("FOUL_PENALTY", -3, "Foul: B's hand is fouled (front above middle); he pays C the "
          "fixed penalty — C +3"),
@@ -107,6 +110,10 @@ ROWS = {
         "Front: P1's pair of aces, jack kicker, beats P2's pair of queens, three kicker — P1 +1",
         "Middle: P1's straight, eight high, beats P2's two pair, jacks and tens — P1 +1",
         "Back: P1's full house, kings full of nines, beats P2's ten-high flush — P1 +1"],
+    ("118-ofc-fantasyland-stay-quads-not-kk", "A", "B"): [
+        "Front: B's pair of kings, five kicker, beats A's pair of fours, two kicker — B +1",
+        "Middle: A's straight, king high, beats B's two pair, aces and sixes — A +1",
+        "Back: A's four of a kind, eights, beats B's ace-high flush — A +1"],
     ("105-one-two-one-row-two-pushes", "B", "A"): [
         "Front: B's high card, ten, ties A's high card, ten — push",
         "Middle: B's pair of sixes, king kicker, ties A's pair of sixes, king kicker — push",
