@@ -214,3 +214,21 @@ def test_a_foul_penalty_equal_to_the_natural_is_paid_as_the_natural(
         f"Natural: A's three straights against {fouled}; C pays the foul penalty of 4 is more "
         "than the natural's 3 — A +4",
         f"Natural: B's six pairs against {fouled}; C pays the natural's 4 — B +4"]
+
+
+def test_each_multiplier_applies_without_the_other(client: SettlementClient) -> None:
+    """Case 218 (a scoop, 2 players) with the home run multiplier at 1: the scoop still doubles
+    (+8 -> +16); case 219 (a home run) with the scoop multiplier at 1: A's +6 against each
+    opponent doubles once, by the home run, to +12."""
+    case = json.loads(next(CASES.glob("218-*.json")).read_text("utf-8"))
+    request = case["request"]
+    request["profileOverrides"]["scoring"] = {"homeRun": {"multiplier": 1}}
+    s = client.settle(json_format.ParseDict(request, pb.SettleRequest())).settlement
+    assert [(i.units, i.text) for i in pair(s, "A", "B").items] == [
+        (8, "Scoop ×2: A scooped — +8 becomes +16 for A")]
+    case = json.loads(next(CASES.glob("219-*.json")).read_text("utf-8"))
+    request = case["request"]
+    request["profileOverrides"] = {"scoring": {"scoopMultiplier": 1}}
+    s = client.settle(json_format.ParseDict(request, pb.SettleRequest())).settlement
+    assert [(i.units, i.text) for i in pair(s, "A", "B").items] == [
+        (6, "Home run ×2: A scooped every opponent — +6 becomes +12 for A")]
