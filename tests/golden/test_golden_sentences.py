@@ -39,6 +39,14 @@ SENTENCES: dict[tuple[str, str, str], tuple[Any, ...]] = {
     ("102-one-six-scooped-fouls-cross-size", "B", "A"): (
         ("NO_SCORE", 0, "Both B and A fouled — they settle 0"),
         "B and A settle 0"),
+    ("102-one-six-scooped-fouls-cross-size", "C", "A"): (
+        ("FOUL_PENALTY", 0, "Foul: A's hand is fouled (front above middle), so it loses every "
+         "row"),
+        ("SCOOP_BONUS", 3, "Scoop bonus: C won all three rows — C +3"),
+        "A owes C 6 units = 600; A pays 600"),
+    ("107-one-two-row-tie-suit-default", "A", "C"): (
+        ("MAJORITY_BONUS", 1, "Majority bonus: A won 2 rows to 1 — A +1"),
+        "C owes A 2 units = 200; C pays 200"),
     ("111-two-four-four-players-two-fouls", "A", "B"): (
         ("MAJORITY_BONUS", -1, "Majority bonus: B won 2 rows to 1 — B +1"),
         "A owes B 2 units = 200; A pays 200"),
