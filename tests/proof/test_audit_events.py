@@ -27,6 +27,7 @@ from cpsettle_service.domain.profile import ProfileRegistry
 from cpsettle_service.keys import signing_key_from_pem
 from cpsettle_service.local import LocalService
 from tests.conftest import EXAMPLES, ServerHandle, start_server, stop_server
+from tests.proof.test_known_answers import issued_at_text
 from tests.support.fixed_keys import fixed_test_key
 
 KEY_ID = "events-key"
@@ -34,10 +35,10 @@ IDS = ("hand_id", "table_id", "round_id", "dealer_id")
 
 
 def example(name: str, n: int) -> pb.SettleRequest:
-    """An example table under ids of its own (``s{n}``, ``t{n}``, ...)."""
+    """An example table under ids no other test uses (``ev-hand-{n}``, ``ev-table-{n}``, ...)."""
     request = request_from_json((EXAMPLES / "tables" / f"{name}.json").read_text())
-    request.hand_id, request.table_id = f"s{n}", f"t{n}"
-    request.round_id, request.dealer_id = f"r{n}", f"d{n}"
+    request.hand_id, request.table_id = f"ev-hand-{n}", f"ev-table-{n}"
+    request.round_id, request.dealer_id = f"ev-round-{n}", f"ev-dealer-{n}"
     return request
 
 
@@ -82,10 +83,10 @@ def test_each_hand_of_a_stream_is_issued_and_checked_under_its_own_ids(
         assert (e["signed"], e["key_id"]) == (True, KEY_ID)
         assert e["naturals"] == {p.player_id: p.natural for p in s.players if p.natural}
         assert base64.b64decode(e["request"]) == request.SerializeToString(deterministic=True)
-    assert events(logs, "settlement.issued", "s2")[0]["naturals"], "the table has a natural"
+    assert events(logs, "settlement.issued", "ev-hand-2")[0]["naturals"], "the table has a natural"
 
     w = results["w"].settlement
-    [mismatch] = events(logs, "payout.mismatch", "s1")
+    [mismatch] = events(logs, "payout.mismatch", "ev-hand-1")
     assert {k: mismatch[k] for k in IDS} == {k: getattr(western, k) for k in IDS}
     assert mismatch["settlement_id"] == w.settlement_id
     expected = next(p.net_money for p in w.players if p.player_id == short)
@@ -93,8 +94,8 @@ def test_each_hand_of_a_stream_is_issued_and_checked_under_its_own_ids(
                                     "proposed": expected - 7, "difference": -7}]
     assert mismatch["pairs"] == []
     # a stream logs no payout.validated (settlement.issued is there for each hand already)
-    assert not events(logs, "payout.validated", "s2") and not events(
-        logs, "payout.mismatch", "s2")
+    assert not events(logs, "payout.validated", "ev-hand-2") and not events(
+        logs, "payout.mismatch", "ev-hand-2")
 
 
 def test_payouts_checked_one_by_one_are_logged_with_the_settlement_and_the_amounts(
@@ -106,7 +107,7 @@ def test_payouts_checked_one_by_one_are_logged_with_the_settlement_and_the_amoun
         s = client.settle(request).settlement
         assert client.validate_payouts(request, {p.player_id: p.net_money
                                                  for p in s.players}).all_match
-        [validated] = events(logs, "payout.validated", "s3")
+        [validated] = events(logs, "payout.validated", "ev-hand-3")
         assert {k: validated[k] for k in IDS} == {k: getattr(request, k) for k in IDS}
         assert (validated["settlement_id"], validated["players"]) == (s.settlement_id, 4)
         pr = s.pairs[1]
@@ -115,7 +116,7 @@ def test_payouts_checked_one_by_one_are_logged_with_the_settlement_and_the_amoun
             request, {p.player_id: p.net_money for p in s.players},
             {(pr.second, pr.first): -good + 3})
     assert not report.all_match
-    [mismatch] = events(logs, "payout.mismatch", "s3")
+    [mismatch] = events(logs, "payout.mismatch", "ev-hand-3")
     assert mismatch["settlement_id"] == s.settlement_id
     assert mismatch["players"] == []
     assert mismatch["pairs"] == [{"first": pr.second, "second": pr.first, "expected": -good,
@@ -130,9 +131,11 @@ def test_an_unsigned_server_without_the_request_logs_neither(
             s = client.settle(example("western", 4)).settlement
     finally:
         stop_server(handle)
-    [e] = events(logs, "settlement.issued", "s4")
+    [e] = events(logs, "settlement.issued", "ev-hand-4")
     assert (e["settlement_id"], e["signed"], e["key_id"]) == (s.settlement_id, False, "")
-    assert s.issued_at and e["issued_at"] == s.issued_at  # unsigned, but dated all the same
+    # unsigned, but dated all the same
+    assert s.HasField("issued_at")
+    assert e["issued_at"] == issued_at_text(s.issued_at.seconds, s.issued_at.nanos)
     assert "request" not in e
 
 
@@ -147,7 +150,7 @@ def test_a_sealer_by_default_logs_the_request_and_publishes_its_key() -> None:
         SettlementServicer(ProfileResolver(registry), sealer).settle_response(request)
     [e] = [c for c in captured if c["event"] == "settlement.issued"]
     assert base64.b64decode(e["request"]) == request.SerializeToString(deterministic=True)
-    assert (e["hand_id"], e["signed"], e["key_id"]) == ("s5", True, "default-key")
+    assert (e["hand_id"], e["signed"], e["key_id"]) == ("ev-hand-5", True, "default-key")
     published = sealer.keys.get("default-key")
     assert published is not None and published.raw == key.public.raw
     assert Sealer(None, wire).keys.get("default-key") is None
@@ -171,8 +174,8 @@ def test_a_batch_too_large_to_send_is_logged_not_delivered_hand_by_hand(
     [result] = response.results
     assert result.WhichOneof("outcome") == "error" and result.ref == ""
     for n in range(12):
-        [issued] = events(logs, "settlement.issued", f"s{100 + n}")
-        [lost] = events(logs, "settlement.not_delivered", f"s{100 + n}")
+        [issued] = events(logs, "settlement.issued", f"ev-hand-{100 + n}")
+        [lost] = events(logs, "settlement.not_delivered", f"ev-hand-{100 + n}")
         assert lost["settlement_id"] == issued["settlement_id"]
         assert lost["reason"] == "result_too_large" and "detail" not in lost
 
