@@ -104,7 +104,7 @@ SENTENCES: dict[tuple[str, str, str], tuple[Any, ...]] = {
         "B owes C 8 units = 800; B pays 800"),
     ("223-shisanshui-3p-naturals-and-false-declaration", "A", "C"): (
         ("NATURAL", 6, "Natural: A's three straights against C's fouled hand (declared a "
-         "natural the cards do not make); C pays the foul penalty of 6 is more than the "
+         "natural the cards do not make); C pays the foul penalty of 6, more than the "
          "natural's 3 — A +6"),
         "C owes A 6 units = 600; C pays 600"),
     ("403-shisanshui-equal-naturals-compare-cards", "A", "B"): (
@@ -204,7 +204,7 @@ def test_a_scooped_foul_against_a_natural_counts_the_majority_bonus_on_scoop(
     s = client.settle(json_format.ParseDict(request, pb.SettleRequest())).settlement
     assert [i.text for i in pair(s, "A", "C").items] == [
         "Natural: A's three straights against C's fouled hand (declared a natural the cards do "
-        "not make); C pays the foul penalty of 8 is more than the natural's 3 — A +8"]
+        "not make); C pays the foul penalty of 8, more than the natural's 3 — A +8"]
     assert pair(s, "B", "C").units == 8
 
 
@@ -219,7 +219,7 @@ def test_a_foul_penalty_equal_to_the_natural_is_paid_as_the_natural(
     s = client.settle(json_format.ParseDict(request, pb.SettleRequest())).settlement
     fouled = "C's fouled hand (declared a natural the cards do not make)"
     assert [i.text for pr in (pair(s, "A", "C"), pair(s, "B", "C")) for i in pr.items] == [
-        f"Natural: A's three straights against {fouled}; C pays the foul penalty of 4 is more "
+        f"Natural: A's three straights against {fouled}; C pays the foul penalty of 4, more "
         "than the natural's 3 — A +4",
         f"Natural: B's six pairs against {fouled}; C pays the natural's 4 — B +4"]
 

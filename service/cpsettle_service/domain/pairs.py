@@ -330,7 +330,7 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
             penalty = _scooped_penalty(profile)
         if profile.naturals.vs_foul is VsFoul.GREATER_OF_NATURAL_AND_FOUL and penalty > units:
             units = penalty
-            why = f"the foul penalty of {penalty} is more than the natural's {entry.units}"
+            why = f"the foul penalty of {penalty}, more than the natural's {entry.units}"
         else:
             why = f"the natural's {entry.units}"
         text = (
