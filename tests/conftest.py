@@ -60,6 +60,23 @@ class LogStream:
                 out.append(event)
         return out
 
+    def wait_events(self, name: str | None, where: Any, count: int,
+                    timeout: float = 5.0) -> list[dict[str, Any]]:
+        """The events named ``name`` that ``where`` accepts, once there are ``count`` of them
+        (or ``timeout`` seconds have passed: then what there is, for the test to judge).
+
+        A call's ``rpc`` line is written when the server has finished with the call, which can
+        be just after the client has its answer: a test reading it must wait for it.
+        """
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [e for e in self.events(name) if where(e)]
+            if len(found) >= count or time.monotonic() > deadline:
+                return found
+            time.sleep(0.01)
+
 
 LOGS = LogStream()
 

@@ -132,7 +132,7 @@ def test_one_canonical_json_line_per_rpc(client: SettlementClient) -> None:
     # any other call: its rpc line
     before = len([e for e in LOGS.events("rpc") if e.get("method") == "ListProfiles"])
     client.list_profiles()
-    lines = [e for e in LOGS.events("rpc") if e.get("method") == "ListProfiles"]
+    lines = LOGS.wait_events("rpc", lambda e: e.get("method") == "ListProfiles", before + 1)
     assert len(lines) == before + 1
     line = lines[-1]
     assert line["code"] == "OK" and line["rpc"] == "ListProfiles"
@@ -143,7 +143,7 @@ def test_one_canonical_json_line_per_rpc(client: SettlementClient) -> None:
     request["players"][0]["arrangement"]["front"][0] = "Zz"
     with pytest.raises(SettlementError):
         client.settle(request)
-    lines = [e for e in LOGS.events("rpc") if e.get("hand_id") == "canonical-line-bad"]
+    lines = LOGS.wait_events("rpc", lambda e: e.get("hand_id") == "canonical-line-bad", 1)
     assert len(lines) == 1 and lines[0]["code"] == "INVALID_ARGUMENT"
 
 
