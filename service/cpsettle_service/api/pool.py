@@ -1,0 +1,294 @@
+"""SettleStream's settlement work in worker processes: bulk re-audit on every core.
+
+One process runs the event loop, and Python runs one thread of it at a time: a stream settled
+in that process uses one core however many the machine has. ``StreamPool`` keeps ``size``
+worker processes (``CPSETTLE_STREAM_WORKERS``, default one per core) and splits each batch
+across them; the event loop only reads, finishes and sends.
+
+What runs where (docs/BULK_AUDIT.md, "Worker processes"):
+
+- a worker: the request's mapping, the engine, the settlement's bytes up to its seal, the
+  payout check, and everything ``Sealer.prepare`` does (ids, digests, the ``settlement.issued``
+  event without its time);
+- the server process: ``Sealer.finish`` (the time of issue, the signature, the audit log line),
+  the lines the worker's work wrote (a ``payout.mismatch``), the metrics it counted, delivery.
+
+So the signing key never leaves the server process (a worker has none), and the audit log has
+one writer: a settlement is logged as issued only when the server finishes it, just before its
+batch goes out; a batch lost in a worker was never issued, so it is simply settled again
+(once: a batch that loses a worker twice is answered with an INTERNAL batch error, and a client
+such as ``cpsettle audit --server`` asks for its hands one by one).
+
+Workers run at a lower CPU priority (``nice``): on a shared machine the live calls of the
+server process come first, as ``priority.LiveFirst`` lets them first in the event loop. They
+ignore SIGINT and SIGTERM (the server drains on those and then closes the pool), and end by
+themselves the moment the server process ends, however it ends (``die_with``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import multiprocessing
+import os
+import select
+import signal
+import threading
+import time
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import structlog
+
+from cpsettle.v1 import settlement_pb2 as pb
+
+from ..audit import Prepared, Sealer
+from ..domain.profile import ProfileRegistry
+from ..observability import metrics
+from . import wire
+
+DEFAULT_NICE = 10  # the workers' niceness above the server's (0 = the same priority)
+WATCH_INTERVAL = 0.5  # seconds between looks at the parent process, where pidfd is missing
+
+# Counters a worker's work moves; the server adds the worker's increments to its own.
+_COUNTED = (metrics.SETTLEMENTS, metrics.FOULS, metrics.NATURALS, metrics.SURRENDERS,
+            metrics.CAPS_APPLIED, metrics.PAYOUT_MISMATCHES, metrics.VALIDATION_ERRORS)
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    """One hand as a worker leaves it. With ``prepared``: the ``AuditResult``'s fields before
+    the settlement (``head``), the settlement to seal, the fields after it (``tail``). Without:
+    ``head`` is the whole result (the hand's error). ``lines``: the log lines its work wrote
+    (logger ``audit`` or ``other``, level, event, fields), for the server to write after its
+    ``settlement.issued``."""
+
+    head: bytes
+    prepared: Prepared | None = None
+    tail: bytes = b""
+    lines: tuple[tuple[str, str, str, dict[str, Any]], ...] = ()
+
+
+class WorkerLost(RuntimeError):
+    """A worker process ended while it settled a batch, twice in a row."""
+
+
+# --------------------------------------------------------------------------- a worker
+
+
+class _Lines:
+    """The log lines a worker's work writes, kept for the server (a worker writes none)."""
+
+    def __init__(self) -> None:
+        self.taken: list[tuple[str, str, str, dict[str, Any]]] = []
+
+    def take(self) -> tuple[tuple[str, str, str, dict[str, Any]], ...]:
+        out, self.taken = tuple(self.taken), []
+        return out
+
+    def processor(self, logger: Any, method: str, event: dict[str, Any]) -> Any:
+        text = event.pop("event")
+        self.taken.append(("other", method, text, event))
+        raise structlog.DropEvent
+
+
+class _AuditLog:
+    """The worker sealer's audit log: keeps the lines (``payouts_checked``'s) for the server."""
+
+    def __init__(self, lines: _Lines) -> None:
+        self._lines = lines
+
+    def info(self, event: str, **kw: Any) -> None:
+        self._lines.taken.append(("audit", "info", event, kw))
+
+    def warning(self, event: str, **kw: Any) -> None:
+        self._lines.taken.append(("audit", "warning", event, kw))
+
+
+class _PreparingSealer(Sealer):
+    """Prepares, never finishes: no key, no clock, no log line; the server finishes."""
+
+    prepared: Prepared | None = None
+
+    def finish(self, prepared: Prepared) -> bytes:
+        self.prepared = prepared
+        return prepared.content
+
+
+_worker: tuple[Any, _PreparingSealer, _Lines] | None = None
+_counted: dict[tuple[int, tuple[str, ...]], float] = {}
+
+
+def _init_worker(profile_dir: str, include_request: bool, parent_pid: int, nice: int) -> None:
+    global _worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server drains on these, then closes us
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    die_with(parent_pid)
+    if nice:
+        os.nice(nice)
+    from .profiles import ProfileResolver
+    from .servicer import SettlementServicer
+
+    registry = ProfileRegistry.builtin()
+    if profile_dir:  # read again here: the server read it at start, and refused it if invalid
+        registry = registry.with_directory(profile_dir)
+    lines = _Lines()
+    structlog.configure(processors=[structlog.processors.format_exc_info, lines.processor])
+    sealer = _PreparingSealer(None, wire, log=_AuditLog(lines), include_request=include_request)
+    _worker = (SettlementServicer(ProfileResolver(registry), sealer), sealer, lines)
+
+
+def _counts() -> dict[tuple[int, tuple[str, ...]], float]:
+    out = {}
+    for i, counter in enumerate(_COUNTED):
+        for family in counter.collect():
+            for sample in family.samples:
+                if sample.name.endswith("_total"):
+                    out[(i, tuple(sample.labels.values()))] = sample.value
+    return out
+
+
+def _settle_chunk(data: bytes) -> tuple[list[HandResult], dict[tuple[int, tuple[str, ...]], float]]:
+    """Settle a ``SettleStreamRequest``'s hands (bytes) in this worker: each hand's result and
+    the counters' increments since the last chunk."""
+    from .stream import audit_parts
+
+    assert _worker is not None, "_init_worker first"
+    servicer, sealer, lines = _worker
+    out = []
+    for item in pb.SettleStreamRequest.FromString(data).items:
+        sealer.prepared = None
+        parts = audit_parts(servicer, item)
+        if isinstance(parts, bytes):
+            out.append(HandResult(parts, lines=lines.take()))
+        else:
+            head, _, tail = parts
+            out.append(HandResult(head, sealer.prepared, tail, lines.take()))
+    now = _counts()
+    moved = {k: v - _counted.get(k, 0.0) for k, v in now.items() if v != _counted.get(k, 0.0)}
+    _counted.update(now)
+    return out, moved
+
+
+def die_with(parent_pid: int) -> None:
+    """End this process as soon as ``parent_pid`` ends, however it ends (SIGKILL included).
+
+    A worker's parent is the fork server, not the process that asked for the pool, and the fork
+    server lives as long as any worker (they hold its "alive" pipe): a death signal from the
+    parent (PR_SET_PDEATHSIG) would never come. So a daemon thread watches that process itself:
+    on Linux it waits on a pidfd, which becomes readable the moment the process exits; elsewhere
+    it looks every ``WATCH_INTERVAL`` seconds whether the process is still there. Once the
+    workers are gone, the fork server and the resource tracker see their pipes close and end.
+    """
+    try:
+        pidfd = os.pidfd_open(parent_pid)  # type: ignore[attr-defined,unused-ignore]
+    except ProcessLookupError:
+        os._exit(1)  # already gone
+    except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
+        pidfd = None
+
+    def watch() -> None:
+        if pidfd is not None:
+            select.select([pidfd], [], [])
+        else:
+            while _alive(parent_pid):
+                time.sleep(WATCH_INTERVAL)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="parent-watchdog").start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --------------------------------------------------------------------------- the server's side
+
+
+def default_size() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class StreamPool:
+    """``size`` worker processes for SettleStream batches, started at the first batch, with the
+    built-in profiles and those of ``profile_dir`` (the server's ``CPSETTLE_PROFILE_DIR``)."""
+
+    def __init__(self, size: int, profile_dir: str = "", include_request: bool = True,
+                 nice: int = DEFAULT_NICE) -> None:
+        self.size = size
+        self._initargs = (profile_dir, include_request, os.getpid(), nice)
+        self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def _start(self) -> concurrent.futures.ProcessPoolExecutor:
+        # forkserver: never fork a process that holds gRPC threads; the fork server imports the
+        # engine once and every worker forks from it ready to go.
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["cpsettle_service.api.pool",
+                                        "cpsettle_service.api.servicer"])
+        self._executor = concurrent.futures.ProcessPoolExecutor(
+            self.size, mp_context=context, initializer=_init_worker, initargs=self._initargs)
+        return self._executor
+
+    def pids(self) -> list[int]:
+        """The worker processes running now."""
+        executor = self._executor
+        processes = getattr(executor, "_processes", None) or {}
+        return [p.pid for p in list(processes.values()) if p.is_alive()]
+
+    async def settle(self, items: Sequence[pb.AuditItem]) -> list[HandResult]:
+        """The hands' results, in order, each worker settling a share of them."""
+        data = [pb.SettleStreamRequest(items=part).SerializeToString()
+                for part in _shares(items, self.size)]
+        for attempt in (1, 2):
+            executor = self._executor or self._start()
+            loop = asyncio.get_running_loop()
+            try:
+                answers = await asyncio.gather(
+                    *(loop.run_in_executor(executor, _settle_chunk, d) for d in data))
+                break
+            except BrokenProcessPool:
+                # A worker ended mid-batch (killed, out of memory): nothing of this batch was
+                # issued (only the server finishes and logs), so a new pool settles it again.
+                if self._executor is executor:
+                    self._executor = None
+                    executor.shutdown(wait=False, cancel_futures=True)
+                if attempt == 2:
+                    raise WorkerLost("a settlement worker process ended twice while settling "
+                                     "this batch") from None
+        out: list[HandResult] = []
+        for results, moved in answers:
+            for (i, labels), amount in moved.items():
+                counter = _COUNTED[i]
+                (counter.labels(*labels) if labels else counter).inc(amount)
+            out.extend(results)
+        return out
+
+    def close(self) -> None:
+        """End the workers (they finish the chunk in hand first) and wait for them."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _shares(items: Sequence[pb.AuditItem], parts: int) -> list[Sequence[pb.AuditItem]]:
+    """``items`` cut into at most ``parts`` runs of nearly equal length, in order."""
+    n = len(items)
+    parts = max(1, min(parts, n))
+    size, extra = divmod(n, parts)
+    out, start = [], 0
+    for k in range(parts):
+        end = start + size + (1 if k < extra else 0)
+        out.append(items[start:end])
+        start = end
+    return out
