@@ -35,9 +35,10 @@ import select
 import signal
 import threading
 import time
+from collections.abc import MutableMapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import structlog
 
@@ -87,9 +88,9 @@ class _Lines:
         out, self.taken = tuple(self.taken), []
         return out
 
-    def processor(self, logger: Any, method: str, event: dict[str, Any]) -> Any:
+    def processor(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
         text = event.pop("event")
-        self.taken.append(("other", method, text, event))
+        self.taken.append(("other", method, text, dict(event)))
         raise structlog.DropEvent
 
 
