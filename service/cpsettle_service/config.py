@@ -28,8 +28,8 @@ class Settings:
     max_concurrent_rpcs: int = 64  # unary calls in flight (Settle, ValidatePayouts, ...)
     max_concurrent_streams: int = 8  # SettleStreams open, a budget of their own
     stream_idle_seconds: float = 60.0  # a stream that sends no batch for this long is closed
-    # worker processes that settle SettleStream's hands: 0 = one per core, -1 = none (the
-    # server process settles them itself, on one core)
+    # worker processes that settle SettleStream's hands: 0 = one per core (within the cgroup CPU
+    # quota), -1 = none (the server process settles them itself, on one core)
     stream_workers: int = 0
     stream_worker_nice: int = 10  # the workers' niceness above the server's: live calls first
     max_message_bytes: int = 1024 * 1024

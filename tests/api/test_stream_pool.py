@@ -175,3 +175,16 @@ def test_a_worker_killed_mid_stream_loses_no_settlement_and_gives_no_wrong_one(
     # and every settlement delivered logged as issued exactly once by this stream
     issued = [e["settlement_id"] for e in logs.events("settlement.issued")[before:]]
     assert sorted(issued) == sorted(r.settlement.settlement_id for r in results)
+
+
+@pytest.mark.parametrize(("cpu_max", "most"), [
+    ("max 100000", None), ("100000 100000", 1), ("150000 100000", 2), ("50000 100000", 1)])
+def test_default_size_keeps_to_the_cgroup_cpu_quota(tmp_path: Path, cpu_max: str,
+                                                    most: int | None) -> None:
+    from cpsettle_service.api.pool import default_size
+
+    cores = len(os.sched_getaffinity(0))
+    path = tmp_path / "cpu.max"
+    path.write_text(cpu_max + "\n")
+    assert default_size(str(path)) == (cores if most is None else min(cores, most))
+    assert default_size(str(tmp_path / "none")) == cores

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import math
 import multiprocessing
 import os
 import select
@@ -213,12 +214,21 @@ def _alive(pid: int) -> bool:
 # --------------------------------------------------------------------------- the server's side
 
 
-def default_size() -> int:
-    """One worker per core this process may run on."""
+def default_size(cpu_max: str = "/sys/fs/cgroup/cpu.max") -> int:
+    """One worker per core this process may use: the cores it may run on, and no more than its
+    cgroup's CPU quota allows (a pod limited to 1 CPU on a 16-core node gets 1 worker, not 16)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        with open(cpu_max) as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):  # no cgroup v2 limit to read
+        pass
+    return cores
 
 
 class StreamPool:
