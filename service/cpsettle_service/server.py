@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from .api import wire
+from .api import stream_worker, wire
 from .api.interceptors import ServiceInterceptor
 from .api.pool import StreamPool, default_size
 from .api.profiles import ProfileResolver, profile_digest
@@ -154,7 +154,8 @@ async def build_server(
                                   log_timeout=settings.audit_log_stall_seconds,
                                   live=interceptor.live)
     workers = default_size() if settings.stream_workers == 0 else settings.stream_workers
-    pool = (StreamPool(workers, settings.profile_dir, sealer.include_request,
+    pool = (StreamPool(workers, stream_worker.init,
+                       (settings.profile_dir, sealer.include_request), stream_worker.settle_chunk,
                        settings.stream_worker_nice)
             if workers > 0 else None)
     server.add_generic_rpc_handlers(

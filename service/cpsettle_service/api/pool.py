@@ -33,22 +33,17 @@ import math
 import multiprocessing
 import os
 import select
-import signal
 import threading
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..audit import Prepared, Sealer
-from ..domain.profile import ProfileRegistry
+from ..audit import Prepared
 from ..observability import metrics
-from . import wire
 
 DEFAULT_NICE = 10  # the workers' niceness above the server's (0 = the same priority)
 WATCH_INTERVAL = 0.5  # seconds between looks at the parent process, where pidfd is missing
@@ -76,72 +71,9 @@ class WorkerLost(RuntimeError):
     """A worker process ended while it settled a batch, twice in a row."""
 
 
-# --------------------------------------------------------------------------- a worker
-
-
-class _Lines:
-    """The log lines a worker's work writes, kept for the server (a worker writes none)."""
-
-    def __init__(self) -> None:
-        self.taken: list[tuple[str, str, str, dict[str, Any]]] = []
-
-    def take(self) -> tuple[tuple[str, str, str, dict[str, Any]], ...]:
-        out, self.taken = tuple(self.taken), []
-        return out
-
-    def processor(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
-        text = event.pop("event")
-        self.taken.append(("other", method, text, dict(event)))
-        raise structlog.DropEvent
-
-
-class _AuditLog:
-    """The worker sealer's audit log: keeps the lines (``payouts_checked``'s) for the server."""
-
-    def __init__(self, lines: _Lines) -> None:
-        self._lines = lines
-
-    def info(self, event: str, **kw: Any) -> None:
-        self._lines.taken.append(("audit", "info", event, kw))
-
-    def warning(self, event: str, **kw: Any) -> None:
-        self._lines.taken.append(("audit", "warning", event, kw))
-
-
-class _PreparingSealer(Sealer):
-    """Prepares, never finishes: no key, no clock, no log line; the server finishes."""
-
-    prepared: Prepared | None = None
-
-    def finish(self, prepared: Prepared) -> bytes:
-        self.prepared = prepared
-        return prepared.content
-
-
-_worker: tuple[Any, _PreparingSealer, _Lines] | None = None
-_counted: dict[tuple[int, tuple[str, ...]], float] = {}
-
-
-def _init_worker(profile_dir: str, include_request: bool, parent_pid: int, nice: int) -> None:
-    global _worker
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server drains on these, then closes us
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    die_with(parent_pid)
-    if nice:
-        os.nice(nice)
-    from .profiles import ProfileResolver
-    from .servicer import SettlementServicer
-
-    registry = ProfileRegistry.builtin()
-    if profile_dir:  # read again here: the server read it at start, and refused it if invalid
-        registry = registry.with_directory(profile_dir)
-    lines = _Lines()
-    structlog.configure(processors=[structlog.processors.format_exc_info, lines.processor])
-    sealer = _PreparingSealer(None, wire, log=_AuditLog(lines), include_request=include_request)
-    _worker = (SettlementServicer(ProfileResolver(registry), sealer), sealer, lines)
-
-
-def _counts() -> dict[tuple[int, tuple[str, ...]], float]:
+def counts() -> dict[tuple[int, tuple[str, ...]], float]:
+    """The ``_COUNTED`` counters' values now, by counter and labels (a worker's, sent back as
+    increments: api/stream_worker.py)."""
     out = {}
     for i, counter in enumerate(_COUNTED):
         for family in counter.collect():
@@ -149,28 +81,6 @@ def _counts() -> dict[tuple[int, tuple[str, ...]], float]:
                 if sample.name.endswith("_total"):
                     out[(i, tuple(sample.labels.values()))] = sample.value
     return out
-
-
-def _settle_chunk(data: bytes) -> tuple[list[HandResult], dict[tuple[int, tuple[str, ...]], float]]:
-    """Settle a ``SettleStreamRequest``'s hands (bytes) in this worker: each hand's result and
-    the counters' increments since the last chunk."""
-    from .stream import audit_parts
-
-    assert _worker is not None, "_init_worker first"
-    servicer, sealer, lines = _worker
-    out = []
-    for item in pb.SettleStreamRequest.FromString(data).items:
-        sealer.prepared = None
-        parts = audit_parts(servicer, item)
-        if isinstance(parts, bytes):
-            out.append(HandResult(parts, lines=lines.take()))
-        else:
-            head, _, tail = parts
-            out.append(HandResult(head, sealer.prepared, tail, lines.take()))
-    now = _counts()
-    moved = {k: v - _counted.get(k, 0.0) for k, v in now.items() if v != _counted.get(k, 0.0)}
-    _counted.update(now)
-    return out, moved
 
 
 def die_with(parent_pid: int) -> None:
@@ -232,23 +142,27 @@ def default_size(cpu_max: str = "/sys/fs/cgroup/cpu.max") -> int:
 
 
 class StreamPool:
-    """``size`` worker processes for SettleStream batches, started at the first batch, with the
-    built-in profiles and those of ``profile_dir`` (the server's ``CPSETTLE_PROFILE_DIR``)."""
+    """``size`` worker processes for SettleStream batches, started at the first batch: each
+    runs ``init(*initargs, <this process's pid>, nice)`` once, then ``settle`` on each share of
+    a batch (``SettleStreamRequest`` bytes -> its hands' results and the counters' increments;
+    api/stream_worker.py has both)."""
 
-    def __init__(self, size: int, profile_dir: str = "", include_request: bool = True,
+    def __init__(self, size: int, init: Callable[..., None], initargs: tuple[Any, ...],
+                 settle: Callable[[bytes], tuple[list[HandResult], dict[Any, float]]],
                  nice: int = DEFAULT_NICE) -> None:
         self.size = size
-        self._initargs = (profile_dir, include_request, os.getpid(), nice)
+        self._init = init
+        self._initargs = (*initargs, os.getpid(), nice)
+        self._settle = settle
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
 
     def _start(self) -> concurrent.futures.ProcessPoolExecutor:
         # forkserver: never fork a process that holds gRPC threads; the fork server imports the
         # engine once and every worker forks from it ready to go.
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["cpsettle_service.api.pool",
-                                        "cpsettle_service.api.servicer"])
+        context.set_forkserver_preload([self._init.__module__])
         self._executor = concurrent.futures.ProcessPoolExecutor(
-            self.size, mp_context=context, initializer=_init_worker, initargs=self._initargs)
+            self.size, mp_context=context, initializer=self._init, initargs=self._initargs)
         return self._executor
 
     def pids(self) -> list[int]:
@@ -266,7 +180,7 @@ class StreamPool:
             loop = asyncio.get_running_loop()
             try:
                 answers = await asyncio.gather(
-                    *(loop.run_in_executor(executor, _settle_chunk, d) for d in data))
+                    *(loop.run_in_executor(executor, self._settle, d) for d in data))
                 break
             except BrokenProcessPool:
                 # A worker ended mid-batch (killed, out of memory): nothing of this batch was
