@@ -200,10 +200,18 @@ class StreamPool:
         return out
 
     def close(self) -> None:
-        """End the workers (they finish the chunk in hand first) and wait for them."""
+        """End the workers now and wait for them. They hold nothing worth waiting for (nothing
+        a worker does is issued until the server finishes it), and a worker left to finish
+        could block writing a large result nobody reads any more."""
         executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+        if executor is None:
+            return
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.kill()  # they ignore SIGTERM: the server's drain must not end them early
+        for process in processes:
+            process.join(5)
 
 
 def _shares(items: Sequence[pb.AuditItem], parts: int) -> list[Sequence[pb.AuditItem]]:
