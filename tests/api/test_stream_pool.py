@@ -28,9 +28,10 @@ from cpsettle_service.keys import generate_pem, signing_key_from_pem
 from cpsettle_service.observability import metrics
 from cpsettle_service.observability.logging import get_logger
 from cpsettle_service.server import build_server
+from cpsettle_service.times import millis_text
 from tests.conftest import EXAMPLES, LogStream, ServerHandle
 
-ISSUED_AT = "2026-12-01T12:00:00.000Z"
+ISSUED_MS = 1_796_126_400_000  # 2026-12-01T12:00:00.000Z
 TABLES = sorted((EXAMPLES / "tables").glob("*.json"))
 
 
@@ -39,7 +40,7 @@ def start(sock: Path, workers: int = 2) -> ServerHandle:
                         stream_workers=workers)
     sealer = Sealer(signing_key_from_pem(generate_pem()), wire,
                     log=metrics.CountedAuditLog(get_logger("cpsettle.audit")),
-                    clock=lambda: ISSUED_AT)
+                    clock=lambda: ISSUED_MS)
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True, name="grpc-loop").start()
     running = asyncio.run_coroutine_threadsafe(build_server(settings, sealer=sealer),
@@ -113,7 +114,7 @@ def test_pool_answers_byte_for_byte_what_unary_settle_answers(
     issued = logs.events("settlement.issued")[before:]
     assert sorted(e["settlement_id"] for e in issued) == sorted(
         r.settlement.settlement_id for r in results)
-    assert all(e["issued_at"] == ISSUED_AT and e["signed"] for e in issued)
+    assert all(e["issued_at"] == millis_text(ISSUED_MS) and e["signed"] for e in issued)
     assert len(logs.events("payout.mismatch")) - mismatches == len(batch[::3])
 
 
