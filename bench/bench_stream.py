@@ -3,12 +3,15 @@
     python bench/bench_stream.py [--hands 4000] [--batch 100] [--in-flight 8] [--rounds 2]
                                  [--workers N] [--seed 3] [--log-level info]
                                  [--part all|stream|local]
+                                 [--stream-workers 0] [--worker-nice 10]
 
 Generates a synthetic day (examples/generate_history.py: every preset, stacks, rake, a few
 planted mistakes and invalid lines), then:
 
-1. starts ONE server process (``python -m cpsettle_service.server`` on 127.0.0.1, metrics off,
-   default settings otherwise: the sealer and its audit log are on, the log goes to /dev/null)
+1. starts ONE server (``python -m cpsettle_service.server`` on 127.0.0.1, metrics off, default
+   settings otherwise: the sealer and its audit log are on, the log goes to /dev/null; its
+   SettleStream worker processes from ``--stream-workers``, default 0 = one per core, -1 = none,
+   at ``--worker-nice``; server CPU counts the server process and its workers)
    and drives it from this process over loopback, rounds alternating:
    - SettleStream: the day's valid hands in batches of ``--batch``, each hand with its recorded
      payouts (so the server also checks them — more work per hand than a bare Settle), one
@@ -151,6 +154,14 @@ class TreeCpu(threading.Thread):
         return sum(self.seen.values())
 
 
+def tree_cpu(root: int) -> float:
+    """CPU seconds of a process and its descendants alive now (the server's stream workers
+    live as long as the server, so differences between two readings are theirs)."""
+    tree = TreeCpu(root)
+    tree._scan()
+    return cpu_seconds(root) + sum(tree.seen.values())
+
+
 def local_audit(history: Path, workers: int, batch: int, out: Path) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(ROOT / d) for d in SOURCE_DIRS))
     cmd = [sys.executable, "-m", "cpsettle_client.cli", "audit", str(history), "--local",
@@ -185,6 +196,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--log-level", default="info", help="the server's CPSETTLE_LOG_LEVEL")
+    ap.add_argument("--stream-workers", default="0", help="the server's CPSETTLE_STREAM_WORKERS")
+    ap.add_argument("--worker-nice", default="10",
+                    help="the server's CPSETTLE_STREAM_WORKER_NICE")
     ap.add_argument("--part", choices=("all", "stream", "local"), default="all",
                     help="stream: only SettleStream vs unary; local: only the audit --local part")
     args = ap.parse_args()
@@ -215,7 +229,9 @@ def run_server_part(args: argparse.Namespace, items: list[pb.AuditItem],
                     batches: list[pb.SettleStreamRequest], unary: list[bytes]) -> None:
     server = start_server(["-m", "cpsettle_service.server"],
                           env={"CPSETTLE_LOG_LEVEL": args.log_level,
-                               "CPSETTLE_GRACE_SECONDS": "1"})
+                               "CPSETTLE_GRACE_SECONDS": "1",
+                               "CPSETTLE_STREAM_WORKERS": args.stream_workers,
+                               "CPSETTLE_STREAM_WORKER_NICE": args.worker_nice})
     stream_rates: list[float] = []
     unary_rates: list[float] = []
     stream_cpu: list[float] = []
@@ -225,15 +241,15 @@ def run_server_part(args: argparse.Namespace, items: list[pb.AuditItem],
     try:
         run_stream(server.address, batches[:1])  # warm up: connection, caches
         for r in range(args.rounds):
-            c0 = cpu_seconds(server.pid)
+            c0 = tree_cpu(server.pid)
             seconds, hands = run_stream(server.address, batches)
-            stream_cpu.append((cpu_seconds(server.pid) - c0) / hands)
-            stream_busy.append((cpu_seconds(server.pid) - c0) / seconds)
+            stream_cpu.append((tree_cpu(server.pid) - c0) / hands)
+            stream_busy.append((tree_cpu(server.pid) - c0) / seconds)
             stream_rates.append(hands / seconds)
-            c0 = cpu_seconds(server.pid)
+            c0 = tree_cpu(server.pid)
             seconds, calls = asyncio.run(run_unary(server.address, unary, args.in_flight))
-            unary_cpu.append((cpu_seconds(server.pid) - c0) / calls)
-            unary_busy.append((cpu_seconds(server.pid) - c0) / seconds)
+            unary_cpu.append((tree_cpu(server.pid) - c0) / calls)
+            unary_busy.append((tree_cpu(server.pid) - c0) / seconds)
             unary_rates.append(calls / seconds)
             print(f"  round {r + 1}: SettleStream {stream_rates[-1]:8,.0f} hands/s   "
                   f"unary Settle ({args.in_flight} in flight) {unary_rates[-1]:8,.0f} hands/s")

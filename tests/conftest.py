@@ -115,7 +115,7 @@ def start_server(sock: Path, **overrides: Any) -> ServerHandle:
 
 
 def stop_server(handle: ServerHandle) -> None:
-    handle.run(handle.running.server.stop(0))
+    handle.run(handle.running.stop(0))
     handle.loop.call_soon_threadsafe(handle.loop.stop)
 
 

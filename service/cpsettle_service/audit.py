@@ -47,6 +47,19 @@ class Issued:
     hand_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A settlement ready to be sealed (``Sealer.prepare``): its bytes before the seal's fields
+    and after them, their digest, its ids, and its ``settlement.issued`` event (None without an
+    audit log)."""
+
+    content: bytes
+    late: bytes
+    digest: str
+    issued: Issued
+    event: dict[str, Any] | None
+
+
 # The settlement this task or thread sealed last (``Sealer.seal``), for the caller that must
 # account for it if it cannot be delivered.
 last_issued: contextvars.ContextVar[Issued | None] = contextvars.ContextVar(
@@ -140,6 +153,13 @@ class Sealer:
         ``request_bytes``) followed by the ids and digests, the time of issue, the signature and
         the currency; logs ``settlement.issued``. ``clock`` gives the time of issue in whole
         milliseconds since the epoch."""
+        return self.finish(self.prepare(body, request_bytes, profile_digest, settlement))
+
+    def prepare(self, body: bytes, request_bytes: bytes, profile_digest: str,
+                settlement: Settlement) -> Prepared:
+        """The half of ``seal`` that needs neither the key, the clock nor the log: the ids and
+        the content digest, and the ``settlement.issued`` event without its time. Picklable:
+        SettleStream's worker processes prepare, the server process finishes (api/pool.py)."""
         request_digest = sha256_hex(request_bytes)
         sid = settlement_id(request_digest, profile_digest, self.engine_version,
                             self.engine_digest)
@@ -150,6 +170,16 @@ class Sealer:
         # Fields in number order and settlement_digest, issued_at, signature not yet written:
         # these are the bytes content_bytes() gives back from the finished message.
         digest = sha256_hex(content + late)
+        event = None
+        if self.log is not None:
+            event = self._issued(settlement, sid, digest, request_digest, profile_digest,
+                                 request_bytes)
+        return Prepared(content, late, digest, Issued(sid, settlement.context.hand_id), event)
+
+    def finish(self, prepared: Prepared) -> bytes:
+        """The other half of ``seal``: the time of issue and the signature; logs
+        ``settlement.issued`` (when ``prepared`` carries its event)."""
+        digest = prepared.digest
         issued_ms = self._clock()
         issued_at = millis_text(issued_ms)
         key = self.key
@@ -158,11 +188,14 @@ class Sealer:
         else:
             value = key.sign(signed_bytes(digest, issued_at, key.key_id))
             tail = self._seal_fields(digest, issued_ms, ALGORITHM, key.key_id, value)
-        if self.log is not None:
-            self._issued(settlement, sid, digest, request_digest, profile_digest, issued_at,
-                         request_bytes)
-            last_issued.set(Issued(sid, settlement.context.hand_id))
-        return content + tail + late
+        if self.log is not None and prepared.event is not None:
+            event = prepared.event
+            event["issued_at"] = issued_at
+            event["signed"] = key is not None
+            event["key_id"] = key.key_id if key is not None else ""
+            self.log.info("settlement.issued", **event)
+            last_issued.set(prepared.issued)
+        return prepared.content + tail + prepared.late
 
     def not_delivered(self, issued: list[Issued], reason: str, detail: str = "") -> None:
         """Log ``settlement.not_delivered`` for each settlement sealed (and logged as issued)
@@ -174,7 +207,8 @@ class Sealer:
             log_not_delivered(self.log, issued, reason, detail)
 
     def _issued(self, settlement: Settlement, sid: str, digest: str, request_digest: str,
-                profile_digest: str, issued_at: str, request_bytes: bytes) -> None:
+                profile_digest: str, request_bytes: bytes) -> dict[str, Any]:
+        """The ``settlement.issued`` event; ``finish`` fills in the time and the key."""
         c = settlement.context
         profile = settlement.profile
         # the players' facts in one pass
@@ -206,9 +240,9 @@ class Sealer:
             "profile_digest": profile_digest,
             "engine_version": self.engine_version,
             "engine_digest": self.engine_digest,
-            "issued_at": issued_at,
-            "signed": self.key is not None,
-            "key_id": self.key.key_id if self.key is not None else "",
+            "issued_at": "",
+            "signed": False,
+            "key_id": "",
             "unit_value": settlement.unit_value,
             "currency": settlement.currency,
             "rake": settlement.rake,
@@ -226,7 +260,7 @@ class Sealer:
         if self.include_request:
             # The exact request bytes (cards included): `cpsettle replay` reads them back.
             event["request"] = base64.b64encode(request_bytes).decode("ascii")
-        self.log.info("settlement.issued", **event)
+        return event
 
     def payouts_checked(self, settlement: Settlement, settlement_id: str,
                         report: PayoutReport) -> None:

@@ -28,6 +28,10 @@ class Settings:
     max_concurrent_rpcs: int = 64  # unary calls in flight (Settle, ValidatePayouts, ...)
     max_concurrent_streams: int = 8  # SettleStreams open, a budget of their own
     stream_idle_seconds: float = 60.0  # a stream that sends no batch for this long is closed
+    # worker processes that settle SettleStream's hands: 0 = one per core (within the cgroup CPU
+    # quota), -1 = none (the server process settles them itself, on one core)
+    stream_workers: int = 0
+    stream_worker_nice: int = 10  # the workers' niceness above the server's: live calls first
     max_message_bytes: int = 1024 * 1024
     log_level: str = "info"
     log_format: str = "auto"  # auto | json | console
@@ -100,6 +104,10 @@ class Settings:
             out.append("CPSETTLE_MAX_CONCURRENT_RPCS must be at least 1")
         if self.max_concurrent_streams < 1:
             out.append("CPSETTLE_MAX_CONCURRENT_STREAMS must be at least 1")
+        if self.stream_workers < -1:
+            out.append("CPSETTLE_STREAM_WORKERS must be -1 (none), 0 (one per core) or more")
+        if not 0 <= self.stream_worker_nice <= 19:
+            out.append("CPSETTLE_STREAM_WORKER_NICE must be 0-19")
         if self.stream_idle_seconds <= 0:
             out.append("CPSETTLE_STREAM_IDLE_SECONDS must be more than 0")
         if self.audit_log_queue_lines < 16:

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from .api import wire
+from .api import stream_worker, wire
 from .api.interceptors import ServiceInterceptor
+from .api.pool import StreamPool, default_size
 from .api.profiles import ProfileResolver, profile_digest
 from .api.servicer import SERVICE_NAME, SettlementServicer, generic_handler
 from .audit import Sealer
@@ -50,6 +51,8 @@ class Running:
     health_port: int = 0
     servicer: SettlementServicer | None = None
     draining: bool = False
+    # SettleStream's worker processes (None: streams settle in this process)
+    pool: StreamPool | None = None
 
     def watch_audit_log(self) -> None:
         """Readiness follows the audit log: NOT_SERVING while it cannot take events."""
@@ -86,10 +89,17 @@ class Running:
         await self.set_serving(False)
         if self.servicer is not None:
             self.servicer.draining.set()
-        await self.server.stop(self.settings.grace_seconds)
+        await self.stop(self.settings.grace_seconds)
+
+    async def stop(self, grace: float | None) -> None:
+        """Stop the server (calls in flight get ``grace`` seconds), then the health port and
+        the stream workers: no worker process outlives the server."""
+        await self.server.stop(grace)
         # The health port outlives the drain: liveness keeps answering while calls finish.
         if self.health_server is not None:
             await self.health_server.stop(0)
+        if self.pool is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
 
 
 def load_registry(settings: Settings) -> ProfileRegistry:
@@ -143,10 +153,15 @@ async def build_server(
     servicer = SettlementServicer(ProfileResolver(registry), sealer,
                                   log_timeout=settings.audit_log_stall_seconds,
                                   live=interceptor.live)
+    workers = default_size() if settings.stream_workers == 0 else settings.stream_workers
+    pool = (StreamPool(workers, stream_worker.init,
+                       (settings.profile_dir, sealer.include_request), stream_worker.settle_chunk,
+                       settings.stream_worker_nice)
+            if workers > 0 else None)
     server.add_generic_rpc_handlers(
         (generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes,
                          max_request_bytes=settings.max_message_bytes,
-                         stream_idle_seconds=settings.stream_idle_seconds),)
+                         stream_idle_seconds=settings.stream_idle_seconds, pool=pool),)
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -169,7 +184,7 @@ async def build_server(
     if not settings.unix_socket and port == 0:
         raise RuntimeError(f"could not bind {settings.address}")
     await server.start()
-    running = Running(server, health_servicer, port, settings, servicer=servicer)
+    running = Running(server, health_servicer, port, settings, servicer=servicer, pool=pool)
     if settings.health_port:
         running.health_server, running.health_port = await start_health_server(
             settings, health_servicer

@@ -22,6 +22,7 @@ from ..observability.logging import audit_written
 from . import bounds, mapping, stream, wire
 from .codec import reject_malformed, reject_unknown, tolerant
 from .interceptors import AtCapacity, DeadlineCapExceeded, NotFound
+from .pool import StreamPool
 from .priority import LiveFirst
 from .profiles import ProfileResolver, profile_digest
 
@@ -313,6 +314,7 @@ def generic_handler(
     servicer: SettlementServicer, *, max_result_bytes: int | None = None,
     max_request_bytes: int | None = None,
     stream_idle_seconds: float = stream.DEFAULT_IDLE_SECONDS,
+    pool: StreamPool | None = None,
 ) -> grpc.GenericRpcHandler:
     """The service's handlers, with tolerant deserializers (bad bytes -> INVALID_ARGUMENT).
 
@@ -321,6 +323,7 @@ def generic_handler(
     Default: ``stream.DEFAULT_MAX_RESULT_BYTES``, the default server's limit.
     ``max_request_bytes``: the largest request message read (RESOURCE_EXHAUSTED past it).
     ``stream_idle_seconds``: a SettleStream that sends no batch for this long is ended.
+    ``pool``: the worker processes that settle SettleStream's hands (None: this process).
     """
     result_limit = stream.DEFAULT_MAX_RESULT_BYTES if max_result_bytes is None else max_result_bytes
 
@@ -329,7 +332,7 @@ def generic_handler(
     ) -> Any:
         async for result in stream.settle_stream(
             servicer, request_iterator, context, max_result_bytes=result_limit,
-            idle_seconds=stream_idle_seconds,
+            idle_seconds=stream_idle_seconds, pool=pool,
         ):
             yield result
 

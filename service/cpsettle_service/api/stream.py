@@ -17,6 +17,8 @@ error says what went wrong (the client's refs are never empty, so it can tell):
 Flow control: the handler reads the next batch only after the previous result has been handed
 to the transport (grpc.aio awaits each yielded message), so a slow reader holds the server back
 instead of making it buffer: at most the result being written plus what the HTTP/2 windows hold.
+With worker processes (api/pool.py) it reads one batch ahead, which the workers settle while the
+batch before it is sealed and sent: two batches at most.
 
 Live tables come first: between two hands the handler waits its turn (``priority.LiveFirst``):
 while unary calls are in flight it lets them finish first, so a live Settle waits behind at most
@@ -56,6 +58,7 @@ from . import wire
 from .codec import Malformed, MessageTooLarge
 from .interceptors import RESULT_TOO_LARGE, count_invalid, error_status, status_of
 from .mapping import check_differences, nets_from_proto, player_checks_to_proto
+from .pool import HandResult, StreamPool, WorkerLost
 from .priority import LiveFirst
 
 MAX_ITEMS_PER_BATCH = 1000
@@ -82,6 +85,17 @@ _RESULT = wire.message_field(1)
 def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
     """One hand's ``AuditResult`` as bytes: the settlement and the check of the recorded
     payouts, or the hand's error."""
+    parts = audit_parts(servicer, item)
+    if isinstance(parts, bytes):
+        return parts
+    head, settlement, tail = parts
+    return head + _SETTLEMENT(settlement) + tail
+
+
+def audit_parts(servicer: Any, item: pb.AuditItem) -> bytes | tuple[bytes, bytes, bytes]:
+    """``audit_item`` in three parts, the ``AuditResult``'s fields before the settlement, the
+    ``Settlement``'s bytes, the fields after it (a worker process leaves the settlement to be
+    sealed by the server: api/pool.py); or the hand's error result, whole."""
     try:
         paid = _paid(item) if item.paid else None  # before settling, as ValidatePayouts does
         reports = []
@@ -106,7 +120,7 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
         else:
             rest.all_match = True
         # Fields in number order: ref (1), settlement (2), then all_match (4) and checks (5).
-        return _REF(item.ref) + _SETTLEMENT(data) + rest.SerializeToString(deterministic=True)
+        return _REF(item.ref), data, rest.SerializeToString(deterministic=True)
     except LogUnavailable:
         raise  # the whole stream fails closed: no settlement goes out without its event
     except InvalidInput as e:
@@ -116,6 +130,24 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
         _log.error("stream.item_failed", ref=item.ref[:128], exc_info=e)
         out = pb.AuditResult(ref=item.ref, error=status_of(e))  # INTERNAL, INTERNAL_ERROR
     return out.SerializeToString(deterministic=True)
+
+
+def finish_hand(servicer: Any, hand: HandResult, issued: list[Issued]) -> bytes:
+    """A hand a worker settled, sealed here (the time of issue, the signature, its
+    ``settlement.issued``, which ``issued`` then lists) and its log lines written after it:
+    the ``AuditResult`` bytes the stream sends."""
+    if hand.prepared is not None:
+        last_issued.set(None)
+        data = servicer.sealer.finish(hand.prepared)
+        sealed = last_issued.get()
+        if sealed is not None:
+            issued.append(sealed)
+    for logger, level, event, fields in hand.lines:
+        log = servicer.sealer.log if logger == "audit" else _log
+        getattr(log, level)(event, **fields)
+    if hand.prepared is None:
+        return hand.head
+    return hand.head + _SETTLEMENT(data) + hand.tail
 
 
 def batch_error(status: status_pb2.Status) -> pb.SettleStreamResponse:
@@ -202,35 +234,69 @@ async def settle_stream(
     max_items: int = MAX_ITEMS_PER_BATCH,
     max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
     idle_seconds: float = DEFAULT_IDLE_SECONDS,
+    pool: StreamPool | None = None,
 ) -> AsyncIterator[bytes | pb.SettleStreamResponse]:
-    """The SettleStream handler: one result per batch, in order, one batch at a time."""
+    """The SettleStream handler: one result per batch, in order, one batch at a time; the
+    hands settled by ``pool``'s worker processes when there is one, else in this process."""
     draining: asyncio.Event = getattr(servicer, "draining", None) or asyncio.Event()
     live: LiveFirst = getattr(servicer, "live", None) or LiveFirst()
     issued: list[Issued] = []  # sealed for the batch in hand, not yet delivered
     batches = 0
     sending = False
+
+    async def take() -> tuple[Any, str, asyncio.Future[list[HandResult]] | None]:
+        """The next batch (or None and why the stream ends), its hands already on their way
+        through the workers when there is a pool."""
+        batch, why = await _next_batch(request_iterator, draining, idle_seconds)
+        if batch is None or pool is None or _batch_problem(batch, max_items) is not None:
+            return batch, why, None
+        settling = asyncio.ensure_future(pool.settle(batch.items))
+        settling.add_done_callback(_retrieve)  # one left behind must not log "never retrieved"
+        return batch, why, settling
+
+    ahead: asyncio.Future[Any] | None = None
     try:
         while True:
-            batch, why = await _next_batch(request_iterator, draining, idle_seconds)
+            if ahead is None:
+                ahead = asyncio.ensure_future(take())
+            batch, why, settling = await ahead
+            ahead = None
             if batch is None:
                 if why != "end":
                     _log.info("stream.ended", reason=why, batches=batches,
                               idle_seconds=idle_seconds if why == "idle" else None)
                 return
+            if pool is not None:
+                # Read ahead: the next batch settles in the workers while this one is sealed
+                # and sent (two batches at most: the next is read only once this one is sent).
+                ahead = asyncio.ensure_future(take())
+                ahead.add_done_callback(_retrieve)
             batches += 1
             problem = _batch_problem(batch, max_items)
             if problem is not None:
                 yield batch_error(problem)
                 continue
             results = []
-            for item in batch.items:
-                last_issued.set(None)
-                results.append(audit_item(servicer, item))
-                sealed = last_issued.get()
-                if sealed is not None:
-                    issued.append(sealed)
-                # Live calls first: a live Settle waits behind one hand of this batch at most.
-                await live.wait_turn()
+            if settling is not None:
+                try:
+                    hands = await settling
+                except WorkerLost as e:
+                    _log.error("stream.worker_lost", batches=batches, exc_info=e)
+                    yield batch_error(status_of(e))
+                    continue
+                for hand in hands:  # nothing issued before this: a batch left behind issues none
+                    results.append(finish_hand(servicer, hand, issued))
+                    await live.wait_turn()
+            else:
+                for item in batch.items:
+                    last_issued.set(None)
+                    results.append(audit_item(servicer, item))
+                    sealed = last_issued.get()
+                    if sealed is not None:
+                        issued.append(sealed)
+                    # Live calls first: a live Settle waits behind one hand of this batch at
+                    # most.
+                    await live.wait_turn()
             answer = _result(results, max_result_bytes)
             if not isinstance(answer, bytes):
                 servicer.not_delivered(issued, "result_too_large")
@@ -239,8 +305,8 @@ async def settle_stream(
                 handed, issued = issued, []
                 await servicer.deliver(context, handed)  # accounts for them itself if it fails
                 issued = handed  # in the transport's hands now: undelivered only if cancelled
-            # Yielding suspends this generator until grpc.aio has written the message: the next
-            # batch is read only then, so a slow reader throttles the whole pipeline.
+            # Yielding suspends this generator until grpc.aio has written the message: the
+            # batch after the next is read only then, so a slow reader throttles the pipeline.
             sending = True
             yield answer
             sending = False
@@ -256,3 +322,10 @@ async def settle_stream(
     except LogUnavailable as e:
         servicer.not_delivered(issued, "audit_log_unavailable", str(e))
         raise
+    finally:
+        if ahead is not None:  # a batch read ahead is dropped (nothing of it was issued)
+            if ahead.done() and not ahead.cancelled() and ahead.exception() is None:
+                settling = ahead.result()[2]
+                if settling is not None:
+                    settling.cancel()
+            ahead.cancel()

@@ -17,10 +17,8 @@ import collections
 import concurrent.futures
 import multiprocessing
 import os
-import select
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -58,50 +56,15 @@ def _init_local(options: dict[str, Any]) -> None:
 
 
 def _init_worker(options: dict[str, Any], audit_pid: int) -> None:
+    from cpsettle_service.api.pool import die_with
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    die_with(audit_pid)
+    die_with(audit_pid)  # however the audit process ends, its workers end with it
     _init_local(options)
 
 
-WATCH_INTERVAL = 0.5  # seconds between looks at the audit process, where pidfd is missing
-
-
-def die_with(audit_pid: int) -> None:
-    """End this worker as soon as the audit process ends, however it ends (SIGKILL included).
-
-    A worker's parent is the fork server, not the audit process, and the fork server lives as
-    long as any worker (they hold its "alive" pipe): a death signal from the parent
-    (PR_SET_PDEATHSIG) would never come. So a daemon thread watches the audit process itself:
-    on Linux it waits on a pidfd, which becomes readable the moment the process exits; elsewhere
-    it looks every ``WATCH_INTERVAL`` seconds whether the process is still there. Once the
-    workers are gone, the fork server and the resource tracker see their pipes close and end.
-    """
-    try:
-        pidfd = os.pidfd_open(audit_pid)  # type: ignore[attr-defined,unused-ignore]
-    except ProcessLookupError:
-        os._exit(1)  # already gone
-    except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
-        pidfd = None
-
-    def watch() -> None:
-        if pidfd is not None:
-            select.select([pidfd], [], [])
-        else:
-            while _alive(audit_pid):
-                time.sleep(WATCH_INTERVAL)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="audit-watchdog").start()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _ready() -> None:
+    """Nothing: a first task that makes a worker start (and import the engine) early."""
 
 
 def audit_chunk(prefix: str, first: int, last: int, lines: list[tuple[int, bytes]]) -> Outcome:
@@ -121,13 +84,15 @@ class LocalRunner:
         self.workers = workers
         self.options = options
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
-        _init_local(options)  # here first: a bad key file or profile folder fails fast
+        if workers > 1:
+            self._start()  # the workers start (about 0.3 s) while this process checks and reads
+        try:
+            _init_local(options)  # here too: a bad key file or profile folder fails fast
+        except BaseException:
+            self.close(interrupted=True)
+            raise
 
-    def run(self, prefix: str, work: Iterable[Chunk]) -> Iterator[Outcome]:
-        if self.workers == 1:
-            for first, last, lines in work:
-                yield audit_chunk(prefix, first, last, lines)
-            return
+    def _start(self) -> None:
         # forkserver: never fork a process that may hold gRPC threads.
         context = multiprocessing.get_context("forkserver")
         # Import the engine once in the fork server: every worker forks from it ready to go.
@@ -137,6 +102,17 @@ class LocalRunner:
             self.workers, mp_context=context, initializer=_init_worker,
             initargs=(self.options, os.getpid()),
         )
+        for _ in range(self.workers):  # start every worker now, not as the first chunks come
+            self.pool.submit(_ready)
+
+    def run(self, prefix: str, work: Iterable[Chunk]) -> Iterator[Outcome]:
+        if self.workers == 1:
+            for first, last, lines in work:
+                yield audit_chunk(prefix, first, last, lines)
+            return
+        if self.pool is None:
+            self._start()
+        assert self.pool is not None
         in_flight: collections.deque[concurrent.futures.Future[Outcome]] = collections.deque()
         limit = 3 * self.workers
         try:
