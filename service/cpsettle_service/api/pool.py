@@ -187,7 +187,7 @@ class StreamPool:
                 # issued (only the server finishes and logs), so a new pool settles it again.
                 if self._executor is executor:
                     self._executor = None
-                    executor.shutdown(wait=False, cancel_futures=True)
+                    _end(executor)
                 if attempt == 2:
                     raise WorkerLost("a settlement worker process ended twice while settling "
                                      "this batch") from None
@@ -204,14 +204,20 @@ class StreamPool:
         a worker does is issued until the server finishes it), and a worker left to finish
         could block writing a large result nobody reads any more."""
         executor, self._executor = self._executor, None
-        if executor is None:
-            return
-        processes = list((getattr(executor, "_processes", None) or {}).values())
-        executor.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.kill()  # they ignore SIGTERM: the server's drain must not end them early
-        for process in processes:
-            process.join(5)
+        if executor is not None:
+            _end(executor)
+
+
+def _end(executor: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Kill an executor's workers and wait for them (5 s each at most). Also for a broken pool:
+    its surviving workers may be blocked writing results nobody reads, and the executor's own
+    thread, which joins them, would then hold up the interpreter's exit for ever."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.kill()  # they ignore SIGTERM: the server's drain must not end them early
+    for process in processes:
+        process.join(5)
 
 
 def _shares(items: Sequence[pb.AuditItem], parts: int) -> list[Sequence[pb.AuditItem]]:
