@@ -10,7 +10,8 @@ planted mistakes and invalid lines), then:
 
 1. starts ONE server (``python -m cpsettle_service.server`` on 127.0.0.1, metrics off, default
    settings otherwise: the sealer and its audit log are on, the log goes to /dev/null; its
-   SettleStream worker processes from ``--stream-workers``, default 0 = one per core, -1 = none,
+   SettleStream worker processes from ``--stream-workers`` (default 0 = one per core, as the
+   bulk-audit pods run; -1 = none, the server's own default),
    at ``--worker-nice``; server CPU counts the server process and its workers)
    and drives it from this process over loopback, rounds alternating:
    - SettleStream: the day's valid hands in batches of ``--batch``, each hand with its recorded

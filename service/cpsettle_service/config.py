@@ -28,9 +28,12 @@ class Settings:
     max_concurrent_rpcs: int = 64  # unary calls in flight (Settle, ValidatePayouts, ...)
     max_concurrent_streams: int = 8  # SettleStreams open, a budget of their own
     stream_idle_seconds: float = 60.0  # a stream that sends no batch for this long is closed
-    # worker processes that settle SettleStream's hands: 0 = one per core (within the cgroup CPU
-    # quota), -1 = none (the server process settles them itself, on one core)
-    stream_workers: int = 0
+    # worker processes that settle SettleStream's hands: -1 = none (the server process settles
+    # them itself, on one core, yielding to live calls: the default, for pods that serve live
+    # tables), 0 = one per core (within the cgroup CPU quota: the bulk-audit Deployment), N = N.
+    # Off by default because workers compete with live calls for the CPU: beside one bulk stream
+    # a live Settle's p99 grew 2.4-2.6x with them, 1.5x without (bench/bench_bulk_yield.py).
+    stream_workers: int = -1
     stream_worker_nice: int = 10  # the workers' niceness above the server's: live calls first
     max_message_bytes: int = 1024 * 1024
     log_level: str = "info"

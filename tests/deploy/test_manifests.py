@@ -573,7 +573,7 @@ def check_config(docs: list[dict[str, Any]]) -> None:
         assert "valueFrom" not in item
 
 
-def check_workload(docs: list[dict[str, Any]]) -> None:
+def check_workload(docs: list[dict[str, Any]], cores: float = 1.0) -> None:
     dep = one(docs, "Deployment")
     spec = pod_spec(dep)
     c = container(docs)
@@ -588,9 +588,10 @@ def check_workload(docs: list[dict[str, Any]]) -> None:
         for res in ("cpu", "memory"):
             assert res in c["resources"][section], f"resources.{section}.{res}"
     # One Python process settles on one core: the pod requests that core and is limited to it
-    # (README.md and deploy/README.md say so; test_docs_state_the_cpu_request).
-    assert cpu_cores(c["resources"]["requests"]["cpu"]) == 1.0
-    assert cpu_cores(c["resources"]["limits"]["cpu"]) == 1.0
+    # (README.md and deploy/README.md say so; test_docs_state_the_cpu_request). The bulk-audit
+    # pods settle streams in one worker process per core of their limit: they ask for ``cores``.
+    assert cpu_cores(c["resources"]["requests"]["cpu"]) == cores
+    assert cpu_cores(c["resources"]["limits"]["cpu"]) == cores
     hosts = [
         t for t in spec["topologySpreadConstraints"] if t["topologyKey"] == "kubernetes.io/hostname"
     ]
@@ -636,10 +637,13 @@ def check_bulk_audit(docs: list[dict[str, Any]], live: list[dict[str, Any]]) -> 
     as_live = [dep, one(bulk, "Service"), one(bulk, "NetworkPolicy")] + [
         d for d in live if d["kind"] in ("ServiceAccount", "ConfigMap")]
     for check in (check_probes, check_security, check_service_account, check_termination,
-                  check_network_policy, check_config, check_workload):
+                  check_network_policy, check_config):
         check(as_live)
+    check_workload(as_live, cores=2.0)
     e = env(as_live)
     assert int(e["CPSETTLE_MAX_CONCURRENT_STREAMS"]) > 0
+    # streams settled in worker processes, one per core of the limit, at the server's priority
+    assert e["CPSETTLE_STREAM_WORKERS"] == "0" and e["CPSETTLE_STREAM_WORKER_NICE"] == "0"
     assert e["CPSETTLE_REQUIRE_SIGNING_KEY"] == "true"
     assert volume(as_live, "signing-key")["secret"]["optional"] is False
 
