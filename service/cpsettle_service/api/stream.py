@@ -241,6 +241,9 @@ async def settle_stream(
     draining: asyncio.Event = getattr(servicer, "draining", None) or asyncio.Event()
     live: LiveFirst = getattr(servicer, "live", None) or LiveFirst()
     issued: list[Issued] = []  # sealed for the batch in hand, not yet delivered
+    # The last answer's settlements: handed to the transport, but a client that cancels before
+    # its next batch (or its end) arrives may never have read them.
+    unconfirmed: list[Issued] = []
     batches = 0
     sending = False
 
@@ -261,6 +264,7 @@ async def settle_stream(
                 ahead = asyncio.ensure_future(take())
             batch, why, settling = await ahead
             ahead = None
+            unconfirmed = []  # the client went on: it was still there for the last answer
             if batch is None:
                 if why != "end":
                     _log.info("stream.ended", reason=why, batches=batches,
@@ -310,13 +314,16 @@ async def settle_stream(
             sending = True
             yield answer
             sending = False
-            issued = []
+            unconfirmed, issued = issued, []
     except (asyncio.CancelledError, GeneratorExit):
         if sending:  # the message may have reached the client just before the cancel
             servicer.not_delivered(issued, "cancelled_while_sending",
                                    "the call was cancelled while this answer was being written: "
                                    "the client may have received it")
         else:
+            servicer.not_delivered(unconfirmed, "cancelled_while_sending",
+                                   "the call was cancelled after this answer was written, before "
+                                   "the client sent more: the client may have received it")
             servicer.not_delivered(issued, "cancelled")
         raise
     except LogUnavailable as e:
