@@ -202,7 +202,8 @@ class Sealer:
         that will not reach its caller: with ``settlement.issued`` the log reconciles one to one
         with what clients received. ``reason``: ``audit_log_unavailable``, ``cancelled``,
         ``deadline_exceeded``, ``result_too_large``, or ``cancelled_while_sending`` (the stream was
-        cancelled while the batch's answer was being written: it may have arrived)."""
+        cancelled while the batch's answer was being written, or after and before the client sent
+        more: it may have arrived)."""
         if self.log is not None:
             log_not_delivered(self.log, issued, reason, detail)
 
