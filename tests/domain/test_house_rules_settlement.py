@@ -68,6 +68,60 @@ def test_a_joker_in_the_dead_cards_counts_and_the_joker_spelling_is_either_case(
     assert "2 jokers" in found["players"]
 
 
+def row_texts(s, first: str, second: str) -> list[str]:
+    return next([r.text for r in p.rows] for p in s.pairs if (p.first, p.second) == (first, second))
+
+
+# Where a joker's card is named in a row's sentence: after the hand's phrase, whichever player
+# holds it and whether his hand wins or loses; a phrase that has a comma ("pair of queens, two
+# kicker") takes one after the note too when it is followed by "beats", one without does not.
+BACK_HEARTS = ("Qs Qh 2c", "Ks Kh 5d 5c 9s", "Xj 2h 5h 9h Th")
+B_CLUBS = ("7s 7h 3d", "Js Jh 9d 9c 3c", "Ac Tc 7c 6c 4c")
+
+
+def test_a_losing_joker_row_names_its_card_after_the_phrase():
+    s = run("ofc", [arranged("A", 1, *A), arranged("B", 2, "Kc Kd 3d", *B[1:])], JOKER_1)
+    assert row_texts(s, "A", "B")[0] == (
+        "Front: B's pair of kings, three kicker, beats A's pair of queens, two kicker "
+        "(Xj as Qh) — B +1")
+
+
+def test_the_second_players_joker_is_named_in_the_sentence():
+    s = run("ofc", [arranged("B", 1, *B), arranged("A", 2, *A)], JOKER_1)
+    assert row_texts(s, "B", "A")[0] == (
+        "Front: A's pair of queens, two kicker (Xj as Qh), beats B's pair of sevens, three "
+        "kicker — A +1")
+
+
+def test_a_winning_joker_phrase_without_a_comma_takes_none():
+    s = run("ofc", [arranged("A", 1, *BACK_HEARTS), arranged("B", 2, *B_CLUBS)], JOKER_1)
+    # the joker is the highest heart no one holds: Ah (Kh, Qh are A's, Jh is B's)
+    assert row_texts(s, "A", "B") == [
+        "Front: A's pair of queens, two kicker, beats B's pair of sevens, three kicker — A +1",
+        "Middle: A's two pair, kings and fives, beats B's two pair, jacks and nines — A +1",
+        "Back: A's ace-high flush (Xj as Ah) beats B's ace-high flush — A +1"]
+
+
+def test_two_jokers_in_a_row_are_named_in_order():
+    hearts = ("Qs Qh 2c", "Ks Kh 5d 5c 9s", "Xj Xj 5h 9h Th")
+    s = run("ofc", [arranged("A", 1, *hearts), arranged("B", 2, *B_CLUBS)],
+            {"deck": {"jokers": 2}})
+    # Ah, then the highest heart left: Kh, Qh (A), Jh (B), Th and 9h (in the row) are held: 8h
+    assert row_texts(s, "A", "B")[2] == (
+        "Back: A's ace-high flush (Xj as Ah, Xj as 8h), beats B's ace-high flush — A +1")
+
+
+def test_a_hand_fouled_both_ways_says_both_reasons():
+    s = run("ofc", [arranged("A", 1, "Qs Qh Qc", "Ks Kh 5d 9c 2s", "8h 7d 6c 4s 3h"),
+                    arranged("B", 2, "7s 7h 3d", "Js Jh 9d Tc 3c", "As Ah Ad 2c 2d")])
+    # fouled (SCOOPED): B's 3 rows + scoop bonus 3 + B's royalties 2 (77) + 6 (full house) = 14
+    assert s.player("A").text == (
+        "A: -14 units, -1400 after caps; fouled (front above middle, middle above back)")
+    with pytest.raises(KeyError) as e:
+        s.player("Z")
+    assert e.value.args == ("Z",)
+
+
 def test_a_joker_with_no_card_left_to_stand_for_is_invalid_input():
     held = {c for row in A + B for c in row.split()} - {JOKER}
     dead = [str(c) for c in DECK if str(c) not in held]

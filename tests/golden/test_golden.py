@@ -105,3 +105,18 @@ def test_cases_touch_every_preset_and_every_profile_field() -> None:
     untouched = sorted(f for f, seen in values.items()
                        if len(seen) < 2 and f not in ("version",))
     assert untouched == []
+
+
+def test_a_pair_names_its_fouled_player() -> None:
+    """``PairResult.fouled``: the fouled player of a FOUL pair (the first when both fouled),
+    "" for any other kind; rows only where rows were compared."""
+    def pairs(stem: str) -> dict[tuple[str, str], tuple[str, int, int]]:
+        s = settle_case(load(next(p for p in CASES if p.stem.startswith(stem))))
+        return {(pr.first, pr.second): (pr.fouled, len(pr.first_rows), len(pr.second_rows))
+                for pr in s.pairs}
+    # 102: B and A fouled, C did not
+    assert pairs("102") == {("B", "C"): ("B", 3, 3), ("B", "A"): ("B", 0, 0),
+                            ("C", "A"): ("A", 3, 3)}
+    # 204: C fouled, D a natural, A and B surrendered: no pair is settled as a foul
+    assert all(v == ("", 0, 0) for v in pairs("204").values())
+    assert ("C", "D") in pairs("204")
