@@ -78,3 +78,19 @@ def test_rows_are_judged_as_arranged_where_naturals_need_no_declaration(
         "Pair of twos, three kicker", "Two pair, fives and fours", "Two pair, sevens and sixes"]
     assert "SIX_PAIRS" in e.naturals and "SIX_PAIRS" in e.playable_naturals
     assert not e.fouled
+
+
+def test_a_joker_where_the_deck_has_none_is_named(client: SettlementClient) -> None:
+    a = ARRANGEMENTS["B"]
+    front = ["Xj", *a["front"][1:]]
+    assert refused(client, {"preset": "western", "arrangement": {
+        "front": front, "middle": a["middle"], "back": a["back"]}}) == ([
+        ("arrangement.front[0]", "'Xj' is a joker, and this profile's deck holds none "
+         "(deck.jokers)")], "malformed_card")
+
+
+def test_the_fantasyland_sentence_names_the_hand_as_player(client: SettlementClient) -> None:
+    """No player id is sent to EvaluateArrangement: the sentence calls the hand "player"."""
+    e = client.evaluate({"preset": "ofc", "arrangement": ARRANGEMENTS["B"]})
+    assert e.fantasyland.text == (
+        "player qualifies for Fantasyland with pair of kings, two kicker in front — 15 cards")

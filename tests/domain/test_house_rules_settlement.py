@@ -126,7 +126,47 @@ def test_a_joker_with_no_card_left_to_stand_for_is_invalid_input():
     held = {c for row in A + B for c in row.split()} - {JOKER}
     dead = [str(c) for c in DECK if str(c) not in held]
     found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1, dead=dead)
-    assert "no card is left for a joker" in found["players[0]"]
+    assert found == {"players[0]": "no card is left for a joker to stand for: every standard "
+                                   "card is held or dead (RULES.md §16.3)"}
+
+
+def test_a_joker_with_exactly_one_card_left_stands_for_it():
+    held = {c for row in A + B for c in row.split()} - {JOKER}
+    dead = [str(c) for c in DECK if str(c) not in held and str(c) != "2h"]
+    s = run("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1, dead=dead)
+    assert s.player("A").rows[0].joker_cards == ("2h",)
+
+
+def test_two_jokers_may_share_the_one_card_left_where_they_duplicate():
+    """With ``jokerDuplicates`` one free card is enough for any number of jokers; without, each
+    joker needs one of its own."""
+    a = ("Qs Xj 2c", "Ks Kh 5d 5c 9s", "8h 8d Xj 4s 4h")
+    held = {c for row in a + B for c in row.split()} - {JOKER}
+    dead = [str(c) for c in DECK if str(c) not in held and str(c) != "2h"]
+    two = {"deck": {"jokers": 2}}
+    assert "players[0]" in refused("ofc", [arranged("A", 1, *a), arranged("B", 2, *B)], two,
+                                   dead=dead)
+    s = run("ofc", [arranged("A", 1, *a), arranged("B", 2, *B)],
+            {"deck": {"jokers": 2, "jokerDuplicates": True}}, dead=dead)
+    assert [len(r.joker_cards) for r in s.player("A").rows] == [1, 0, 1]
+
+
+def test_each_row_names_its_own_jokers():
+    a = ("Xj Qs 2c", "Xj Kh 5d 5c 9s", "8h 8d 8c 4s 4h")
+    s = run("ofc", [arranged("A", 1, *a), arranged("B", 2, *B)], {"deck": {"jokers": 2}})
+    rows = s.player("A").rows
+    assert [r.cards[0] for r in rows[:2]] == [JOKER, JOKER]
+    assert [len(r.joker_cards) for r in rows] == [1, 1, 0]
+
+
+def test_a_false_declaration_with_a_joker_is_settled_on_its_rows():
+    """A declares a natural his cards (with the joker) do not make: fouled, and his rows are
+    still evaluated, the joker resolved for them, under a profile with royalties."""
+    s = run("classic-1-6", [arranged("A", 1, *A) | {"declaredNatural": "DRAGON"},
+                            arranged("B", 2, *B)], JOKER_1)
+    a = s.player("A")
+    assert a.status == "FOULED" and a.foul_reasons == ("FALSE_DECLARATION",)
+    assert len(a.rows) == 3 and a.rows[0].joker_cards == ("Qh",)
 
 
 def test_equal_naturals_push_when_the_cards_rank_the_same():
@@ -186,3 +226,15 @@ def test_a_joker_hand_is_never_weaker_than_the_hand_with_any_allowed_replacement
             continue
         c = other.cards
         assert best >= _key(evaluate_hand(PlayerInput("p", 0, c[:3], c[3:8], c[8:]), profile))
+
+
+def test_evaluate_hand_in_process_calls_a_nameless_hand_player_and_names_a_missing_row():
+    profile = resolve_profile(request_from_dict({"preset": "ofc", "players": []})[1], REGISTRY)
+    rows = [tuple(r.split()) for r in B]
+    e = evaluate_hand(PlayerInput("", 0, *rows), profile)
+    assert e.fantasyland.text == (
+        "player does not qualify for Fantasyland (pair of sevens, three kicker in front)")
+    with pytest.raises(InvalidInput) as refused_:
+        evaluate_hand(PlayerInput("p", 0, rows[0], None, rows[2]), profile)
+    assert [(v.field, v.reason, v.code.value) for v in refused_.value.violations] == [
+        ("arrangement.middle", "is required (5 cards)", "other")]

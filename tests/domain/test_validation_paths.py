@@ -173,3 +173,43 @@ def test_player_ids_and_seats_are_named() -> None:
         ("players[3].seat", "seat 1 is also taken by players[0]", "duplicate_seat_or_id")]
     assert refused([player("A", -1, LOSER), strong()]) == [
         ("players[0].seat", "must be 0 or more, got -1", "other")]
+
+
+# ------------------------------------------------ what domain/evaluation.py refuses in a table
+
+NO_DECLARATION = {"naturals": {"requireDeclaration": False}}
+
+
+def test_loose_cards_that_make_no_natural_where_naturals_are_found() -> None:
+    loose = {"playerId": "A", "seat": 1, "cards": LOOSE}
+    assert refused([loose, strong()], profileOverrides=NO_DECLARATION) == [
+        ("players[0].cards", "these 13 cards make no natural this profile plays; send an "
+         "arrangement", "natural")]
+
+
+def test_loose_cards_where_no_natural_is_played() -> None:
+    loose = {"playerId": "A", "seat": 1, "cards": LOOSE}
+    overrides = {"naturals": {"requireDeclaration": False, "table": []}}
+    assert refused([loose, strong()], profileOverrides=overrides) == [
+        ("players[0].cards", "13 loose cards without a declared natural: send an arrangement",
+         "natural")]
+
+
+def test_a_joker_with_no_card_left_is_refused_with_its_code() -> None:
+    held = {c for row in LOSER + STRONG for c in row} | {"Xj"}
+    front = ["Xj", *LOSER[0][1:]]
+    dead = [r + s for r in "23456789TJQKA" for s in "shdc" if r + s not in held]
+    assert refused([player("A", 1, (front, LOSER[1], LOSER[2])), strong()], "ofc",
+                   profileOverrides=JOKER_1, deadCards=dead + [LOSER[0][0]]) == [
+        ("players[0]", "no card is left for a joker to stand for: every standard card is held "
+         "or dead (RULES.md §16.3)", "other")]
+
+
+def test_a_false_declaration_is_its_only_foul_reason() -> None:
+    """Rows that would foul too (front trips over a middle pair) add nothing: the hand is
+    fouled for the declaration alone."""
+    fouled_rows = (["Qs", "Qh", "Qc"], ["Ks", "Kh", "5d", "9c", "2s"],
+                   ["8h", "7d", "6c", "4s", "3h"])
+    s = settle_json(request([player("A", 1, fouled_rows, declaredNatural="DRAGON"), strong()],
+                            "western"))
+    assert s.player("A").foul_reasons == ("FALSE_DECLARATION",)

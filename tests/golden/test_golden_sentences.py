@@ -107,6 +107,14 @@ SENTENCES: dict[tuple[str, str, str], tuple[Any, ...]] = {
          "natural the cards do not make); C pays the foul penalty of 6, more than the "
          "natural's 3 — A +6"),
         "C owes A 6 units = 600; C pays 600"),
+    # a natural made with a joker names the card the joker stands for
+    ("406-shisanshui-two-jokers-dragon-and-fouled-joker-hand", "A", "B"): (
+        ("NATURAL", 36, "Natural: A's dragon (Xj as As) against B's fouled hand (front above "
+         "middle); B pays the natural's 36 — A +36"),
+        "B owes A 36 units = 3600; B pays 3600"),
+    ("406-shisanshui-two-jokers-dragon-and-fouled-joker-hand", "A", "C"): (
+        ("NATURAL", 36, "Natural: A's dragon (Xj as As) wins automatically against C — A +36"),
+        "C owes A 36 units = 3600; C pays 3600"),
     ("403-shisanshui-equal-naturals-compare-cards", "A", "B"): (
         ("NATURAL", 4, "Natural: A's six pairs and B's six pairs rank equal; compared from the "
          "top, card 11 is nine against eight — A +4"),
