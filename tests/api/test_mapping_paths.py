@@ -188,6 +188,17 @@ def test_a_proposal_with_an_overlong_player_id_is_named(client: SettlementClient
     assert [v.field for v in e.violations] == ["proposed[4].playerId"]
 
 
+def test_a_pair_that_is_not_at_the_table_is_named_by_both_ids(client: SettlementClient) -> None:
+    """domain/payouts.py's refusal of a proposed pair of players not at the table: the field
+    names the pair in the order proposed, the reason says why, the code is ``other``."""
+    request = table("two-four")
+    nets = {p.player_id: p.net_money for p in client.settle(request).settlement.players}
+    e = refused(client.validate_payouts, request, nets, {("B", "Z"): 5})
+    assert [(v.field, v.reason) for v in e.violations] == [
+        ("proposedPairs[B,Z]", "is not a pair of players at this table")]
+    assert e.metadata["violationCodes"] == "other"
+
+
 # --------------------------------------------------------------------------- profiles
 
 

@@ -467,6 +467,32 @@ def test_commission_rounds_down_to_the_minor_unit() -> None:
     assert _commission(9_999, 0, 1) == (units * 9_999 // 10_000, units)
 
 
+def test_commission_capped_at_exactly_one_minor_unit() -> None:
+    units = _scoop_units()
+    assert units * 100 * 500 // 10_000 > 1
+    assert _commission(500, 1, 100) == (1, units * 100)
+
+
+def test_a_commission_on_exactly_one_minor_unit_won() -> None:
+    """A 100 % commission (the most a profile allows) on a win cut to 1 by the loser's stack."""
+    overrides = {"rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 10_000}}
+    s = settle_json(request(_two(stack=1), "western", unitValue=1, profileOverrides=overrides))
+    a = s.player("A")
+    assert (a.money_before_rake, a.rake, a.net_money) == (1, 1, 0)
+
+
+def test_a_commission_without_caps_is_taken_from_units_times_the_stake() -> None:
+    """Caps off: the winner's money is his net units x the unit value (nothing is tracked as
+    received), and the commission is a whole number of minor units of it."""
+    overrides = {"rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 500},
+                 "caps": {"losses": False, "wins": False}}
+    units = _scoop_units()
+    s = settle_json(request(_two(), "western", unitValue=100, profileOverrides=overrides))
+    a = s.player("A")
+    assert (a.money_before_rake, a.rake) == (units * 100, units * 100 * 500 // 10_000)
+    assert type(a.rake) is int and type(a.net_money) is int
+
+
 def test_per_player_fee_at_exactly_the_stack() -> None:
     overrides = {"rake": {"mode": "RAKE_MODE_PER_PLAYER", "perPlayerFee": 50},
                  "caps": {"losses": False, "wins": False}}
@@ -595,6 +621,59 @@ def test_a_winners_cap_by_basis() -> None:
     assert hand_start[("B", "C")] == (100, "PAYEE_STACK")
     current = _three({"C": 500}, "CURRENT_STACK", False, True)
     assert current[("B", "C")] == (400, "")
+
+
+@pytest.mark.parametrize("basis", ["HAND_START", "CURRENT_STACK"])
+def test_a_loser_pays_later_pairs_out_of_what_is_left(basis: str) -> None:
+    # A starts with 500, pays B 400 in full, then owes C 400 with 500 - 400 = 100 left.
+    assert _three({"A": 500}, basis, True, False) == {
+        ("A", "B"): (400, ""), ("A", "C"): (100, "PAYER_STACK"), ("B", "C"): (400, "")}
+
+
+# --------------------------------------------------------------------------- the money range
+
+# 2**63 - 1 = 7 * 7 * 73 * 127 * 337 * 92737 * 649657. A western scoop of three rows of 10**6,
+# a scoop bonus of 124326 and the majority bonus of 1 is 3,124,327 units, x7 (scoop
+# multiplier) = 21,870,289 = 7 * 73 * 127 * 337 units; at a unit value of
+# (2**63 - 1) / 21,870,289 = 421,730,688,463 (= 7 * 92737 * 649657) it is exactly 2**63 - 1.
+MAX_MONEY = 2**63 - 1
+EDGE_SCORING = {"scoring": {"rowUnit": 10**6, "scoopBonus": 124326, "scoopMultiplier": 7}}
+EDGE_UNITS = 21_870_289
+EDGE_VALUE = 421_730_688_463
+
+
+def _refused(req: dict[str, Any]) -> list[tuple[str, str, str]]:
+    with pytest.raises(InvalidInput) as e:
+        settle_json(req)
+    return [(v.field, v.reason, v.code.value) for v in e.value.violations]
+
+
+def test_a_pair_owing_exactly_the_largest_amount_is_paid() -> None:
+    assert EDGE_UNITS * EDGE_VALUE == MAX_MONEY
+    s = settle_json(request(_two(), "western", unitValue=EDGE_VALUE,
+                            profileOverrides=EDGE_SCORING))
+    pair = s.pairs[0]
+    assert (pair.units, pair.owed, pair.paid) == (EDGE_UNITS, MAX_MONEY, MAX_MONEY)
+    assert [p.net_money for p in s.players] == [MAX_MONEY, -MAX_MONEY]
+
+
+def test_a_pair_owing_past_the_largest_amount_is_refused_by_name() -> None:
+    owed = EDGE_UNITS * (EDGE_VALUE + 1)
+    assert _refused(request(_two(), "western", unitValue=EDGE_VALUE + 1,
+                            profileOverrides=EDGE_SCORING)) == [(
+        "unitValue", f"B would owe A 21,870,289 units x 421,730,688,464 = {owed:,} minor units,"
+        " beyond the 64-bit money range; lower the stake or the profile's multipliers",
+        "other")]
+
+
+def test_a_net_past_the_largest_amount_is_refused_by_name() -> None:
+    """Three sweeps of 2**63 - 1 each: every pair fits, but A owes two of them and C wins two,
+    both past the range; the first such player in settlement order (A) is named."""
+    players = [player("A", 1, LOSER), player("B", 2, MIDDLE_HAND), player("C", 3, STRONG)]
+    assert _refused(request(players, "western", buttonSeat=1, unitValue=EDGE_VALUE,
+                            profileOverrides=EDGE_SCORING)) == [(
+        "unitValue", f"A's net of {-2 * MAX_MONEY:,} minor units is beyond the 64-bit money "
+        "range; lower the stake or the profile's multipliers", "other")]
 
 
 def test_players_listed_out_of_seat_order_settle_in_seat_order() -> None:

@@ -68,11 +68,105 @@ def test_a_joker_in_the_dead_cards_counts_and_the_joker_spelling_is_either_case(
     assert "2 jokers" in found["players"]
 
 
+def row_texts(s, first: str, second: str) -> list[str]:
+    return next([r.text for r in p.rows] for p in s.pairs if (p.first, p.second) == (first, second))
+
+
+# Where a joker's card is named in a row's sentence: after the hand's phrase, whichever player
+# holds it and whether his hand wins or loses; a phrase that has a comma ("pair of queens, two
+# kicker") takes one after the note too when it is followed by "beats", one without does not.
+BACK_HEARTS = ("Qs Qh 2c", "Ks Kh 5d 5c 9s", "Xj 2h 5h 9h Th")
+B_CLUBS = ("7s 7h 3d", "Js Jh 9d 9c 3c", "Ac Tc 7c 6c 4c")
+
+
+def test_a_losing_joker_row_names_its_card_after_the_phrase():
+    s = run("ofc", [arranged("A", 1, *A), arranged("B", 2, "Kc Kd 3d", *B[1:])], JOKER_1)
+    assert row_texts(s, "A", "B")[0] == (
+        "Front: B's pair of kings, three kicker, beats A's pair of queens, two kicker "
+        "(Xj as Qh) — B +1")
+
+
+def test_the_second_players_joker_is_named_in_the_sentence():
+    s = run("ofc", [arranged("B", 1, *B), arranged("A", 2, *A)], JOKER_1)
+    assert row_texts(s, "B", "A")[0] == (
+        "Front: A's pair of queens, two kicker (Xj as Qh), beats B's pair of sevens, three "
+        "kicker — A +1")
+
+
+def test_a_winning_joker_phrase_without_a_comma_takes_none():
+    s = run("ofc", [arranged("A", 1, *BACK_HEARTS), arranged("B", 2, *B_CLUBS)], JOKER_1)
+    # the joker is the highest heart no one holds: Ah (Kh, Qh are A's, Jh is B's)
+    assert row_texts(s, "A", "B") == [
+        "Front: A's pair of queens, two kicker, beats B's pair of sevens, three kicker — A +1",
+        "Middle: A's two pair, kings and fives, beats B's two pair, jacks and nines — A +1",
+        "Back: A's ace-high flush (Xj as Ah) beats B's ace-high flush — A +1"]
+
+
+def test_two_jokers_in_a_row_are_named_in_order():
+    hearts = ("Qs Qh 2c", "Ks Kh 5d 5c 9s", "Xj Xj 5h 9h Th")
+    s = run("ofc", [arranged("A", 1, *hearts), arranged("B", 2, *B_CLUBS)],
+            {"deck": {"jokers": 2}})
+    # Ah, then the highest heart left: Kh, Qh (A), Jh (B), Th and 9h (in the row) are held: 8h
+    assert row_texts(s, "A", "B")[2] == (
+        "Back: A's ace-high flush (Xj as Ah, Xj as 8h), beats B's ace-high flush — A +1")
+
+
+def test_a_hand_fouled_both_ways_says_both_reasons():
+    s = run("ofc", [arranged("A", 1, "Qs Qh Qc", "Ks Kh 5d 9c 2s", "8h 7d 6c 4s 3h"),
+                    arranged("B", 2, "7s 7h 3d", "Js Jh 9d Tc 3c", "As Ah Ad 2c 2d")])
+    # fouled (SCOOPED): B's 3 rows + scoop bonus 3 + B's royalties 2 (77) + 6 (full house) = 14
+    assert s.player("A").text == (
+        "A: -14 units, -1400 after caps; fouled (front above middle, middle above back)")
+    with pytest.raises(KeyError) as e:
+        s.player("Z")
+    assert e.value.args == ("Z",)
+
+
 def test_a_joker_with_no_card_left_to_stand_for_is_invalid_input():
     held = {c for row in A + B for c in row.split()} - {JOKER}
     dead = [str(c) for c in DECK if str(c) not in held]
     found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1, dead=dead)
-    assert "no card is left for a joker" in found["players[0]"]
+    assert found == {"players[0]": "no card is left for a joker to stand for: every standard "
+                                   "card is held or dead (RULES.md §16.3)"}
+
+
+def test_a_joker_with_exactly_one_card_left_stands_for_it():
+    held = {c for row in A + B for c in row.split()} - {JOKER}
+    dead = [str(c) for c in DECK if str(c) not in held and str(c) != "2h"]
+    s = run("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1, dead=dead)
+    assert s.player("A").rows[0].joker_cards == ("2h",)
+
+
+def test_two_jokers_may_share_the_one_card_left_where_they_duplicate():
+    """With ``jokerDuplicates`` one free card is enough for any number of jokers; without, each
+    joker needs one of its own."""
+    a = ("Qs Xj 2c", "Ks Kh 5d 5c 9s", "8h 8d Xj 4s 4h")
+    held = {c for row in a + B for c in row.split()} - {JOKER}
+    dead = [str(c) for c in DECK if str(c) not in held and str(c) != "2h"]
+    two = {"deck": {"jokers": 2}}
+    assert "players[0]" in refused("ofc", [arranged("A", 1, *a), arranged("B", 2, *B)], two,
+                                   dead=dead)
+    s = run("ofc", [arranged("A", 1, *a), arranged("B", 2, *B)],
+            {"deck": {"jokers": 2, "jokerDuplicates": True}}, dead=dead)
+    assert [len(r.joker_cards) for r in s.player("A").rows] == [1, 0, 1]
+
+
+def test_each_row_names_its_own_jokers():
+    a = ("Xj Qs 2c", "Xj Kh 5d 5c 9s", "8h 8d 8c 4s 4h")
+    s = run("ofc", [arranged("A", 1, *a), arranged("B", 2, *B)], {"deck": {"jokers": 2}})
+    rows = s.player("A").rows
+    assert [r.cards[0] for r in rows[:2]] == [JOKER, JOKER]
+    assert [len(r.joker_cards) for r in rows] == [1, 1, 0]
+
+
+def test_a_false_declaration_with_a_joker_is_settled_on_its_rows():
+    """A declares a natural his cards (with the joker) do not make: fouled, and his rows are
+    still evaluated, the joker resolved for them, under a profile with royalties."""
+    s = run("classic-1-6", [arranged("A", 1, *A) | {"declaredNatural": "DRAGON"},
+                            arranged("B", 2, *B)], JOKER_1)
+    a = s.player("A")
+    assert a.status == "FOULED" and a.foul_reasons == ("FALSE_DECLARATION",)
+    assert len(a.rows) == 3 and a.rows[0].joker_cards == ("Qh",)
 
 
 def test_equal_naturals_push_when_the_cards_rank_the_same():
@@ -132,3 +226,15 @@ def test_a_joker_hand_is_never_weaker_than_the_hand_with_any_allowed_replacement
             continue
         c = other.cards
         assert best >= _key(evaluate_hand(PlayerInput("p", 0, c[:3], c[3:8], c[8:]), profile))
+
+
+def test_evaluate_hand_in_process_calls_a_nameless_hand_player_and_names_a_missing_row():
+    profile = resolve_profile(request_from_dict({"preset": "ofc", "players": []})[1], REGISTRY)
+    rows = [tuple(r.split()) for r in B]
+    e = evaluate_hand(PlayerInput("", 0, *rows), profile)
+    assert e.fantasyland.text == (
+        "player does not qualify for Fantasyland (pair of sevens, three kicker in front)")
+    with pytest.raises(InvalidInput) as refused_:
+        evaluate_hand(PlayerInput("p", 0, rows[0], None, rows[2]), profile)
+    assert [(v.field, v.reason, v.code.value) for v in refused_.value.violations] == [
+        ("arrangement.middle", "is required (5 cards)", "other")]

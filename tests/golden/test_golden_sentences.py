@@ -107,6 +107,14 @@ SENTENCES: dict[tuple[str, str, str], tuple[Any, ...]] = {
          "natural the cards do not make); C pays the foul penalty of 6, more than the "
          "natural's 3 — A +6"),
         "C owes A 6 units = 600; C pays 600"),
+    # a natural made with a joker names the card the joker stands for
+    ("406-shisanshui-two-jokers-dragon-and-fouled-joker-hand", "A", "B"): (
+        ("NATURAL", 36, "Natural: A's dragon (Xj as As) against B's fouled hand (front above "
+         "middle); B pays the natural's 36 — A +36"),
+        "B owes A 36 units = 3600; B pays 3600"),
+    ("406-shisanshui-two-jokers-dragon-and-fouled-joker-hand", "A", "C"): (
+        ("NATURAL", 36, "Natural: A's dragon (Xj as As) wins automatically against C — A +36"),
+        "C owes A 36 units = 3600; C pays 3600"),
     ("403-shisanshui-equal-naturals-compare-cards", "A", "B"): (
         ("NATURAL", 4, "Natural: A's six pairs and B's six pairs rank equal; compared from the "
          "top, card 11 is nine against eight — A +4"),
@@ -137,6 +145,45 @@ ROWS = {
         "Middle: C's straight, nine high, beats B's two pair, nines and sixes — C +1",
         "Back: B's ace-high flush beats C's ace-high flush (equal by rank; highest card Ac "
         "against Ad) — B +1"],
+    # a tie by suit won by the pair's second player: his card is named first
+    ("108-one-two-row-tie-suit-filipino-foul", "A", "B"): [
+        "Front: B's high card, king, beats A's high card, king (equal by rank; highest card Kd "
+        "against Kc) — B +1",
+        "Middle: A's straight, nine high, beats B's two pair, nines and sixes — A +1",
+        "Back: A's full house, jacks full of threes, beats B's ace-high flush — A +1"],
+    # B fouled (middle above back): C wins each row without comparison
+    ("102-one-six-scooped-fouls-cross-size", "B", "C"): [
+        "Front: C's pair of queens, three kicker wins against B's fouled hand — C +1",
+        "Middle: C's three of a kind, fours wins against B's fouled hand — C +1",
+        "Back: C's straight, nine high wins against B's fouled hand — C +1"],
+}
+
+# case: each player's closing sentence (net units, money after caps, rake, why), then the
+# settlement's rake line if any; the amounts are the case's netUnits, netMoney and rake.
+PLAYERS = {
+    "107-one-two-row-tie-suit-default": (
+        "A: +5 units, +500 after caps", "B: -5 units, -500 after caps",
+        "C: 0 units, 0 after caps"),
+    "116-classic-1-6-naturals-equal-rank": (
+        "C: -1 units, -100 after caps; natural: three flushes",
+        "D: -10 units, -1000 after caps",
+        "A: +12 units, +1200 after caps; natural: four threes of a kind",
+        "B: -1 units, -100 after caps; natural: six pairs"),
+    "204-western-4p-surrenders-foul-natural": (
+        "C: +2 units, +200 after caps; fouled (front above middle)",
+        "D: +10 units, +1000 after caps; natural: three straights",
+        "A: -6 units, -600 after caps; surrendered",
+        "B: -6 units, -600 after caps; surrendered"),
+    "206-western-3p-caps-current-stack": (
+        "A: +6 units, +500 after caps", "B: -6 units, -300 after caps",
+        "C: 0 units, -200 after caps"),
+    "217-eastern-3p-rake-commission-capped": (
+        "A: +13 units, +6300 after caps and 200 rake",
+        "B: +1 units, +291 after caps and 9 rake",
+        "C: -14 units, -6800 after caps",
+        "Rake: 209 to the house"),
+    "405-one-six-duplicating-joker-five-aces": (
+        "A: -1 units, -100 after caps", "B: +1 units, +100 after caps"),
 }
 
 
@@ -159,10 +206,17 @@ def test_a_pair_says_what_was_worked_out_by_hand(client: SettlementClient,
     assert got.text == text
 
 
-@pytest.mark.parametrize("key", sorted(ROWS), ids=lambda k: k[0][:3])
+@pytest.mark.parametrize("key", sorted(ROWS), ids=lambda k: f"{k[0][:3]}-{k[1]}{k[2]}")
 def test_rows_say_who_beats_whom(client: SettlementClient, key: tuple[str, str, str]) -> None:
     got = pair(served(client, key[0]), key[1], key[2])
     assert [r.text for r in got.rows] == ROWS[key]
+
+
+@pytest.mark.parametrize("stem", sorted(PLAYERS), ids=lambda k: k[:3])
+def test_players_say_their_nets(client: SettlementClient, stem: str) -> None:
+    s = served(client, stem)
+    assert tuple(p.text for p in s.players) + tuple(s.text[len(s.players):]) == PLAYERS[stem]
+    assert tuple(s.text[:len(s.players)]) == tuple(p.text for p in s.players)
 
 
 def test_equal_naturals_with_equal_cards_settle_nothing(client: SettlementClient) -> None:
