@@ -41,7 +41,8 @@ audit) and the stream run the very same code.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator
+import functools
+from typing import Any, AsyncIterator, Callable
 
 import grpc
 from google.rpc import status_pb2
@@ -132,16 +133,23 @@ def audit_parts(servicer: Any, item: pb.AuditItem) -> bytes | tuple[bytes, bytes
     return out.SerializeToString(deterministic=True)
 
 
+def _noting_issued(issued: list[Issued], seal: Callable[[], bytes]) -> bytes:
+    """``seal()``'s bytes; the settlement it logged as issued, if any, appended to ``issued``."""
+    last_issued.set(None)
+    data = seal()
+    sealed = last_issued.get()
+    if sealed is not None:
+        issued.append(sealed)
+    return data
+
+
 def finish_hand(servicer: Any, hand: HandResult, issued: list[Issued]) -> bytes:
     """A hand a worker settled, sealed here (the time of issue, the signature, its
     ``settlement.issued``, which ``issued`` then lists) and its log lines written after it:
     the ``AuditResult`` bytes the stream sends."""
-    if hand.prepared is not None:
-        last_issued.set(None)
-        data = servicer.sealer.finish(hand.prepared)
-        sealed = last_issued.get()
-        if sealed is not None:
-            issued.append(sealed)
+    prepared = hand.prepared
+    if prepared is not None:
+        data = _noting_issued(issued, lambda: servicer.sealer.finish(prepared))
     for logger, level, event, fields in hand.lines:
         log = servicer.sealer.log if logger == "audit" else _log
         getattr(log, level)(event, **fields)
@@ -293,11 +301,8 @@ async def settle_stream(
                     await live.wait_turn()
             else:
                 for item in batch.items:
-                    last_issued.set(None)
-                    results.append(audit_item(servicer, item))
-                    sealed = last_issued.get()
-                    if sealed is not None:
-                        issued.append(sealed)
+                    results.append(_noting_issued(
+                        issued, functools.partial(audit_item, servicer, item)))
                     # Live calls first: a live Settle waits behind one hand of this batch at
                     # most.
                     await live.wait_turn()
