@@ -22,6 +22,9 @@ from .errors import Collector, ViolationCode
 
 E = TypeVar("E", bound=StrEnum)
 _MISSING: Any = object()
+# An integer in text (protobuf's JSON form of a 64-bit field): ASCII digits only, as in JSON
+# (``str.isdigit`` also takes "²", which ``int`` refuses), and no more than ``int`` converts.
+_INTEGER_TEXT = re.compile(r"-?[0-9]{1,4300}")
 
 
 def describe(value: object) -> str:
@@ -81,7 +84,7 @@ class Reader:
             return default
         # JSON numbers may arrive as floats (2.0) or, from protobuf's JSON form, as strings
         # for 64-bit fields; accept exact integers only.
-        if isinstance(value, str) and value.lstrip("-").isdigit():
+        if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value):
             value = int(value)
         if isinstance(value, float) and value.is_integer():
             value = int(value)
