@@ -56,3 +56,16 @@ def test_minor_units_where_they_are_not_two_decimals() -> None:
         "XXX": None,
     }
     assert len(MINOR_UNITS) == 178
+
+
+@pytest.mark.parametrize("code, shown", [
+    ("EURO-AND-DOLLARS", '"EURO-AND-DOLLARS"'),  # 16 characters: shown whole
+    ("EURO-AND-DOLLARS!", '"EURO-AND-DOLLARS…"'),  # 17: the first 16 and an ellipsis
+    ('E"U\\R', '"E\\"U\\\\R"'),  # quotes and backslashes escaped, as in JSON
+])
+def test_a_malformed_code_is_quoted_in_the_reason(client: SettlementClient, code: str,
+                                                   shown: str) -> None:
+    with pytest.raises(SettlementError) as e:
+        client.settle(table("western", currency=code))
+    assert [(v.field, v.reason) for v in e.value.violations] == [
+        ("currency", f"must be three upper-case letters (ISO 4217, e.g. EUR), got {shown}")]
