@@ -23,6 +23,8 @@ from cpsettle_service.domain.table import ProfileChoice, Table, request_from_dic
 from tests.support.tables import ARRANGEMENTS
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "cases"
+REQUEST, CARD = "malformed_request", "malformed_card"
+NOT_A_CARD = "must be a card string, got"
 
 
 def through_the_wire(data: dict[str, Any]) -> Table:
@@ -105,7 +107,7 @@ def test_stated_values_are_read() -> None:
 
 
 def test_a_request_that_is_not_an_object() -> None:
-    assert refused(["players"]) == [("", "must be an object, got a list", "malformed_request")]
+    assert refused(["players"]) == [("", "must be an object, got a list", REQUEST)]
 
 
 def test_every_problem_of_shape_is_named_at_once() -> None:
@@ -120,31 +122,27 @@ def test_every_problem_of_shape_is_named_at_once() -> None:
             "C",
         ],
     }) == [
-        ("handId", "must be a string, got an integer", "malformed_request"),
+        ("handId", "must be a string, got an integer", REQUEST),
         ("profile", "must be an object, got a list", "profile"),
         ("profileOverrides", "must be an object, got a string", "profile"),
-        ("unitValue", "must be an integer, got a string", "malformed_request"),
-        ("buttonSeat", "must be an integer, got a number", "malformed_request"),
-        ("currency", "must be a string, got an integer", "malformed_request"),
-        ("players[0].arrangement.front[1]", "must be a card string, got an integer",
-         "malformed_card"),
-        ("players[0].arrangement.front[2]", "must be a card string, got null", "malformed_card"),
-        ("players[0].arrangement.middle[0]", "must be a card string, got a list",
-         "malformed_card"),
-        ("players[0].arrangement.back[0]", "must be a card string, got an object",
-         "malformed_card"),
-        ("players[0].arrangement.x", "unknown field", "malformed_request"),
-        ("players[0].stack", "must be an integer, got a boolean", "malformed_request"),
-        ("players[0].seat", "must be an integer, got a string", "malformed_request"),
-        ("players[0].declaredNatural", "must be a string, got an integer", "malformed_request"),
-        ("players[0].surrender", "must be true or false, got a string", "malformed_request"),
-        ("players[0].inFantasyland", "must be true or false, got an integer",
-         "malformed_request"),
-        ("players[0].hat", "unknown field", "malformed_request"),
-        ("players[1].cards[1]", "must be a card string, got a number", "malformed_card"),
-        ("players[2]", "must be an object, got a string", "malformed_request"),
-        ("deadCards[0]", "must be a card string, got an integer", "malformed_card"),
-        ("colour", "unknown field", "malformed_request"),
+        ("unitValue", "must be an integer, got a string", REQUEST),
+        ("buttonSeat", "must be an integer, got a number", REQUEST),
+        ("currency", "must be a string, got an integer", REQUEST),
+        ("players[0].arrangement.front[1]", f"{NOT_A_CARD} an integer", CARD),
+        ("players[0].arrangement.front[2]", f"{NOT_A_CARD} null", CARD),
+        ("players[0].arrangement.middle[0]", f"{NOT_A_CARD} a list", CARD),
+        ("players[0].arrangement.back[0]", f"{NOT_A_CARD} an object", CARD),
+        ("players[0].arrangement.x", "unknown field", REQUEST),
+        ("players[0].stack", "must be an integer, got a boolean", REQUEST),
+        ("players[0].seat", "must be an integer, got a string", REQUEST),
+        ("players[0].declaredNatural", "must be a string, got an integer", REQUEST),
+        ("players[0].surrender", "must be true or false, got a string", REQUEST),
+        ("players[0].inFantasyland", "must be true or false, got an integer", REQUEST),
+        ("players[0].hat", "unknown field", REQUEST),
+        ("players[1].cards[1]", f"{NOT_A_CARD} a number", CARD),
+        ("players[2]", "must be an object, got a string", REQUEST),
+        ("deadCards[0]", f"{NOT_A_CARD} an integer", CARD),
+        ("colour", "unknown field", REQUEST),
     ]
 
 
@@ -152,4 +150,4 @@ def test_the_currency_field_holds_at_most_64_characters() -> None:
     base = {"preset": "western", "players": []}
     assert request_from_dict({**base, "currency": "X" * 64})[0].currency == "X" * 64
     assert refused({**base, "currency": "X" * 65}) == [
-        ("currency", "must be at most 64 characters", "malformed_request")]
+        ("currency", "must be at most 64 characters", REQUEST)]
