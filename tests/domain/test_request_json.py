@@ -151,3 +151,12 @@ def test_the_currency_field_holds_at_most_64_characters() -> None:
     assert request_from_dict({**base, "currency": "X" * 64})[0].currency == "X" * 64
     assert refused({**base, "currency": "X" * 65}) == [
         ("currency", "must be at most 64 characters", REQUEST)]
+
+
+@pytest.mark.parametrize("field", ["buttonSeat", "unitValue"])
+def test_a_misspelt_field_beside_the_null_one_is_the_only_one_named(field: str) -> None:
+    # a client that writes the key in another case: the null is still "absent", the other
+    # spelling is a field this request does not have
+    for spelling in (field.lower(), field.upper()):
+        assert refused({"players": [], field: None, spelling: 1}) == [
+            (spelling, "unknown field", REQUEST)]
