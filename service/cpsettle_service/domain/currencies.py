@@ -6,14 +6,13 @@ says how many of them make one unit of the currency (JPY 0: 1 yen; USD 2: 100 ce
 fils). The service converts nothing: a code only labels the money, and an auditor can prove from
 the signature which currency was paid.
 
-Source: Debian's iso-codes 4.15 (``iso_4217.json``, which follows ISO 4217 List One, the
-current currency and funds codes), brought up to the maintenance agency's (SIX Financial
-Information) amendments to the end of 2024: withdrawn since HRK (Croatia's euro, 2023), CUC, SLL
-(for SLE) and ZWL (for ZWG); added ZWG and XCG (the Caribbean guilder, with ANG still current
-beside it); minor units as List One gives them. Table dated 2025-01. Python's standard library
-has no such list, and a package for 179 codes (pycountry carries every ISO 3166, 639 and 4217
-table, several MB) would not earn its place. When the agency amends List One, change the table
-and its date.
+Source: ISO 4217 List One (current currency and funds codes) as the maintenance agency (SIX
+Financial Information) published it on 2026-01-01, codes and minor units alike. Against the
+2025-01 table this replaced: withdrawn ANG (for XCG, 2025-03) and BGN (Bulgaria's euro,
+2026-01); added XAD (the Arab Monetary Fund's accounting dinar). 178 codes. Python's standard
+library has no such list, and a package for it (pycountry carries every ISO 3166, 639 and 4217
+table, several MB, and no minor units) would not earn its place. When the agency amends List
+One, change the table and its date.
 """
 
 from __future__ import annotations
@@ -26,13 +25,13 @@ profile names a currency (units not tied to money)."""
 
 _BY_MINOR_UNIT: dict[int | None, str] = {
     2: (
-        "AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BOV BRL BSD BTN "
+        "AED AFN ALL AMD AOA ARS AUD AWG AZN BAM BBD BDT BMD BND BOB BOV BRL BSD BTN "
         "BWP BYN BZD CAD CDF CHE CHF CHW CNY COP COU CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB "
         "EUR FJD FKP GBP GEL GHS GIP GMD GTQ GYD HKD HNL HTG HUF IDR ILS INR IRR JMD KES KGS "
         "KHR KPW KYD KZT LAK LBP LKR LRD LSL MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN "
         "MXV MYR MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK PHP PKR PLN QAR RON RSD RUB SAR SBD "
         "SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS "
-        "UAH USD USN UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG "
+        "UAH USD USN UYU UZS VED VES WST XAD XCD XCG YER ZAR ZMW ZWG "
     ),
     0: (
         "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF "
