@@ -5,7 +5,10 @@ and the rows or natural each player is paid on."""
 
 from __future__ import annotations
 
+import pytest
+
 from cpsettle_service.domain.profile import load_preset, profile_to_dict
+from cpsettle_service.domain.rows import ROWS
 
 from .test_house_rules_settlement import arranged, run
 
@@ -33,25 +36,22 @@ def test_a_joker_hand_keeps_the_wheel_second_highest():
     assert s.player("A").net_units == 3 + 3  # three rows and the scoop bonus of one-six
 
 
-def test_a_duplicating_joker_makes_a_wheel_second_highest_in_the_back():
+@pytest.mark.parametrize(("row", "a_rows", "b_rows"), [
+    (2, ("Ah Ad 7c", "As Ac 9h 9d 8c", "Xj 2d 3h 4c 5s"),
+        ("Qs Jh 8d", "Kh Kd 6c 6d 2c", "7h 6s 5c 4s 3d")),
+    (1, ("Ah Ad 7c", "Xj 2d 3h 4c 5s", "Kh Kd Kc As Ac"),
+        ("Qs Jh 8d", "7h 6s 5c 4s 3d", "Ts 9s 8s 7s 2s")),
+])
+def test_a_duplicating_joker_makes_a_wheel_second_highest(row, a_rows, b_rows):
     # A holds all four aces, so the joker can be an ace only by duplicating one (jokerDuplicates):
     # that wheel (ace as the top, second-highest) is stronger than the six-high straight a six
-    # would make, and beats B's seven-high straight.
-    s = run("one-six", [arranged("A", 1, "Ah Ad 7c", "As Ac 9h 9d 8c", "Xj 2d 3h 4c 5s"),
-                        arranged("B", 2, "Qs Jh 8d", "Kh Kd 6c 6d 2c", "7h 6s 5c 4s 3d")],
+    # would make, and beats B's seven-high straight, in the back or in the middle.
+    s = run("one-six", [arranged("A", 1, *a_rows), arranged("B", 2, *b_rows)],
             DUPLICATES_1 | SECOND_HIGHEST)
-    assert s.player("A").rows[2].joker_cards == ("As",)
-    assert rows_of_pair(s)["BACK"] == (
-        "A", "Back: A's straight, five high (Xj as As), beats B's straight, seven high — A +1")
-
-
-def test_a_duplicating_joker_makes_a_wheel_second_highest_in_the_middle():
-    s = run("one-six", [arranged("A", 1, "Ah Ad 7c", "Xj 2d 3h 4c 5s", "Kh Kd Kc As Ac"),
-                        arranged("B", 2, "Qs Jh 8d", "7h 6s 5c 4s 3d", "Ts 9s 8s 7s 2s")],
-            DUPLICATES_1 | SECOND_HIGHEST)
-    assert s.player("A").rows[1].joker_cards == ("As",)
-    assert rows_of_pair(s)["MIDDLE"] == (
-        "A", "Middle: A's straight, five high (Xj as As), beats B's straight, seven high — A +1")
+    assert s.player("A").rows[row].joker_cards == ("As",)
+    label = ROWS[row].value
+    assert rows_of_pair(s)[label] == ("A", f"{label.capitalize()}: A's straight, five high "
+                                           "(Xj as As), beats B's straight, seven high — A +1")
 
 
 def test_a_row_beside_a_duplicated_card_keeps_its_flush():
