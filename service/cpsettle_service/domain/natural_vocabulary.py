@@ -192,10 +192,9 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
     if sum(groups) > 13:
         errors.add(r.at("rankGroups"), f"the groups need {sum(groups)} cards; a hand has 13",
                    ViolationCode.PROFILE)
-    counts = {attr: r.integer(key, 0, minimum=1, maximum=13) if r.has(key) else None
+    # A clause sent as null is left out (``raw`` marks it read, so it is no "unknown field").
+    counts = {attr: r.integer(key, 0, minimum=1, maximum=13) if r.has(key) else r.raw(key)
               for key, attr in _COUNT_CLAUSES}
-    if not r.has("distinctRanks"):
-        r.raw("distinctRanks")
     split: tuple[int, int] | None = None
     if r.has("colourSplit"):
         values = _int_list(errors, r, "colourSplit")
