@@ -68,7 +68,12 @@ REFUSED: list[tuple[dict[str, Any], list[tuple[str, str]]]] = [
         ("definition.rows.front", "must be one of STRAIGHT, FLUSH, STRAIGHT_FLUSH; "
                                   "got 'FULL_HOUSE'"),
         ("definition.rows.side", "unknown field")]),
-    ({"rows": {"middle": "ROW_CLASS_UNSPECIFIED"}}, [
+    # a row of a class outside the vocabulary is all there is to say (not "name a row" too)
+    ({"rows": {"front": "FULL_HOUSE"}}, [
+        ("definition.rows.front", "must be one of STRAIGHT, FLUSH, STRAIGHT_FLUSH; "
+                                  "got 'FULL_HOUSE'")]),
+    ({"rows": "FLUSH"}, [("definition.rows", "must be an object, got a string")]),
+    ({"rows": {"middle": "ROW_CLASS_UNSPECIFIED", "back": ""}}, [
         ("definition.rows", "must name the class of at least one row")]),
     ({"pairs": 6}, [("definition.pairs", "unknown field")]),
     ({}, [("definition", "must hold at least one clause (rankGroups, distinctRanks, sameSuit, "

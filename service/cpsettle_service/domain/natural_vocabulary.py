@@ -226,6 +226,7 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
         r.raw("ranksIn")
     rows: RowsClause | None = None
     if r.has("rows"):
+        rows_before = len(errors.violations)
         rr = r.obj("rows")
         classes: dict[str, RowClass | None] = {}
         for key in ("front", "middle", "back"):
@@ -241,7 +242,7 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
                 classes[key] = None
         rr.finish()
         rows = RowsClause(**classes)
-        if rows == RowsClause():
+        if rows == RowsClause() and len(errors.violations) == rows_before:  # (else said)
             errors.add(r.at("rows"), "must name the class of at least one row",
                        ViolationCode.PROFILE)
     else:
