@@ -145,8 +145,10 @@ def test_a_house_natural_of_three_rows_of_one_class(client: SettlementClient, cl
 
 
 def test_a_row_left_out_is_any_cards(client: SettlementClient) -> None:
-    """Only the front is named: any 13 cards holding a 3-card straight flush make it."""
-    table = house("SF_FRONT", {"rows": {"front": "STRAIGHT_FLUSH"}})
+    """Only the front is named (the other rows unspecified, as proto's JSON writes them): any 13
+    cards holding a 3-card straight flush make it."""
+    table = house("SF_FRONT", {"rows": {"front": "STRAIGHT_FLUSH", "middle": "",
+                                        "back": "ROW_CLASS_UNSPECIFIED"}})
     rest = "Ah Kd Qc Js 9h 8d 7c 6s 5h 4d"
     assert naturals(client, f"{rest} 2s 3s 4s", table) == ["SF_FRONT"]
     assert naturals(client, f"{rest} 2s 3s 4c", table) == []
