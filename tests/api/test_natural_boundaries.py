@@ -152,3 +152,35 @@ def test_a_row_left_out_is_any_cards(client: SettlementClient) -> None:
     rest = "Ah Kd Qc Js 9h 8d 7c 6s 5h 4d"
     assert naturals(client, f"{rest} 2s 3s 4s", table) == ["SF_FRONT"]
     assert naturals(client, f"{rest} 2s 3s 4c", table) == []
+
+
+@pytest.mark.parametrize(("cards", "held"), [
+    ("2s 3h 4d 5c 6s 7h 8d 9c 9s 8h 7d 6c 5s", True),
+    ("2s 3h 4d 5c 6s 7h 8d 9c 9s 8h 7d 6c Ts", False),   # a ten is one rank too high
+])
+def test_ranks_at_most_a_nine(client: SettlementClient, cards: str, held: bool) -> None:
+    table = house("NINE_OR_LOWER", {"ranksAtMost": "9"})
+    assert naturals(client, cards, table) == (["NINE_OR_LOWER"] if held else [])
+
+
+@pytest.mark.parametrize(("cards", "held"), [
+    ("2s 2h 2d 2c 4s 4h 4d 4c 6s 6h 6d 6c 8s", True),
+    ("2s 2h 2d 2c 4s 4h 4d 4c 6s 6h 6d 6c Ts", False),   # a ten is listed, but above eight
+    ("2s 2h 2d 2c 4s 4h 4d 4c 6s 6h 6d 6c 7s", False),   # at most eight, but not listed
+])
+def test_ranks_listed_and_at_most_an_eight(client: SettlementClient, cards: str,
+                                           held: bool) -> None:
+    table = house("EVEN_LOW", {"ranksIn": ["2", "4", "6", "8", "T", "Q"], "ranksAtMost": "8"})
+    assert naturals(client, cards, table) == (["EVEN_LOW"] if held else [])
+
+
+@pytest.mark.parametrize(("cards", "held"), [
+    ("As Ah Ks Kh Qs Qh Js Jh Ts Th 9s 9h 8c", True),
+    ("As Ah Ks Kh Qs Qh Js Jh Ts Th 9s 9h 7c", False),   # six pairs, one card below eight
+    ("As Ah Ks Kh Qs Qh Js Jh Ts Th 9s 8h 8c", True),
+    ("As Ah Ks Kh Qs Qh Js Jh Ts Th 9s 8h Kc", False),   # all high, five pairs and trips
+])
+def test_six_high_pairs_need_both_clauses(client: SettlementClient, cards: str,
+                                          held: bool) -> None:
+    table = house("HIGH_PAIRS", {"rankGroups": [2, 2, 2, 2, 2, 2], "ranksAtLeast": "8"})
+    assert naturals(client, cards, table) == (["HIGH_PAIRS"] if held else [])
