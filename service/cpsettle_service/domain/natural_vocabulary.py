@@ -192,10 +192,9 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
     if sum(groups) > 13:
         errors.add(r.at("rankGroups"), f"the groups need {sum(groups)} cards; a hand has 13",
                    ViolationCode.PROFILE)
-    counts = {attr: r.integer(key, 0, minimum=1, maximum=13) if r.has(key) else None
+    # A clause sent as null is left out (``raw`` marks it read, so it is no "unknown field").
+    counts = {attr: r.integer(key, 0, minimum=1, maximum=13) if r.has(key) else r.raw(key)
               for key, attr in _COUNT_CLAUSES}
-    if not r.has("distinctRanks"):
-        r.raw("distinctRanks")
     split: tuple[int, int] | None = None
     if r.has("colourSplit"):
         values = _int_list(errors, r, "colourSplit")
@@ -227,6 +226,7 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
         r.raw("ranksIn")
     rows: RowsClause | None = None
     if r.has("rows"):
+        rows_before = len(errors.violations)
         rr = r.obj("rows")
         classes: dict[str, RowClass | None] = {}
         for key in ("front", "middle", "back"):
@@ -242,7 +242,7 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
                 classes[key] = None
         rr.finish()
         rows = RowsClause(**classes)
-        if rows == RowsClause():
+        if rows == RowsClause() and len(errors.violations) == rows_before:  # (else said)
             errors.add(r.at("rows"), "must name the class of at least one row",
                        ViolationCode.PROFILE)
     else:
