@@ -81,13 +81,30 @@ REFUSED: list[tuple[dict[str, Any], list[tuple[str, str]]]] = [
 ]
 
 
-def test_every_definition_the_vocabulary_cannot_check_is_named(client: SettlementClient) -> None:
-    table = [entry(definition, f"HOUSE_{i}") for i, (definition, _) in enumerate(REFUSED)]
+# Lists whose entries are each judged, whatever the others are (a reply names 30 problems at
+# most, so these are a second table).
+EVERY_ENTRY: list[tuple[dict[str, Any], list[tuple[str, str]]]] = [
+    # the string does not hide the 0 and the 7
+    ({"rankGroups": [0, 7, "2"]}, [
+        ("definition.rankGroups[2]", "must be an integer, got a string"),
+        ("definition.rankGroups[0]", "a group has 1 to 6 cards, got 0"),
+        ("definition.rankGroups[1]", "a group has 1 to 6 cards, got 7")]),
+    # JSON's null and booleans are quoted as JSON writes them, a number as written
+    ({"ranksIn": [None, True, 5]}, [("definition.ranksIn[0]", RANK + "null"),
+                                     ("definition.ranksIn[1]", RANK + "true"),
+                                     ("definition.ranksIn[2]", RANK + "5")]),
+]
+
+
+@pytest.mark.parametrize("cases", [REFUSED, EVERY_ENTRY], ids=["definitions", "list-entries"])
+def test_every_definition_the_vocabulary_cannot_check_is_named(
+        client: SettlementClient, cases: list[tuple[dict[str, Any], list[tuple[str, str]]]]) -> None:
+    table = [entry(definition, f"HOUSE_{i}") for i, (definition, _) in enumerate(cases)]
     with pytest.raises(SettlementError) as e:
         evaluate(client, table)
     assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
     want = [(f"profileOverrides.naturals.table[{i}].{field}", reason)
-            for i, (_, named) in enumerate(REFUSED) for field, reason in named]
+            for i, (_, named) in enumerate(cases) for field, reason in named]
     assert [(v.field, v.reason) for v in e.value.violations] == want
     assert e.value.metadata["violationCodes"] == "profile"
 

@@ -59,7 +59,7 @@ from .natural_facts import (
     THREE_STRAIGHTS_BY_KEY,
     HandFacts,
 )
-from .reader import Reader, describe
+from .reader import Reader, describe, read_card_rank
 from .schema import card_rank, choice, integer, part, repeated, write_part
 
 __all__ = [
@@ -155,40 +155,32 @@ _COUNT_CLAUSES = (
 )
 
 
-def _rank(errors: Collector, path: str, value: object) -> Rank | None:
-    if isinstance(value, str):
-        try:
-            return Rank("T" if value == "10" else value.upper())
-        except ValueError:
-            pass
-    errors.add(path, f"must be a rank (2-9, T, J, Q, K, A); got {value!r}", ViolationCode.PROFILE)
-    return None
-
-
-def _int_list(errors: Collector, r: Reader, key: str) -> list[int] | None:
-    items = r.items(key)
-    out: list[int] = []
-    for path, value in items:
+def _ints(errors: Collector, r: Reader, key: str) -> tuple[list[tuple[str, int]], bool]:
+    """A list's integers with their paths, and whether every entry was one (each other is named)."""
+    out: list[tuple[str, int]] = []
+    ok = True
+    for path, value in r.items(key):
         if isinstance(value, float) and value.is_integer():  # JSON / protobuf Struct numbers
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             errors.add(path, f"must be an integer, got {describe(value)}", ViolationCode.PROFILE)
-            return None
-        out.append(value)
-    return out
+            ok = False
+        else:
+            out.append((path, value))
+    return out, ok
 
 
 def read_definition(errors: Collector, path: str, data: object) -> Definition | None:
     """A definition from its JSON form; every problem is added to ``errors`` (then ``None``)."""
     before = len(errors.violations)
     r = Reader(errors, path, data, ViolationCode.PROFILE)
-    groups = _int_list(errors, r, "rankGroups") or []
-    if len(groups) > 13:
+    entries, _ = _ints(errors, r, "rankGroups")  # each group checked, whatever the others are
+    if len(entries) > 13:
         errors.add(r.at("rankGroups"), "may list at most 13 groups", ViolationCode.PROFILE)
-    for i, g in enumerate(groups):
+    for item, g in entries:
         if not 1 <= g <= MAX_GROUP:
-            errors.add(f"{r.at('rankGroups')}[{i}]", f"a group has 1 to {MAX_GROUP} cards, got {g}",
-                       ViolationCode.PROFILE)
+            errors.add(item, f"a group has 1 to {MAX_GROUP} cards, got {g}", ViolationCode.PROFILE)
+    groups = [g for _, g in entries]
     if sum(groups) > 13:
         errors.add(r.at("rankGroups"), f"the groups need {sum(groups)} cards; a hand has 13",
                    ViolationCode.PROFILE)
@@ -197,8 +189,9 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
               for key, attr in _COUNT_CLAUSES}
     split: tuple[int, int] | None = None
     if r.has("colourSplit"):
-        values = _int_list(errors, r, "colourSplit")
-        if values is not None:
+        numbers, all_numbers = _ints(errors, r, "colourSplit")
+        if all_numbers:
+            values = [v for _, v in numbers]
             if len(values) != 2 or sum(values) != 13 or min(values) < 0:
                 errors.add(r.at("colourSplit"), "must be two numbers of cards that sum to 13, "
                            f"got {values}", ViolationCode.PROFILE)
@@ -206,16 +199,16 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
                 split = (max(values), min(values))
     else:
         r.raw("colourSplit")
-    at_least = _rank(errors, r.at("ranksAtLeast"), r.raw("ranksAtLeast")) if r.has(
+    at_least = read_card_rank(errors, r.at("ranksAtLeast"), r.raw("ranksAtLeast")) if r.has(
         "ranksAtLeast") else r.raw("ranksAtLeast")
-    at_most = _rank(errors, r.at("ranksAtMost"), r.raw("ranksAtMost")) if r.has(
+    at_most = read_card_rank(errors, r.at("ranksAtMost"), r.raw("ranksAtMost")) if r.has(
         "ranksAtMost") else r.raw("ranksAtMost")
     if at_least and at_most and at_least.value_int > at_most.value_int:
         errors.add(r.at("ranksAtMost"), f"is below ranksAtLeast ({at_least.value}): no hand "
                    "can make it", ViolationCode.PROFILE)
     ranks_in: tuple[Rank, ...] | None = None
     if r.has("ranksIn"):
-        ranks = [_rank(errors, p, v) for p, v in r.items("ranksIn")]
+        ranks = [read_card_rank(errors, p, v) for p, v in r.items("ranksIn")]
         if ranks and None not in ranks:
             if len(set(ranks)) != len(ranks):
                 errors.add(r.at("ranksIn"), "lists a rank twice", ViolationCode.PROFILE)

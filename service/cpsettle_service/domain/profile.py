@@ -34,7 +34,7 @@ from .natural_vocabulary import (
     read_definition,
 )
 from .naturals import Natural, builtin_definition, builtin_predicate
-from .reader import Reader, parse_enum
+from .reader import Reader, parse_enum, read_card_rank
 from .rows import ROWS, Row
 from .schema import (
     Spec,
@@ -467,17 +467,6 @@ def _require(errors: Collector, e: Reader, cls: type) -> None:
             errors.add(e.at(key), "is required", ViolationCode.PROFILE)
 
 
-def _rank(errors: Collector, path: str, value: object) -> Rank | None:
-    if isinstance(value, str):
-        notation = "T" if value == "10" else value.upper()
-        try:
-            return Rank(notation)
-        except ValueError:
-            pass
-    errors.add(path, f"must be a rank (2-9, T, J, Q, K, A); got {value!r}", ViolationCode.PROFILE)
-    return None
-
-
 def _threshold(
     errors: Collector, parent: Reader, key: str, default: HandThreshold | None
 ) -> HandThreshold | None:
@@ -490,7 +479,7 @@ def _threshold(
         return default
     hand_class = r.enum("handClass", HandClass, HandClass.HIGH_CARD)
     _require(errors, r, HandThreshold)
-    rank = _rank(errors, r.at("rank"), r.raw("rank")) if r.has("rank") else None
+    rank = read_card_rank(errors, r.at("rank"), r.raw("rank")) if r.has("rank") else None
     r.finish()
     return HandThreshold(hand_class, rank)
 
@@ -508,7 +497,7 @@ def _royalties(errors: Collector, r: Reader, deck: Deck) -> Royalties:
         for key in keys:  # (_require, inline: up to 324 entries)
             if not e.has(key):
                 errors.add(e.at(key), "is required", ViolationCode.PROFILE)
-        rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
+        rank = read_card_rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
         units = read_units(e)
         e.finish()
         if not e.ok:
@@ -609,7 +598,7 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
         e = Reader(errors, path, item, ViolationCode.PROFILE)
         hand_class = e.enum("handClass", HandClass, HandClass.PAIR)
         _require(errors, e, ProgressiveEntry)
-        rank = _rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
+        rank = read_card_rank(errors, e.at("rank"), e.raw("rank")) if e.has("rank") else None
         cards = read_cards(e)
         e.finish()
         if hand_class not in FRONT_CLASSES:

@@ -18,6 +18,7 @@ from enum import StrEnum
 from functools import cache
 from typing import Any, TypeVar
 
+from .cards import Rank
 from .errors import Collector, ViolationCode
 
 E = TypeVar("E", bound=StrEnum)
@@ -44,6 +45,29 @@ def describe(value: object) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def shown(value: object) -> str:
+    """A JSON value as a message quotes it: null, true/false, 5 for 5.0, else its repr."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():  # JSON / protobuf Struct numbers
+        return str(int(value))
+    return repr(value)
+
+
+def read_card_rank(errors: Collector, path: str, value: object,
+                   code: ViolationCode = ViolationCode.PROFILE) -> Rank | None:
+    """A card rank: 2-9, T (or 10), J, Q, K, A in either case; else a violation (then ``None``)."""
+    if isinstance(value, str):
+        try:
+            return Rank("T" if value == "10" else value.upper())
+        except ValueError:
+            pass
+    errors.add(path, f"must be a rank (2-9, T, J, Q, K, A); got {shown(value)}", code)
+    return None
 
 
 class Reader:
