@@ -86,13 +86,22 @@ REFUSED: list[tuple[dict[str, Any], list[tuple[str, str]]]] = [
 EVERY_ENTRY: list[tuple[dict[str, Any], list[tuple[str, str]]]] = [
     # the string does not hide the 0 and the 7
     ({"rankGroups": [0, 7, "2"]}, [
-        ("definition.rankGroups[2]", "must be an integer, got a string"),
         ("definition.rankGroups[0]", "a group has 1 to 6 cards, got 0"),
-        ("definition.rankGroups[1]", "a group has 1 to 6 cards, got 7")]),
+        ("definition.rankGroups[1]", "a group has 1 to 6 cards, got 7"),
+        ("definition.rankGroups[2]", "must be an integer, got a string")]),
+    # fourteen entries are too many, whatever they are
+    ({"rankGroups": [1] * 13 + ["1"]}, [
+        ("definition.rankGroups[13]", "must be an integer, got a string"),
+        ("definition.rankGroups", "may list at most 13 groups")]),
+    ({"colourSplit": ["6", 7.5]}, [
+        ("definition.colourSplit[0]", "must be an integer, got a string"),
+        ("definition.colourSplit[1]", "must be an integer, got a number")]),
+    ({"rankGroups": "4 4 4 1"}, [("definition.rankGroups", "must be a list, got a string")]),
     # JSON's null and booleans are quoted as JSON writes them, a number as written
-    ({"ranksIn": [None, True, 5]}, [("definition.ranksIn[0]", RANK + "null"),
-                                     ("definition.ranksIn[1]", RANK + "true"),
-                                     ("definition.ranksIn[2]", RANK + "5")]),
+    ({"ranksIn": [None, True, False, 5]}, [("definition.ranksIn[0]", RANK + "null"),
+                                            ("definition.ranksIn[1]", RANK + "true"),
+                                            ("definition.ranksIn[2]", RANK + "false"),
+                                            ("definition.ranksIn[3]", RANK + "5")]),
 ]
 
 

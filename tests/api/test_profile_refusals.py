@@ -126,12 +126,14 @@ def test_values_out_of_range_and_names_not_in_a_set(client: SettlementClient) ->
 
 
 @pytest.mark.parametrize("text", ["--1", "²", "１２", "X1", "-X1", "1e3", "0x10", " 3", "-",
-                                  "9" * 4301])
+                                  "9" * 641, "9" * 4301])
 def test_a_string_that_is_not_an_integer_is_refused_not_crashed(
     client: SettlementClient, text: str
 ) -> None:
-    # "²" and "１２" pass str.isdigit, "--1" passes once its minus signs are stripped: each made
-    # int() raise and the call fail INTERNAL; so did more digits than int() converts
+    # "²" passes str.isdigit and "--1" does once its minus signs are stripped: each made int()
+    # raise and the call fail INTERNAL, as did more digits than int() converts (4300 by default,
+    # 640 at the lowest it can be set); "１２" (full-width digits) int() read as 12: JSON's digits
+    # are ASCII, so it is refused now
     assert overridden(client, {"scoring": {"rowUnit": text}}) == [
         ("profileOverrides.scoring.rowUnit", "must be an integer, got a string")]
 

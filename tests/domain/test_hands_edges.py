@@ -26,13 +26,13 @@ def test_equal_pairs_of_twos_are_broken_by_the_suit_of_a_two():
 
 
 def test_a_front_given_as_padded_text_or_one_string():
-    assert evaluate_three([" Kh", "Kd ", "Ac"]) is evaluate_three(["Kh", "Kd", "Ac"])
+    assert evaluate_three([" Kh", "Kd ", "Ac"]) == evaluate_three(["Kh", "Kd", "Ac"])
     assert evaluate_three("7s 7h 7d").name == "Three of a kind, sevens"  # type: ignore[arg-type]
 
 
 def test_a_flush_given_as_padded_text_stays_a_flush():
     royal = evaluate_five(" As|Ks |Qs|Js|Ts".split("|"))
-    assert royal.name == "Royal flush" and royal is evaluate_five("As Ks Qs Js Ts".split())
+    assert royal.name == "Royal flush" and royal == evaluate_five("As Ks Qs Js Ts".split())
     flush = evaluate_five("Ad Jd 9d 6d 2d")  # type: ignore[arg-type]
     assert flush.name == "Ace-high flush"
 

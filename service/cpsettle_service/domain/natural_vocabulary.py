@@ -155,9 +155,11 @@ _COUNT_CLAUSES = (
 )
 
 
-def _ints(errors: Collector, r: Reader, key: str) -> tuple[list[tuple[str, int]], bool]:
-    """A list's integers with their paths, and whether every entry was one (each other is named)."""
-    out: list[tuple[str, int]] = []
+def _ints(errors: Collector, r: Reader, key: str,
+          problem: Callable[[int], str | None] = lambda _: None) -> tuple[list[int], bool]:
+    """A list's integers, each other entry named, each integer ``problem`` finds fault with
+    named too (and kept); and whether every entry was an integer."""
+    out: list[int] = []
     ok = True
     for path, value in r.items(key):
         if isinstance(value, float) and value.is_integer():  # JSON / protobuf Struct numbers
@@ -165,22 +167,26 @@ def _ints(errors: Collector, r: Reader, key: str) -> tuple[list[tuple[str, int]]
         if isinstance(value, bool) or not isinstance(value, int):
             errors.add(path, f"must be an integer, got {describe(value)}", ViolationCode.PROFILE)
             ok = False
-        else:
-            out.append((path, value))
+            continue
+        said = problem(value)
+        if said:
+            errors.add(path, said, ViolationCode.PROFILE)
+        out.append(value)
     return out, ok
+
+
+def _group_problem(g: int) -> str | None:
+    return None if 1 <= g <= MAX_GROUP else f"a group has 1 to {MAX_GROUP} cards, got {g}"
 
 
 def read_definition(errors: Collector, path: str, data: object) -> Definition | None:
     """A definition from its JSON form; every problem is added to ``errors`` (then ``None``)."""
     before = len(errors.violations)
     r = Reader(errors, path, data, ViolationCode.PROFILE)
-    entries, _ = _ints(errors, r, "rankGroups")  # each group checked, whatever the others are
-    if len(entries) > 13:
+    groups, _ = _ints(errors, r, "rankGroups", _group_problem)  # each entry judged
+    listed = r.raw("rankGroups")
+    if isinstance(listed, list) and len(listed) > 13:
         errors.add(r.at("rankGroups"), "may list at most 13 groups", ViolationCode.PROFILE)
-    for item, g in entries:
-        if not 1 <= g <= MAX_GROUP:
-            errors.add(item, f"a group has 1 to {MAX_GROUP} cards, got {g}", ViolationCode.PROFILE)
-    groups = [g for _, g in entries]
     if sum(groups) > 13:
         errors.add(r.at("rankGroups"), f"the groups need {sum(groups)} cards; a hand has 13",
                    ViolationCode.PROFILE)
@@ -189,9 +195,8 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
               for key, attr in _COUNT_CLAUSES}
     split: tuple[int, int] | None = None
     if r.has("colourSplit"):
-        numbers, all_numbers = _ints(errors, r, "colourSplit")
+        values, all_numbers = _ints(errors, r, "colourSplit")
         if all_numbers:
-            values = [v for _, v in numbers]
             if len(values) != 2 or sum(values) != 13 or min(values) < 0:
                 errors.add(r.at("colourSplit"), "must be two numbers of cards that sum to 13, "
                            f"got {values}", ViolationCode.PROFILE)

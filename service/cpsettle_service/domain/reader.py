@@ -24,8 +24,10 @@ from .errors import Collector, ViolationCode
 E = TypeVar("E", bound=StrEnum)
 _MISSING: Any = object()
 # An integer in text (protobuf's JSON form of a 64-bit field): ASCII digits only, as in JSON
-# (``str.isdigit`` also takes "²", which ``int`` refuses), and no more than ``int`` converts.
-_INTEGER_TEXT = re.compile(r"-?[0-9]{1,4300}")
+# (``str.isdigit`` also takes "²", which ``int`` refuses), and no more digits than ``int``
+# converts however it is set: 640 is the lowest limit ``sys.set_int_max_str_digits`` (or
+# PYTHONINTMAXSTRDIGITS) accepts, and far more than any bound of a profile field.
+_INTEGER_TEXT = re.compile(r"-?[0-9]{1,640}")
 
 
 def describe(value: object) -> str:
