@@ -49,8 +49,7 @@ def test_values_of_the_wrong_type_are_each_named_where_they_are(client: Settleme
         "foul": [1], "caps": "on",
     })
     assert found == [
-        ("profileOverrides.name", "must be a string, got a number"),
-        ("profileOverrides.name", "is required"),
+        ("profileOverrides.name", "must be a string, got a number"),  # once: no "is required"
         ("profileOverrides.version", "must be a string, got a boolean"),
         ("profileOverrides.scoring.homeRun", "must be an object, got a list"),
         ("profileOverrides.scoring.rowUnit", "must be an integer, got a string"),
@@ -108,8 +107,7 @@ def test_values_out_of_range_and_names_not_in_a_set(client: SettlementClient) ->
         "caps": {"basis": "HAND_START"},
     })
     assert found == [
-        ("profileOverrides.name", "must be at most 64 characters"),
-        ("profileOverrides.name", "is required"),
+        ("profileOverrides.name", "must be at most 64 characters"),  # once: no "is required"
         ("profileOverrides.description", "must be at most 2000 characters"),
         ("profileOverrides.scoring.rowUnit", "must be at least 0, got -3"),
         ("profileOverrides.scoring.scoopMultiplier", "must be at most 100, got 101"),
@@ -191,8 +189,7 @@ def test_an_inline_profile_out_of_range(client: SettlementClient) -> None:
     request.profile.CopyFrom(request_from_json({"profile": profile}).profile)
     request.profile.caps.basis = 7  # a number this schema has no name for
     assert refusal(client, request) == [
-        ("profile.name", "must be at most 64 characters"),
-        ("profile.name", "is required"),
+        ("profile.name", "must be at most 64 characters"),  # once: no "is required"
         ("profile.scoring.rowUnit", "must be at most 1000000, got 1000001"),
         ("profile.surrender.units", "must be at least 0, got -2"),
         ("profile.caps.basis",

@@ -34,8 +34,7 @@ def test_house_profile_files_with_mistakes_are_each_named(tmp_path: Path) -> Non
     assert problems(refused, tmp_path) == [
         ("a-empty.json.name", "is required"),  # an empty file's profile still needs a name
         ("b-list.json", "must be an object, got a list"),  # and nothing more about it
-        ("c-typed.json.name", "must be a string, got an integer"),
-        ("c-typed.json.name", "is required"),
+        ("c-typed.json.name", "must be a string, got an integer"),  # and only that
         ("c-typed.json.version", "must be a string, got an integer"),
         ("c-typed.json.scoring.rowUnit", "must be an integer, got a number"),
         ("c-typed.json.scoring.majorityBonusOnScoop", "must be true or false, got an integer"),

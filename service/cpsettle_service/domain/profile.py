@@ -631,8 +631,9 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
 
 def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
     r = Reader(errors, path, data, ViolationCode.PROFILE)
+    before = len(errors.violations)
     name = read_field(r, spec(RuleProfile, "name"))
-    if not name and r.ok:
+    if not name and r.ok and len(errors.violations) == before:  # (a bad name is named once)
         errors.add(r.at("name"), "is required", ViolationCode.PROFILE)
     version = read_field(r, spec(RuleProfile, "version"))
     description = read_field(r, spec(RuleProfile, "description"))
