@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import grpc
-import pytest
-
-from cpsettle_client.client import SettlementClient, SettlementError
+from cpsettle_client.client import SettlementClient
+from tests.support.refusals import refused as refusal_of
 from tests.support.tables import ARRANGEMENTS
 
 NOT_A_CARD = ("is not a card: write rank then suit, ranks 2-9 T J Q K A (or 10), suits s h d c "
@@ -22,10 +20,7 @@ JOKER_1 = {"deck": {"jokers": 1}}
 
 
 def refused(client: SettlementClient, request: dict[str, Any]) -> tuple[list[tuple[str, str]], str]:
-    with pytest.raises(SettlementError) as e:
-        client.evaluate(request)
-    assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
-    return [(v.field, v.reason) for v in e.value.violations], e.value.metadata["violationCodes"]
+    return refusal_of(client.evaluate, request)
 
 
 def cards13(name: str = "B") -> list[str]:

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import grpc
-import pytest
-
-from cpsettle_client.client import SettlementClient, SettlementError
+from cpsettle_client.client import SettlementClient
 from cpsettle_service.domain.profile import load_preset, profile_to_dict
+from tests.support.refusals import refused as refusal_of
 from tests.support.tables import table
 
 PRESETS = ("classic-1-6, eastern, ofc, ofc-descubierto, one-six, one-two, shisanshui, "
@@ -24,11 +22,7 @@ PRESETS = ("classic-1-6, eastern, ofc, ofc-descubierto, one-six, one-two, shisan
 
 def refused(client: SettlementClient, request: dict[str, Any]) -> tuple[list[tuple[str, str]],
                                                                          str]:
-    with pytest.raises(SettlementError) as e:
-        client.settle(request)
-    assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
-    return ([(v.field, v.reason) for v in e.value.violations],
-            e.value.metadata["violationCodes"])
+    return refusal_of(client.settle, request)
 
 
 def without_preset(**extra: Any) -> dict[str, Any]:

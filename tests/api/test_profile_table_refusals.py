@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import grpc
 import pytest
 from google.protobuf import json_format
 
 from cpsettle_client.client import SettlementClient, SettlementError
 from cpsettle_service.domain.naturals import Natural
+from tests.support.refusals import refused as refusal_of
 from tests.support.tables import table
 
 CATALOGUE = ", ".join(n.value for n in Natural)
@@ -22,10 +22,7 @@ CATALOGUE = ", ".join(n.value for n in Natural)
 def refused(client: SettlementClient, preset: str, overrides: dict[str, Any]
             ) -> tuple[list[tuple[str, str]], str]:
     """Every (field, reason) named, in order, and the violation codes of the metadata."""
-    with pytest.raises(SettlementError) as e:
-        client.settle(table(preset, profileOverrides=overrides))
-    assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
-    return [(v.field, v.reason) for v in e.value.violations], e.value.metadata["violationCodes"]
+    return refusal_of(client.settle, table(preset, profileOverrides=overrides))
 
 
 def test_every_bad_royalty_entry_is_named_at_its_field(client: SettlementClient) -> None:
