@@ -67,6 +67,10 @@ def add_parser(sub: Any, connection: Callable[[argparse.ArgumentParser], None]) 
                    help="auto: a bar on a terminal, plain lines otherwise")
     p.add_argument("--progress-interval", type=float, default=5.0, metavar="SECONDS",
                    help="seconds between plain progress lines (default 5)")
+    p.add_argument("--no-quick", action="store_true",
+                   help="--local: settle every hand the full way (each settlement written and "
+                        "sealed), not only those that differ or are invalid: slower, the same "
+                        "report (docs/BULK_AUDIT.md)")
     p.add_argument("--show", type=int, default=20, metavar="N",
                    help="differences and invalid hands listed in the summary (default 20)")
     connection(p)
@@ -121,7 +125,7 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
         runner = LocalRunner(args.workers, {
             "profile_dir": getattr(args, "profile_dir", None),
             "signing_key_file": getattr(args, "signing_key_file", None),
-        })
+        }, quick=not getattr(args, "no_quick", False))
     else:
         backend = Backend(args)
         runner = ServerRunner(backend.client(), args.workers)
