@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from ..backend import Backend, CliError
 from . import checkpoint as checkpoints
+from .cluster import ShardRunner, is_sharded, list_shards
 from .outcome import AuditFailure
 from .progress import MODES, Progress
 from .reading import RECORDED_FIELD, chunks, count_lines, read_lines
@@ -73,6 +74,11 @@ def add_parser(sub: Any, connection: Callable[[argparse.ArgumentParser], None]) 
                         "report (docs/BULK_AUDIT.md)")
     p.add_argument("--show", type=int, default=20, metavar="N",
                    help="differences and invalid hands listed in the summary (default 20)")
+    p.add_argument("--cluster", metavar="local|ADDRESS",
+                   help="audit the history's shards as tasks on Dask: 'local' starts a local "
+                        "cluster of --workers processes, else the address of a running "
+                        "scheduler (tcp://HOST:8786); the history may be a folder or an fsspec "
+                        "URL (s3://bucket/day/) of JSON-lines files, .gz allowed")
     connection(p)
     p.set_defaults(func=cmd_audit)
 
@@ -86,6 +92,8 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     path = args.history
+    if getattr(args, "cluster", None) or is_sharded(path):
+        return run_sharded(args, stdout, stderr)
     total: int | None = None
     if path != "-":
         try:
@@ -161,6 +169,12 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
         else:
             saver.save(report)
             report.checkpointed = True
+    return _conclude(args, report, progress, reason, code, stdout, stderr)
+
+
+def _conclude(args: argparse.Namespace, report: Report, progress: Progress, reason: str,
+              code: int, stdout: TextIO, stderr: TextIO) -> int:
+    """The report written and summed up; the exit code."""
     progress.update(report, final=True)
     if args.report:
         report.write_json(args.report)
@@ -174,6 +188,62 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
     if code == EXIT_OK and report.findings:
         code = EXIT_FINDINGS
     return code
+
+
+def run_sharded(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """A folder or URL of shards (or any history with ``--cluster``): each shard a task, on a
+    Dask cluster or (``--local``) in this process, merged in shard order (audit/cluster.py)."""
+    address = getattr(args, "cluster", None)
+    if not address and not getattr(args, "local", False):
+        raise CliError("a folder or URL of shards is audited with --local or --cluster")
+    if args.resume or args.start_line is not None:
+        raise CliError("--resume and --start-line are for one history file; a sharded audit "
+                       "is run again whole (each shard is a task the cluster retries)")
+    for out in (args.report, getattr(args, "html", None)):
+        folder = os.path.dirname(os.path.abspath(out)) if out else ""
+        if out and not os.path.isdir(folder):
+            raise CliError(f"cannot write the report: no folder {folder}")
+    try:
+        shards = list_shards(args.history)
+    except (OSError, ValueError, ImportError) as e:
+        raise CliError(f"cannot read {args.history}: {e}") from None
+    settings: dict[str, Any] = {"mode": "cluster" if address else "local",
+                                "workers": args.workers, "batch": args.batch}
+    if address:
+        settings["cluster"] = address
+    settings["shards"] = len(shards)
+    report = Report(args.history.rstrip("/"), 1, settings)
+    options = {"profile_dir": getattr(args, "profile_dir", None),
+               "signing_key_file": getattr(args, "signing_key_file", None)}
+    try:
+        runner = ShardRunner(address, args.workers, options, args.batch,
+                             quick=not getattr(args, "no_quick", False))
+    except CliError:
+        raise
+    except Exception as e:  # noqa: BLE001 — no cluster: said in a line, not a traceback
+        raise CliError(f"cannot start or reach the cluster {address}: {e}",
+                       code=EXIT_UNAVAILABLE) from None
+    progress = Progress(stderr, args.progress, None, 1, args.progress_interval)
+    reason = ""
+    code = EXIT_OK
+    restore = _sigterm_as_interrupt()
+    try:
+        for outcome in runner.run(shards):
+            report.add(outcome)
+            progress.update(report)
+    except KeyboardInterrupt:
+        reason, code = "interrupted", EXIT_INTERRUPTED
+    except AuditFailure as e:
+        reason, code = f"error: {e}", EXIT_UNAVAILABLE
+    except OSError as e:
+        reason, code = f"error: cannot read a shard: {e.strerror or e}", EXIT_INVALID
+    finally:
+        try:
+            runner.close(interrupted=bool(reason) or sys.exc_info()[0] is not None)
+        finally:
+            restore()
+    report.finish(complete=not reason, reason=reason)
+    return _conclude(args, report, progress, reason, code, stdout, stderr)
 
 
 def _resume_point(args: argparse.Namespace) -> checkpoints.Checkpoint | None:

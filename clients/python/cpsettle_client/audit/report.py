@@ -126,7 +126,8 @@ class Report:
         t = self.total
         rate = t.read / self.elapsed if self.elapsed > 0 else 0.0
         mode = self.settings
-        where = mode["mode"] if mode["mode"] == "local" else f"server {mode.get('server')}"
+        where = {"local": "local", "cluster": f"cluster {mode.get('cluster')}"}.get(
+            mode["mode"], f"server {mode.get('server')}")
         workers = f"{mode['workers']} worker{'s' if mode['workers'] != 1 else ''}"
         out = [f"cpsettle audit of {shown(self.source)} ({shown(where)}, {workers})"]
         span = f"lines {self.first_line:,} to {t.last_line:,}"
