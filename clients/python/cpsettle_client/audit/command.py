@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from ..backend import Backend, CliError
+from ..escape import shown
 from . import checkpoint as checkpoints
 from .cluster import ShardRunner, is_sharded, list_shards
 from .outcome import AuditFailure
@@ -26,6 +27,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_INVALID = 2
 EXIT_UNAVAILABLE = 3
+EXIT_UNCHECKED = 4  # the report leaves out lines a checkpoint claimed but could not show
 EXIT_INTERRUPTED = 130
 
 
@@ -117,9 +119,10 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
     saver = None
     if args.report and path != "-":  # (--resume makes sure of both)
         digest = checkpoints.LinesDigest()
-        saver = checkpoints.Checkpointer(checkpoints.path_for(args.report), digest)
+        saver = checkpoints.Checkpointer(checkpoints.path_for(args.report), digest, resume)
         if resume:
             report.restore(resume.outcome, resume.started_at, resume.elapsed)
+            report.not_checked = list(resume.not_checked)
             try:
                 lines = checkpoints.resumed(lines, digest, resume)
             except checkpoints.CheckpointError as e:
@@ -146,6 +149,7 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
         for outcome in runner.run(report.source, chunks(lines, args.batch)):
             report.add(outcome)
             if saver is not None:
+                saver.add(outcome)
                 saver.maybe_save(report)
             progress.update(report)
     except KeyboardInterrupt:
@@ -162,6 +166,10 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
         restore()
         if backend is not None:
             backend.__exit__(None, None, None)
+    if not reason and report.not_checked:
+        first, last, why = report.not_checked[0]
+        reason, code = (f"the checkpoint failed its checks: lines {first:,} to {last:,} were "
+                        f"not checked ({why}); audit them again without --resume"), EXIT_UNCHECKED
     report.finish(complete=not reason, reason=reason)
     if saver is not None:
         if report.complete:
@@ -184,7 +192,7 @@ def _conclude(args: argparse.Namespace, report: Report, progress: Progress, reas
         write_html(report, args.html)
     print(report.summary(args.show, args.report), file=stdout)
     if reason and code != EXIT_INTERRUPTED:
-        print(f"cpsettle: {reason}", file=stderr)
+        print(f"cpsettle: {shown(reason)}", file=stderr)
     if code == EXIT_OK and report.findings:
         code = EXIT_FINDINGS
     return code

@@ -56,6 +56,8 @@ class Report:
         self.complete = False
         self.stop_reason = ""
         self.checkpointed = False  # a checkpoint beside the report: say --resume
+        # (first, last, why): lines a resumed checkpoint claimed but could not show were audited
+        self.not_checked: list[tuple[int, int, str]] = []
 
     @property
     def last_line(self) -> int:
@@ -111,6 +113,8 @@ class Report:
                 "overpaid": money(t.over),
                 "underpaid": money(t.under),
             },
+            **({"notChecked": [{"firstLine": a, "lastLine": b, "reason": why}
+                               for a, b, why in self.not_checked]} if self.not_checked else {}),
             "differences": [difference_json(d) for d in t.differences],
             "invalid": t.invalid,
             "byTable": book(t.tables),
@@ -133,6 +137,11 @@ class Report:
         span = f"lines {self.first_line:,} to {t.last_line:,}"
         if self.complete:
             out.append(f"  complete: {span}, {self.elapsed:.1f} s, {rate:,.0f} hands/s")
+        elif self.not_checked:
+            out.append(f"  INCOMPLETE: lines {self.first_line:,} to {t.last_line:,} except those "
+                       "below, which were NOT checked")
+            out += [f"    lines {a:,} to {b:,} not checked: {shown(why)}"
+                    for a, b, why in self.not_checked]
         else:
             how = f"--start-line {t.last_line + 1}"
             if self.checkpointed:
