@@ -102,6 +102,7 @@ class ShardResult:
     outcome: Outcome  # line numbers within the shard
     lines: int  # the shard's lines (blank ones too): how far the next shard's numbers move
     seconds: float  # time in the task, reading included (bench/bench_reaudit.py)
+    cpu: float  # CPU time of it (this process's)
 
 
 def audit_shard(shard: Shard, options: dict[str, Any], batch: int, quick: bool = True
@@ -109,7 +110,7 @@ def audit_shard(shard: Shard, options: dict[str, Any], batch: int, quick: bool =
     """One shard audited in this process: a Dask task, or a step of a local sharded audit."""
     from . import running
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     _engine(options)
     audit = running.audit_chunk if quick else running.audit_chunk_full
     lines, count = read_shard(shard.url)
@@ -117,7 +118,7 @@ def audit_shard(shard: Shard, options: dict[str, Any], batch: int, quick: bool =
     for first, last, part in chunks(lines, batch):
         outcome.merge(audit(shard.name, first, last, part))
     outcome.last_line = count
-    return ShardResult(outcome, count, time.perf_counter() - began)
+    return ShardResult(outcome, count, time.perf_counter() - began, time.process_time() - cpu)
 
 
 def shifted(outcome: Outcome, offset: int) -> Outcome:
@@ -138,7 +139,7 @@ class ShardRunner:
     yields their outcomes in shard order, moved to the lines of the whole history."""
 
     def __init__(self, address: str | None, workers: int, options: dict[str, Any],
-                 batch: int, quick: bool = True) -> None:
+                 batch: int, quick: bool = True, client: Any = None) -> None:
         self.address = address
         self.workers = workers
         self.options = options
@@ -146,8 +147,12 @@ class ShardRunner:
         self.quick = quick
         self.client: Any = None
         self.cluster: Any = None
-        self.task_seconds = 0.0
-        if address is None:
+        self.task_seconds = 0.0  # the tasks' own time, summed (bench/bench_reaudit.py)
+        self.task_cpu = 0.0
+        self.owned = client is None  # a client given (a benchmark's) is left open
+        if client is not None:
+            self.client = client
+        elif address is None:
             _engine(options)  # a bad key file or profile folder fails fast
         else:
             self._connect()
@@ -172,6 +177,7 @@ class ShardRunner:
             for shard in shards:
                 result = audit_shard(shard, self.options, self.batch, self.quick)
                 self.task_seconds += result.seconds
+                self.task_cpu += result.cpu
                 yield shifted(result.outcome, offset)
                 offset += result.lines
             return
@@ -184,6 +190,7 @@ class ShardRunner:
                 except Exception as e:  # noqa: BLE001 — a task failed past its retries
                     raise AuditFailure(f"a shard could not be audited: {e!r}") from e
                 self.task_seconds += result.seconds
+                self.task_cpu += result.cpu
                 yield shifted(result.outcome, offset)
                 offset += result.lines
         finally:
@@ -191,6 +198,8 @@ class ShardRunner:
                 future.cancel()
 
     def close(self, interrupted: bool) -> None:
+        if not self.owned:
+            return
         if self.client is not None:
             self.client.close()
             self.client = None
