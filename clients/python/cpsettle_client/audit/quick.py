@@ -3,9 +3,9 @@
 A re-audit needs each hand's correct nets, and the itemized evidence only where the recorded
 payouts differ or the hand is invalid. So a local audit first tries every line the quick way:
 
-1. ``orjson`` reads the line (about 3 µs for a hand of four; ``strict_json``, the standard
-   library's reader with its duplicate-key check, 30 µs; msgspec measured the same as orjson
-   here, and orjson is already a dependency);
+1. ``orjson`` reads the line (4.5 µs of CPU a line of the generated day; msgspec 4.9, the
+   standard library's ``json`` 9.0, ``strict_json`` with its duplicate-key check 18: orjson,
+   already a dependency, is the fastest here);
 2. ``plain_table`` maps the JSON object straight to the domain's ``Table`` (no
    ``SettleRequest`` message, no ``json_format``), but only when it has the plain shape that
    ``SettleRequest``'s JSON reading and ``api.mapping`` provably read the same way: known
