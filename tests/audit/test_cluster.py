@@ -105,6 +105,24 @@ def test_a_local_cluster_gives_the_single_process_report(
     assert findings(report) == findings(single)
 
 
+def test_joining_a_running_scheduler(history: History, single: dict[str, Any],
+                                     tmp_path: Path) -> None:
+    """--cluster ADDRESS: the scheduler and its worker are someone else's (here, this test's)."""
+    import logging
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://")
+        code, report = audit(tmp_path, "joined", str(history.folder), "--cluster", address)
+        assert len(cluster.workers) == 1  # the audit left the cluster as it found it
+    assert code == 1
+    assert report["cluster"] == address
+    assert findings(report) == findings(single)
+
+
 # --------------------------------------------------------------------------- S3
 
 
