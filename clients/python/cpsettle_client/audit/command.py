@@ -24,6 +24,9 @@ DEFAULT_BATCH = 100
 MAX_BATCH = 1000  # the server's limit per SettleStreamRequest
 LOCAL_CHUNK = 1000  # lines a --local worker process takes at a time, at least
 
+NEEDS_EXTRA = ("a sharded history and --cluster need the [cluster] extra: "
+               "pip install 'cpsettle[cluster]'")
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_INVALID = 2
@@ -217,7 +220,9 @@ def run_sharded(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
             raise CliError(f"cannot write the report: no folder {folder}")
     try:
         shards = list_shards(args.history)
-    except (OSError, ValueError, ImportError) as e:
+    except ImportError as e:
+        raise CliError(f"{NEEDS_EXTRA} ({e})") from None
+    except (OSError, ValueError) as e:
         raise CliError(f"cannot read {args.history}: {e}") from None
     settings: dict[str, Any] = {"mode": "cluster" if address else "local",
                                 "workers": args.workers, "batch": args.batch}
@@ -232,6 +237,8 @@ def run_sharded(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
                              quick=not getattr(args, "no_quick", False))
     except CliError:
         raise
+    except ImportError as e:
+        raise CliError(f"{NEEDS_EXTRA} ({e})") from None
     except Exception as e:  # noqa: BLE001 — no cluster: said in a line, not a traceback
         raise CliError(f"cannot start or reach the cluster {address}: {e}",
                        code=EXIT_UNAVAILABLE) from None
