@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from cpsettle_client.i18n import Language
 from tests.audit.conftest import load_generator
 from tests.views.conftest import ARTIFACTS, Opened, cli
 
@@ -39,14 +40,17 @@ def number(text: str) -> int:
 def test_the_day_at_a_glance(tab: Opened, audited: tuple[Path, dict[str, Any]]) -> None:
     path, report = audited
     page = tab.open(path)
-    totals = dict(zip(page.locator("#totals dt").all_inner_texts(),
-                      map(number, page.locator("#totals dd").all_inner_texts())))
+    counts = {el.get_attribute("data-count"): number(el.locator("dd").inner_text())
+              for el in page.locator("#totals [data-count]").all()}
     s = report["summary"]
-    assert totals["hands read"] == s["handsRead"]
-    assert totals["hands with payout differences"] == s["handsWithDifferences"]
-    assert totals["invalid hands"] == s["invalidHands"]
-    assert totals["money overpaid (minor units)"] == int(s["overpaid"])  # int64 as a string
-    assert totals["money underpaid (minor units)"] == int(s["underpaid"])
+    assert counts == {k: s[k] for k in ("handsRead", "handsChecked", "handsWithoutRecordedPayouts",
+                                        "handsWithDifferences", "invalidHands")}
+    # money per currency (this day is all XXX, no currency involved: whole units and the code)
+    money = {(el.get_attribute("data-currency-total"), el.get_attribute("data-what")):
+             el.locator("dd").inner_text() for el in page.locator("#totals [data-what]").all()}
+    english = Language.get("en")
+    assert money == {("XXX", what): english.money(int(s[what]), "XXX")
+                     for what in ("overpaid", "underpaid")}
     for book, rows in (("#by-table", report["byTable"]), ("#by-dealer", report["byDealer"])):
         names = page.locator(f"{book} tbody th").all_inner_texts()
         assert names == list(rows)
