@@ -9,10 +9,11 @@ catalogs come before ours, ours fill in what they leave out. Plural rules come f
 catalog's ``Plural-Forms`` header (``pybabel init`` writes CLDR's), number and currency formats
 from CLDR through Babel, for any locale it knows.
 
-The ``.mo`` files are compiled from the committed ``.po`` files when the wheel is built (the
-``hatch-babel`` build hook) and by ``scripts/catalogs compile`` in a source checkout
-(``scripts/bootstrap`` runs it); a ``.po`` without its ``.mo``, or newer than it, is read as it
-is, so a catalog dropped in as ``.po`` works too.
+The ``.mo`` files are compiled from the committed ``.po`` files when the package is built or
+installed (the build hook, ``hatch_build.py``'s ``compile_catalogs``: into the wheel, listed in
+its integrity manifest, and beside the ``.po`` for an editable install) and by
+``scripts/catalogs compile`` (``scripts/bootstrap`` runs it); a ``.po`` without its ``.mo``, or
+newer than it, is read as it is, so a catalog dropped in as ``.po`` works too.
 """
 
 from __future__ import annotations
@@ -189,7 +190,11 @@ def catalog(code: str) -> Catalog:
     for folder in catalog_dirs():
         mo, po = _catalog_files(folder, code)
         if mo or po:
-            chain.append(_read(mo, po))
+            try:
+                chain.append(_read(mo, po))
+            except (OSError, ValueError) as e:  # unreadable, or a Plural-Forms gettext refuses
+                raise LanguageProblem(f"the {code} catalog in {folder} cannot be read: {e}; its "
+                                      "Plural-Forms must be a plain gettext expression") from None
     translations: gettext.NullTranslations = gettext.NullTranslations()
     for t in reversed(chain):
         t.add_fallback(translations)
