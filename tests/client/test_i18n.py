@@ -195,7 +195,8 @@ def eur_table(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(("lang", "header", "status", "net"), [
     ("en", ["Player", "Seat", "Units", "Money", "Rake", "Status"], "Regular", "+€6.00"),
-    ("es", ["Jugador", "Asiento", "Unidades", "Dinero", "Rake", "Estado"], "Normal", "+6,00\u00a0€"),
+    ("es", ["Jugador", "Asiento", "Unidades", "Dinero", "Rake", "Estado"], "Normal",
+     "+6,00\u00a0€"),
     ("it", ["Giocatore", "Posto", "Unità", "Denaro", "Rake", "Stato"], "Regolare", "+6,00\u00a0€"),
     ("zh-Hans", ["玩家", "座号", "水数", "金额", "抽水", "状态"], "正常", "+€6.00"),
     ("zh-TW", ["玩家", "座號", "水數", "金額", "抽水", "狀態"], "正常", "+€6.00"),

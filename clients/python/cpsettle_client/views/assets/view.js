@@ -39,6 +39,17 @@ function _(message, args) {
   return fill(typeof t === 'string' ? t : message, args);
 }
 
+/** Like _, for a message with elements among its arguments: the parts, to append. */
+function _nodes(message, args) {
+  const t = LANG?.messages[message];
+  const text = typeof t === 'string' ? t : message;
+  return text.split(/(\{\w+\})/).filter(Boolean).map((part) => {
+    const k = /^\{(\w+)\}$/.exec(part)?.[1];
+    if (!k || !(k in args)) return part;
+    return args[k] instanceof Node ? args[k] : shownArg(args[k]);
+  });
+}
+
 function ngettext(singular, plural, n, args) {
   const forms = LANG?.messages[singular];
   const rule = PLURAL_RULES[LANG?.code] ?? ((k) => Number(k !== 1));
@@ -265,33 +276,38 @@ function ids(s) {
     [_('Currency'), s.currency],
     [_('Button seat'), s.buttonSeat], [_('Button order'), (s.order ?? []).join(' \u2192 ')],
     [_('Issued at'), s.issuedAt],
-    [_('Signed'), signed ? _('{algorithm}, key {key}', { algorithm: label(sig.algorithm), key: sig.keyId ?? '' })
-      : label(sig.algorithm) || _('no signature'), 'code', sig.algorithm ?? ''],
+    [_('Signed'), signed ? _nodes('{algorithm}, key {key}', { algorithm: codeText(sig.algorithm), key: sig.keyId ?? '' })
+      : codeText(sig.algorithm, 'span', {}).textContent ? codeText(sig.algorithm)
+        : h('span', { 'data-code': sig.algorithm ?? '' }, _('no signature'))],
     [_('Settlement id'), s.settlementId, 'hex'], [_('Settlement digest (stored)'), s.settlementDigest, 'hex'],
     [_('Request digest'), s.requestDigest, 'hex'], [_('Profile digest'), p.digest, 'hex'],
     [_('Engine'), s.engineVersion], [_('Engine digest'), s.engineDigest, 'hex'],
   ];
   return h('dl', { class: 'ids' }, rows.filter(([, v]) => v !== undefined && v !== '' && v !== false)
-    .map(([k, v, kind, code]) => [h('dt', {}, k),
-      h('dd', { class: kind === 'hex' ? 'hex' : '', 'data-code': kind === 'hex' ? null : code }, v)]));
+    .map(([k, v, kind]) => [h('dt', {}, k), h('dd', { class: kind === 'hex' ? 'hex' : '' }, v)]));
 }
 
+/** The player's badges: fouled (and why), natural, surrendered, Fantasyland; each says its code's
+ * name (the status the settlement gives, or the flag's). */
 function statusBadges(p) {
   const out = [];
+  const status = (name) => (isCode(p.status, name) ? p.status : `PLAYER_STATUS_${name}`);
   if (p.fouled || isCode(p.status, 'FOULED')) {
     const why = (p.foulReasons ?? []).map((r) => codeText(r));
-    out.push(h('span', { class: 'badge bad', 'data-status': 'fouled' }, '\u2717 ', _('Fouled'),
+    out.push(h('span', { class: 'badge bad', 'data-status': 'fouled' }, '\u2717 ',
+      codeText(status('FOULED')),
       why.length ? [': ', why.flatMap((w, i) => (i ? ['; ', w] : [w]))] : null));
   }
   if (p.natural || isCode(p.status, 'NATURAL')) {
-    out.push(h('span', { class: 'badge good', 'data-status': 'natural' }, '\u2605 ', _('Natural'),
-      p.natural ? [': ', codeText(p.natural)] : null));
+    out.push(h('span', { class: 'badge good', 'data-status': 'natural' }, '\u2605 ',
+      codeText(status('NATURAL')), p.natural ? [': ', codeText(p.natural)] : null));
   } else if (p.declaredNatural) {
     out.push(h('span', { class: 'badge', 'data-status': 'declared' },
       _('Declared natural {natural} (not granted)', { natural: label(p.declaredNatural) })));
   }
   if (p.surrendered || isCode(p.status, 'SURRENDERED')) {
-    out.push(h('span', { class: 'badge warn', 'data-status': 'surrendered' }, '\u2691 ', _('Surrendered')));
+    out.push(h('span', { class: 'badge warn', 'data-status': 'surrendered' }, '\u2691 ',
+      codeText(status('SURRENDERED'))));
   }
   if (p.fantasyland?.qualifies) {
     out.push(h('span', { class: 'badge good', 'data-status': 'fantasyland' },
@@ -649,5 +665,8 @@ async function start() {
   await verifyAll();
   document.body.dataset.ready = 'true';
 }
+
+// the page's formatters, for checks from outside (tests compare them with Babel's); read-only
+globalThis.cpsettleView = Object.freeze({ money, number, label });
 
 start();
