@@ -103,6 +103,16 @@ def tab(browser: Any) -> Iterator[Opened]:
         context.close()
 
 
+@pytest.fixture(scope="module")
+def module_tab(browser: Any) -> Iterator[Opened]:
+    """One tab for a module's many pages (a new browser context costs more than a page)."""
+    context = browser.new_context(viewport=LAPTOP)
+    try:
+        yield Opened(context.new_page())
+    finally:
+        context.close()
+
+
 def cli(*args: str) -> tuple[int, str]:
     """Run the real ``cpsettle`` command in this process: (exit code, standard output)."""
     from cpsettle_client.cli import main

@@ -74,8 +74,8 @@ def walk(tmp_path_factory: pytest.TempPathFactory,
     folder = tmp_path_factory.mktemp("labels")
     # a small real settlement (two players: one pair, with a payment), to keep the page light
     request = folder / "r.json"
-    request.write_text(json.dumps(json.loads((
-        GOLDEN / "218-shisanshui-2p-scoop-doubles-unitvalue-override.json").read_text())["request"]))
+    case = GOLDEN / "218-shisanshui-2p-scoop-doubles-unitvalue-override.json"
+    request.write_text(json.dumps(json.loads(case.read_text())["request"]))
     base = settle(request, pem, folder / "s.json")["settlement"]
     for p in base["players"]:  # one row each, one row and one item in the pair: enough to hold
         p["rows"] = p["rows"][:1]  # every code, and a light page (a view draws what it is given)

@@ -317,12 +317,15 @@ function statusBadges(p) {
   return out;
 }
 
-/** The natural's thirteen cards, from the request the page was made with (a natural is
- * settled on the cards as dealt: the settlement has no rows for it). */
-function naturalCards(p, request) {
+/** A player without rows (a natural, a false declaration of one): the thirteen cards, from
+ * the request the page was made with (a natural is settled on the cards as dealt: the
+ * settlement has no rows for it). */
+function looseCards(p, request) {
   const sent = request?.players?.[p.playerId];
   if (!sent?.cards?.length) {
-    return h('p', { class: 'note' }, _('No rows in the settlement: a natural is settled on the thirteen cards as dealt.'));
+    return h('p', { class: 'note' }, p.natural || isCode(p.status, 'NATURAL')
+      ? _('No rows in the settlement: a natural is settled on the thirteen cards as dealt.')
+      : _('No rows in the settlement.'));
   }
   return h('div', { class: 'natural-cards' },
     h('p', { class: 'note' }, request.matches
@@ -343,8 +346,7 @@ function player(p, s, request) {
   return h('article', { class: 'player', 'data-player': p.playerId ?? '' },
     h('h3', {}, `${p.playerId ?? '?'} `, h('span', { class: 'seat' }, _('seat {seat}', { seat: p.seat ?? '?' }))),
     h('p', { class: 'badges' }, statusBadges(p)),
-    rows.length ? null : (p.natural || isCode(p.status, 'NATURAL') ? naturalCards(p, request)
-      : h('p', { class: 'note' }, _('No rows in the settlement.'))),
+    rows.length ? null : looseCards(p, request),
     rows.length ? h('table', { class: 'rows' },
       h('caption', { class: 'sr' }, _('{player}\u2019s rows', { player: p.playerId })),
       h('tbody', {}, rows.map((r) => h('tr', { 'data-row': r.row ?? '' },
@@ -359,7 +361,7 @@ function player(p, s, request) {
 function side(pairRow, who, hand) {
   const won = pairRow.winner && pairRow.winner === who;
   return h('td', { class: won ? 'win' : '', 'data-side': who },
-    won ? h('span', { class: 'winmark' }, '\u2714 ', _('wins'), ' ') : null,
+    won ? h('span', { class: 'winmark' }, '\u2714', h('span', { class: 'winword' }, ' ', _('wins')), ' ') : null,
     cards(hand?.cards), hand ? handName(hand) : null);
 }
 
