@@ -191,7 +191,7 @@ def html_page(report: Report, lang: Language | None = None) -> str:
                    "</dd></div>" for key, label in COUNTS) + _money_totals(t, currencies)
     diffs = r["differences"]
     parts = [status,
-             f'<section id="totals"><h2>{marked(t, "Totals")}</h2>'
+             '<section id="totals"><h2>' + marked(t, "Totals") + "</h2>"
              f'<dl class="summary-grid">{grid}</dl></section>',
              _book(t, marked(t, "Per table"), marked(t, "Table"), "table", r["byTable"],
                    "tableId", diffs),
