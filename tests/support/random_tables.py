@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from cpsettle_service.domain.cards import CANONICAL
-from cpsettle_service.domain.hands import evaluate_five, evaluate_three
+from cpsettle_service.domain.cards.cards import CANONICAL
+from cpsettle_service.domain.cards.hands import evaluate_five, evaluate_three
 
 DECK = list(CANONICAL)
 

@@ -8,9 +8,9 @@ The steps live in their own rooms, in the order ``settle`` runs them:
 
 =================  ============================================================
 ``validation``     every problem of the request named at once (one path)
-``evaluation``     each hand: rows, foul, royalties, naturals, Fantasyland
+``evaluation``     each hand: rows, foul, royalties, naturals, FantasylandResult
 ``pairs``          each pair in units: rows, bonuses, fouls, naturals, multipliers
-``caps``           money: settlement order, the stake, stack caps and rake
+``money``          money: settlement order, the stake, stack caps and rake
 ``results``        the immutable result types and their sentences
 ``working``        the mutable per-player and per-pair state, and the profile's plan
 ``payouts``        checking a dealer's proposed payouts against a settlement
@@ -21,34 +21,23 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from .caps import charge_fees, net_money, pay_pairs, settlement_order, take_commission
-from .cards import Card
-from .errors import Collector, InvalidInput
-from .evaluation import HandEvaluation, evaluate_hand, evaluate_player, fantasyland
+from ..cards.cards import Card
+from ..errors import Collector
+from ..profile.model import CapOrder, RuleProfile
+from .evaluation import evaluate_player, fantasyland
 from .jokers import allowed_cards
+from .money import charge_fees, net_money, pay_pairs, settlement_order, take_commission
 from .pairs import apply_multipliers, settle_pair
-from .payouts import PairCheck, PayoutCheck, PayoutReport, check_payouts, pair_explanation
-from .profile import CapOrder, RuleProfile
 from .results import (
     FOULED,
     SURRENDERED,
-    EvaluatedRow,
-    Fantasyland,
-    FoulReason,
-    ItemKind,
-    LineItem,
-    PairKind,
-    PairResult,
     PlayerResult,
-    RowResult,
     Settlement,
-    Status,
     player_result,
-    row_text,
     settlement_result,
 )
 from .table import Table
-from .validation import MAX_PLAYERS, MIN_PLAYERS, table_cards, validate
+from .validation import table_cards, validate
 from .working import PairState, plan_for
 
 # (seats, button, cap order) -> the settlement order's indexes: few seatings recur at a table
@@ -123,28 +112,4 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
         currency=table.currency or profile.money.currency,
     )
 
-__all__ = [
-    "MAX_PLAYERS",
-    "MIN_PLAYERS",
-    "EvaluatedRow",
-    "Fantasyland",
-    "FoulReason",
-    "HandEvaluation",
-    "InvalidInput",
-    "ItemKind",
-    "LineItem",
-    "PairCheck",
-    "PairKind",
-    "PairResult",
-    "PayoutCheck",
-    "PayoutReport",
-    "PlayerResult",
-    "RowResult",
-    "Settlement",
-    "Status",
-    "check_payouts",
-    "evaluate_hand",
-    "pair_explanation",
-    "row_text",
-    "settle",
-]
+__all__ = ["settle"]

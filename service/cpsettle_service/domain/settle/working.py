@@ -11,9 +11,16 @@ whereas an attribute left to a class-level default is looked up the slow way on 
 
 from __future__ import annotations
 
+from ..naturals.catalogue import Natural
+from ..profile.model import (
+    HouseNatural,
+    NaturalEntry,
+    NaturalTie,
+    RowTie,
+    RoyaltyMode,
+    RuleProfile,
+)
 from .jokers import Assignment
-from .naturals import Natural
-from .profile import HouseNatural, NaturalEntry, NaturalTie, RowTie, RoyaltyMode, RuleProfile
 from .results import KIND_NONE, REGULAR, EvaluatedRow, FoulReason, LineItem, PairKind, Status
 from .table import PlayerInput
 

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Callable, Iterable, Iterator, Sequence
 
-from .cards import CARD_BY_SPELLING, DECK, JOKER, Card, Suit
-from .hands import HandRank, evaluate_five, evaluate_three, evaluate_with_repeats
-from .natural_facts import HandFacts, multiset_facts
-from .profile import RoyaltyMode, RuleProfile
-from .rows import ROWS
+from ..cards.cards import CARD_BY_SPELLING, DECK, JOKER, Card, Suit
+from ..cards.hands import HandRank, evaluate_five, evaluate_three, evaluate_with_repeats
+from ..cards.rows import ROWS
+from ..naturals.facts import HandFacts, multiset_facts
+from ..profile.model import RoyaltyMode, RuleProfile
 
 __all__ = [
     "Assignment",

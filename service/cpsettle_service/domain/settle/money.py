@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .errors import InvalidInput, Violation, ViolationCode
-from .profile import MAX_MONEY, CapBasis, CapOrder, Caps, RakeMode, RuleProfile
+from ..errors import InvalidInput, Violation, ViolationCode
+from ..profile.model import MAX_MONEY, CapBasis, CapOrder, Caps, RakeMode, RuleProfile
 from .results import KIND_FOUL, PairResult, Status, pair_result
 from .working import PairState, PlayerState
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX, JOKER, JOKER_SPELLINGS, is_joker
-from .currencies import currency_problem
-from .errors import Collector, ViolationCode
-from .naturals import Natural
-from .profile import MAX_UNIT_VALUE, RuleProfile
+from ..cards.cards import CANONICAL, CARD_BY_SPELLING, CARD_INDEX, JOKER, JOKER_SPELLINGS, is_joker
+from ..errors import Collector, ViolationCode
+from ..naturals.catalogue import Natural
+from ..profile.currencies import currency_problem
+from ..profile.model import MAX_UNIT_VALUE, RuleProfile
 from .results import Status
 from .table import PlayerInput, Table
 from .working import PlayerState

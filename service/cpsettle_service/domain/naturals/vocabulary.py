@@ -49,9 +49,11 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Any, Callable, ClassVar, Sequence
 
-from .cards import Card, Rank, Suit
-from .errors import Collector, ViolationCode
-from .natural_facts import (
+from ..cards.cards import Card, Rank, Suit
+from ..errors import Collector, ViolationCode
+from ..reading.reader import Reader, describe, read_card_rank
+from ..reading.schema import card_rank, choice, integer, part, repeated, write_part
+from .facts import (
     RANK_INDEX,
     SF_BY_SIZE,
     SUIT_INDEX,
@@ -59,19 +61,18 @@ from .natural_facts import (
     THREE_STRAIGHTS_BY_KEY,
     HandFacts,
 )
-from .reader import Reader, describe, read_card_rank
-from .schema import card_rank, choice, integer, part, repeated, write_part
 
 __all__ = [
-    "RowClass",
-    "RowsClause",
+    "MAX_GROUP",
     "Definition",
     "Predicate",
+    "RowClass",
+    "RowsClause",
+    "compile_definition",
     "definition_from_dict",
     "definition_to_dict",
     "read_definition",
-    "compile_definition",
-    "MAX_GROUP",
+    "split_rows",
 ]
 
 MAX_GROUP = 6

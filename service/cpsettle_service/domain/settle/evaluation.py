@@ -10,20 +10,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from .cards import CARD_BY_SPELLING, JOKER, Card, Suit
-from .errors import Collector, ViolationCode
-from .hands import HandClass, HandRank, evaluate_five, evaluate_three, highest_card
+from ..cards.cards import CARD_BY_SPELLING, JOKER, Card, Suit
+from ..cards.hands import HandClass, HandRank, evaluate_five, evaluate_three, highest_card
+from ..cards.rows import ROWS
+from ..errors import Collector, ViolationCode
+from ..naturals.catalogue import Natural, naturals_held
+from ..naturals.facts import hand_facts
+from ..profile.model import HouseNatural, RoyaltyMode, RuleProfile
 from .jokers import allowed_cards, resolve_arrangement, resolve_natural, rows_of
-from .natural_facts import hand_facts
-from .naturals import Natural, naturals_held
-from .profile import HouseNatural, RoyaltyMode, RuleProfile
 from .results import (
     FRONT_ABOVE_MIDDLE,
     MIDDLE_ABOVE_BACK,
     REGULAR,
     SURRENDERED,
     EvaluatedRow,
-    Fantasyland,
+    FantasylandResult,
     FoulReason,
     Status,
     evaluated_row,
@@ -31,7 +32,6 @@ from .results import (
     jokers_text,
     natural_label,
 )
-from .rows import ROWS
 from .table import PlayerInput
 from .validation import ROW_KEYS, check_cards
 from .working import PLAN_CACHE_ENTRIES, Plan, PlayerState, plan_for
@@ -248,7 +248,7 @@ _FL_NOT_QUALIFIED = "{0} does not qualify for Fantasyland ({1} in front)"
 _FL_QUALIFIED = "{0} qualifies for Fantasyland with {1} in front — {2} cards"
 
 
-def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland | None:
+def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> FantasylandResult | None:
     """Whether the player plays Fantasyland next hand, and with how many cards."""
     fl = profile.fantasyland
     if not fl.enabled:
@@ -302,7 +302,7 @@ class HandEvaluation(NamedTuple):
     # assignment makes)
     naturals: tuple[Natural | HouseNatural, ...]
     playable_naturals: tuple[Natural | HouseNatural, ...]  # those the profile plays, best first
-    fantasyland: Fantasyland | None
+    fantasyland: FantasylandResult | None
 
 
 def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:

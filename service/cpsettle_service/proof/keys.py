@@ -26,16 +26,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from .config import Settings
-from .times import TimeProblem, set_timestamp, timestamp_text
+from ..config import Settings
+from ..errors import KeyProblem, TimeProblem
+from .times import set_timestamp, timestamp_text
 
 ALGORITHM = "Ed25519"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _HEX128 = re.compile(r"[0-9a-f]{128}")
-
-
-class KeyProblem(ValueError):
-    """A key or key set that cannot be used; says which and why (never the key itself)."""
 
 
 def fingerprint(public_raw: bytes) -> str:

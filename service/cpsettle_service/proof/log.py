@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import LogUnavailable
 from .keys import ALGORITHM, KeySet, SigningKey
 
 GENESIS = "0" * 64
@@ -50,11 +51,6 @@ def line_hash(line: bytes) -> str:
 def head_bytes(chain: str, seq: int, prev: str, key_id: str) -> bytes:
     """What an ``audit.head`` line's signature covers."""
     return f"{HEAD_PREFIX}{chain}\n{seq}\n{prev}\n{key_id}".encode()
-
-
-class LogUnavailable(RuntimeError):
-    """The audit log cannot take an event now: its sink is blocked (a pipe nobody reads) or
-    failing (a closed pipe, a full disk). A settlement must not go out without its event."""
 
 
 # Events a settlement's delivery depends on: refused (LogUnavailable) when the log cannot take

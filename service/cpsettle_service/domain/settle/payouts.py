@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .errors import Collector, ViolationCode
+from ..errors import Collector, ViolationCode
 from .results import PairResult, Settlement
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Sequence
 
-from .cards import Card, Rank, Suit
+from ..cards.cards import Card, Rank, Suit
 
 __all__ = [
     "HandFacts",

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Iterable
 
+from ..errors import CardError
+
 
 class Rank(StrEnum):
     """Card rank; the value is the notation. ``Rank.ACE.value_int == 14``."""
@@ -146,10 +148,6 @@ JOKER_SPELLINGS: frozenset[str] = frozenset({"Xj", "xj", "XJ", "xJ"})
 def is_joker(text: object) -> bool:
     """Whether a card string spells a joker (surrounding blanks allowed, as for cards)."""
     return isinstance(text, str) and (text in JOKER_SPELLINGS or text.strip() in JOKER_SPELLINGS)
-
-
-class CardError(ValueError):
-    """A card string that is not one of the 52 cards."""
 
 
 def parse_card(text: str) -> Card:

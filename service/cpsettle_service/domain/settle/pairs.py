@@ -7,11 +7,11 @@ comes first in settlement order. Money (the stake, caps and rake) is ``caps.py``
 
 from __future__ import annotations
 
-from .cards import CANONICAL, Rank
+from ..cards.cards import CANONICAL, Rank
+from ..cards.hands import highest_card
+from ..profile.model import FoulPenalty, NaturalTie, RoyaltyMode, RuleProfile, VsFoul
 from .evaluation import suit_rank
-from .hands import highest_card
 from .jokers import sorted_ranks
-from .profile import FoulPenalty, NaturalTie, RoyaltyMode, RuleProfile, VsFoul
 from .results import (
     KIND_ROWS,
     MAJORITY_BONUS,

@@ -11,11 +11,11 @@ from dataclasses import replace
 from enum import StrEnum
 from typing import NamedTuple
 
-from .cards import JOKER
-from .hands import HandRank
-from .naturals import Natural
-from .profile import HouseNatural, RuleProfile
-from .rows import ROWS, Row
+from ..cards.cards import JOKER
+from ..cards.hands import HandRank
+from ..cards.rows import ROWS, Row
+from ..naturals.catalogue import Natural
+from ..profile.model import HouseNatural, RuleProfile
 from .table import AuditContext
 
 
@@ -242,7 +242,7 @@ class PairResult(NamedTuple):
         return self.paid if self.payee == self.first else -self.paid
 
 
-class Fantasyland(NamedTuple):
+class FantasylandResult(NamedTuple):
     """Fantasyland next hand: whether the player qualifies, and the cards he is dealt."""
 
     qualifies: bool
@@ -271,7 +271,7 @@ class PlayerResult(NamedTuple):
     money_before_rake: int
     rake: int
     net_money: int
-    fantasyland: Fantasyland | None
+    fantasyland: FantasylandResult | None
 
     @property
     def text(self) -> str:
@@ -348,8 +348,8 @@ def pair_result(
 
 
 def fantasyland_result(*, qualifies: bool, cards: int, fmt: str, args: tuple[object, ...]
-                       ) -> Fantasyland:
-    return _new(Fantasyland, (qualifies, cards, fmt, args))
+                       ) -> FantasylandResult:
+    return _new(FantasylandResult, (qualifies, cards, fmt, args))
 
 
 def player_result(
@@ -358,7 +358,7 @@ def player_result(
     natural: Natural | HouseNatural | None, declared_natural: str, surrendered: bool,
     stack: int | None,
     net_units: int, money_before_rake: int, rake: int, net_money: int,
-    fantasyland: Fantasyland | None,
+    fantasyland: FantasylandResult | None,
 ) -> PlayerResult:
     return _new(PlayerResult, (player_id, seat, status, rows, royalty_total, fouled,
                                foul_reasons, natural, declared_natural, surrendered, stack,
@@ -378,7 +378,7 @@ FACTORIES = {
     EvaluatedRow: evaluated_row,
     LineItem: line_item,
     PairResult: pair_result,
-    Fantasyland: fantasyland_result,
+    FantasylandResult: fantasyland_result,
     PlayerResult: player_result,
     Settlement: settlement_result,
 }

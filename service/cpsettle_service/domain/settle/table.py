@@ -11,9 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import Collector, InvalidInput, ViolationCode
-from .profile import ProfileRegistry, RuleProfile, apply_overrides, profile_from_dict
-from .reader import Reader, describe
+from ..errors import Collector, InvalidInput, ViolationCode
+from ..profile.model import RuleProfile
+from ..profile.parse import apply_overrides, profile_from_dict
+from ..profile.registry import ProfileRegistry
+from ..reading.reader import Reader, describe
 
 
 @dataclass(frozen=True, slots=True)

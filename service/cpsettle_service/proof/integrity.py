@@ -31,6 +31,7 @@ __all__ = [
     "ENGINE_VERSION",
     "IntegrityReport",
     "attest",
+    "canonical_json",
     "check_installation",
     "engine_digest",
 ]
@@ -41,10 +42,10 @@ PACKAGES = ("cpsettle", "cpsettle_client", "cpsettle_service")
 NONCE_MIN_BYTES = 16
 NONCE_MAX_BYTES = 64
 
-_PACKAGE_DIR = Path(os.path.abspath(__file__)).parent  # .../site-packages/cpsettle_service
+_PACKAGE_DIR = Path(os.path.abspath(__file__)).parents[1]  # .../site-packages/cpsettle_service
 _SITE_ROOT = _PACKAGE_DIR.parent
 _ENGINE_DIR = "cpsettle_service/domain/"
-_PRESETS_DIR = "cpsettle_service/domain/presets/"
+_PRESETS_DIR = "cpsettle_service/domain/profile/presets/"
 
 
 def _package_version() -> str:
@@ -84,7 +85,8 @@ def _sha256_file(path: Path) -> str:
 
 
 def _is_engine_file(path: str) -> bool:
-    """``cpsettle_service/domain/**/*.py`` and ``cpsettle_service/domain/presets/*.json``."""
+    """``cpsettle_service/domain/**/*.py`` and the presets,
+    ``cpsettle_service/domain/profile/presets/*.json``."""
     if not path.startswith(_ENGINE_DIR) or "/__pycache__/" in path:
         return False
     if path.endswith(".py"):

@@ -18,8 +18,8 @@ from enum import StrEnum
 from functools import cache
 from typing import Any, TypeVar
 
-from .cards import Rank
-from .errors import Collector, ViolationCode
+from ..cards.cards import Rank
+from ..errors import Collector, ViolationCode
 
 E = TypeVar("E", bound=StrEnum)
 _MISSING: Any = object()
@@ -178,7 +178,7 @@ class Reader:
 def json_prefix(enum: type[StrEnum]) -> str:
     """The JSON names' prefix of ``enum``: ``RoyaltyMode`` -> ``"ROYALTY_MODE_"``.
 
-    >>> from .rows import Row
+    >>> from ..cards.rows import Row
     >>> json_prefix(Row), json_name(Row.FRONT)
     ('ROW_', 'ROW_FRONT')
     """

@@ -23,7 +23,7 @@ Everything else reads that one declaration:
 Adding a field to a part: one line in its dataclass, the proto field, and the docs row the
 tests then ask for. A scalar or enum field needs nothing else.
 
->>> from .errors import Collector, ViolationCode
+>>> from ..errors import Collector, ViolationCode
 >>> @dataclass(frozen=True)
 ... class Example:
 ...     size: int = integer(3, 1, 9, "How big.")
@@ -50,27 +50,30 @@ from typing import Any
 from .reader import Reader, json_name, json_prefix, read_wire_enum
 
 __all__ = [
-    "Spec",
     "Line",
-    "integer",
+    "Spec",
     "boolean",
-    "text",
-    "choice",
     "card_rank",
-    "part",
-    "repeated",
+    "choice",
+    "describe_bounds",
+    "describe_default",
     "external",
-    "specs",
-    "message_name",
-    "spec",
-    "maximum",
-    "read_field",
     "field_reader",
-    "required",
-    "read_part",
-    "write_part",
-    "write_json",
+    "integer",
     "lines",
+    "markdown_table",
+    "maximum",
+    "message_name",
+    "part",
+    "read_field",
+    "read_part",
+    "repeated",
+    "required",
+    "spec",
+    "specs",
+    "text",
+    "write_json",
+    "write_part",
 ]
 
 Readers = Mapping[str, Callable[[Reader], Any]]

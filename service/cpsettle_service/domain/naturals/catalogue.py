@@ -58,25 +58,13 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Callable, Sequence
 
-from .cards import Card, Suit
-from .natural_facts import (
-    RANK_INDEX as _RANK_INDEX,
-)
-from .natural_facts import (
-    SF_BY_SIZE as _SF_BY_SIZE,
-)
-from .natural_facts import (
-    STRAIGHTS_5,
-    HandFacts,
-    hand_facts,
-)
-from .natural_facts import (
-    SUIT_INDEX as _SUIT_INDEX,
-)
-from .natural_facts import (
-    THREE_STRAIGHTS_BY_KEY as _THREE_STRAIGHTS,
-)
-from .natural_vocabulary import Definition, Predicate, compile_definition, definition_from_dict
+from ..cards.cards import Card, Suit
+from .facts import RANK_INDEX as _RANK_INDEX
+from .facts import SF_BY_SIZE as _SF_BY_SIZE
+from .facts import STRAIGHTS_5, HandFacts, hand_facts
+from .facts import SUIT_INDEX as _SUIT_INDEX
+from .facts import THREE_STRAIGHTS_BY_KEY as _THREE_STRAIGHTS
+from .vocabulary import Definition, Predicate, compile_definition, definition_from_dict
 
 __all__ = [
     "Natural",

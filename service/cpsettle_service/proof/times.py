@@ -17,15 +17,13 @@ from datetime import datetime, timedelta
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from ..errors import TimeProblem
+
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")  # the fixed-width text
 NANOS_PER_MS = 1_000_000
 _EPOCH = datetime(1970, 1, 1)
 # Timestamp's own range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
 _MIN_SECONDS, _MAX_SECONDS = -62_135_596_800, 253_402_300_799
-
-
-class TimeProblem(ValueError):
-    """A Timestamp that has no fixed-width millisecond text."""
 
 
 def time_text(seconds: int, nanos: int) -> str:
