@@ -121,6 +121,15 @@ class Running:
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
 
 
+def service_methods() -> list[tuple[str, str]]:
+    """(method, grpc_type) of every RPC of the settlement service, as the metrics name them."""
+    from cpsettle.v1 import settlement_pb2
+
+    service = settlement_pb2.DESCRIPTOR.services_by_name["SettlementService"]
+    return [(m.name, "bidi_stream" if m.client_streaming or m.server_streaming else "unary")
+            for m in service.methods]
+
+
 def load_registry(settings: Settings) -> ProfileRegistry:
     registry = builtin_registry()
     if settings.profile_dir:
@@ -283,6 +292,7 @@ async def serve(settings: Settings) -> int:
                              "engine_digest": sealer.engine_digest})
     metrics.SIGNING_ENABLED.set(1 if sealer.key is not None else 0)
     metrics.MAX_CONCURRENT_RPCS.set(settings.max_concurrent_rpcs)
+    metrics.prime(SERVICE_NAME, service_methods())
     try:
         running = await build_server(settings, registry, sealer)
     except CertificateProblem as e:

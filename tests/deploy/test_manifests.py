@@ -84,7 +84,9 @@ SUPPORTED_KEYS = {
     "configMapGenerator",
     "patches",
     "images",
+    "replacements",
 }
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
 
 # Strategic-merge keys of the lists that deploy/ patches (Kubernetes' own keys).
 MERGE_KEYS = {
@@ -209,10 +211,63 @@ def kustomize(directory: Path, docs: list[dict[str, Any]] | None = None) -> list
         for d in out:
             for c in pod_spec(d).get("containers", []) if d["kind"] in WORKLOADS else []:
                 c["image"] = _set_image(c["image"], rule)
+    for replacement in k.get("replacements", []):
+        _replace(out, replacement)
+    if k["kind"] == "Kustomization":
+        out = without_local_config(out)
     if "namespace" in k:
         for d in out:
             d["metadata"]["namespace"] = k["namespace"]
     return out
+
+
+def without_local_config(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """kustomize reads local-config objects (replacement sources) and leaves them out."""
+    return [d for d in docs
+            if d["metadata"].get("annotations", {}).get(LOCAL_CONFIG) != "true"]
+
+
+def _field(node: Any, path: list[str]) -> list[tuple[Any, str]]:
+    """(parent, key) of every field at ``path`` ("*": each item of a list); missing: none."""
+    if not path:
+        return []
+    head, rest = path[0], path[1:]
+    if head == "*":
+        children = list(node) if isinstance(node, list) else []
+    elif isinstance(node, dict) and head in node:
+        if not rest:
+            return [(node, head)]
+        children = [node[head]]
+    else:
+        return []
+    return [hit for child in children for hit in _field(child, rest)]
+
+
+def _replace(docs: list[dict[str, Any]], r: dict[str, Any]) -> None:
+    """kustomize's replacements, the subset deploy/ uses: one source field, targets selected
+    by kind and name, field paths with "*", and a delimiter/index to replace part of a value."""
+    assert set(r) == {"source", "targets"}, r
+    src = r["source"]
+    [source] = [d for d in docs
+                if d["kind"] == src["kind"] and d["metadata"]["name"] == src["name"]]
+    [(parent, key)] = _field(source, src["fieldPath"].split("."))
+    value = parent[key]
+    for target in r["targets"]:
+        assert set(target) <= {"select", "fieldPaths", "options"}, target
+        options = target.get("options", {})
+        assert set(options) <= {"delimiter", "index"}, options
+        for d in docs:
+            sel = target["select"]
+            if d["kind"] != sel["kind"] or d["metadata"]["name"] != sel["name"]:
+                continue
+            for path in target["fieldPaths"]:
+                for parent, key in _field(d, path.split(".")):
+                    if "delimiter" in options:
+                        parts = parent[key].split(options["delimiter"])
+                        parts[options.get("index", 0)] = value
+                        parent[key] = options["delimiter"].join(parts)
+                    else:
+                        parent[key] = value
 
 
 def build_variant(name: str) -> list[dict[str, Any]]:
@@ -220,6 +275,7 @@ def build_variant(name: str) -> list[dict[str, Any]]:
     docs = kustomize(DEPLOY / overlay)
     for c in components:
         docs = kustomize(DEPLOY / c, docs)
+    docs = without_local_config(docs)
     if components and namespace:
         for d in docs:
             d["metadata"]["namespace"] = namespace
@@ -745,19 +801,40 @@ ALERTS = {
     "CpsettleSigningDisabled",
     "CpsettleAuditLogStuck",
     "CpsettleNearConcurrencyLimit",
+    "CpsettleNotReady",
+    "CpsettleTargetDown",
+    "CpsettleNoReplicaUp",
+    "CpsettleCertificateExpiresSoon",
+    "CpsettleAvailabilityBudgetBurn",
+    "CpsettleAvailabilityBudgetBurnSlow",
+    "CpsettleLatencyBudgetBurn",
+    "CpsettleLatencyBudgetBurnSlow",
 }
+RUNBOOK_URL = DEPLOY / "components" / "prometheus-rules" / "runbook-url.yaml"
+
+
+def runbook_base_url() -> str:
+    """The component's one setting: where docs/RUNBOOK.md is published."""
+    url: str = load_one(RUNBOOK_URL)["data"]["baseUrl"]
+    return url
 
 
 def check_prometheus_rule(rule: dict[str, Any]) -> None:
     assert rule["apiVersion"] == "monitoring.coreos.com/v1"
-    alerts = [r for g in rule["spec"]["groups"] for r in g["rules"]]
+    rules = [r for g in rule["spec"]["groups"] for r in g["rules"]]
+    alerts = [r for r in rules if "alert" in r]
     assert {a["alert"] for a in alerts} == ALERTS
+    # recording rules (the SLO ratios) carry no annotations for the replacement to touch
+    assert all("annotations" not in r for r in rules if "record" in r)
     anchors = runbook_anchors()
+    base = runbook_base_url()
+    assert re.fullmatch(r"https://[^#\s]+", base), base
     for a in alerts:
         assert a["labels"]["severity"] in ("critical", "warning"), a["alert"]
         assert a["annotations"]["summary"] and a["annotations"]["description"], a["alert"]
-        path, _, anchor = a["annotations"]["runbook_url"].partition("#")
-        assert path == "docs/RUNBOOK.md" and anchor == a["alert"].lower(), a["alert"]
+        # absolute, from the component's one setting (kustomize replaces the part before #)
+        url, _, anchor = a["annotations"]["runbook_url"].partition("#")
+        assert url == base and anchor == a["alert"].lower(), a["alert"]
         assert anchor in anchors, f"docs/RUNBOOK.md has no section {a['alert']}"
 
 

@@ -186,3 +186,17 @@ def watch_audit_sink(state: Any) -> None:
     """Read the sink's ``state() -> (stuck, queued)`` at each scrape (no cost per line)."""
     AUDIT_LOG_STUCK.set_function(lambda: float(state()[0]))
     AUDIT_LOG_QUEUED.set_function(lambda: float(state()[1]))
+
+
+def prime(service: str, methods: list[tuple[str, str]]) -> None:
+    """Create every method's call series at zero before the first call: ``rate()`` sees no
+    increase in a series' first sample, so the first failures of a code a process has not had
+    yet (a stuck audit log's UNAVAILABLE) would not count in the error ratios and SLOs at all.
+    ``methods``: (name, grpc_type) pairs; unary ones get the unary histogram, streams theirs."""
+    import grpc
+
+    for name, kind in methods:
+        STARTED.labels(kind, service, name)
+        (HANDLING if kind == "unary" else STREAM_HANDLING).labels(kind, service, name)
+        for code in grpc.StatusCode:
+            HANDLED.labels(kind, service, name, code.name)
