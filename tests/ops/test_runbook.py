@@ -128,7 +128,6 @@ def json_lines(text: str) -> list[dict[str, Any]]:
 
 def test_every_log_command_reads_every_replica() -> None:
     """No command of the runbook reads one pod (`deploy/cpsettle`) or a pod's first lines."""
-    text = RUNBOOK.read_text(encoding="utf-8")
     commands = [line for b in blocks("sh") for line in b.replace("\\\n", " ").splitlines()]
     logs = [c for c in commands if re.search(r"\bkubectl\b.* logs\b", c)]
     assert logs, "no kubectl logs command found"
