@@ -79,7 +79,10 @@ class CertificateFiles:
     def initial(self) -> grpc.ServerCertificateConfiguration:
         """The configuration at start (raises CertificateProblem: the server does not start)."""
         with self._lock:
-            self._signature = self._stat()
+            try:
+                self._signature = self._stat()
+            except OSError as e:
+                raise CertificateProblem(f"{e.filename}: {e.strerror}") from None
             config = self._load()
             self._pending = None
             return config

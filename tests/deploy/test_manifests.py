@@ -63,10 +63,13 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...], str | None]] = {
         ),
         "cpsettle",
     ),
-    "prod-mutual-tls": ("overlays/prod", ("components/mutual-tls",), "cpsettle"),
+    "prod-caller-tokens": ("overlays/prod", ("components/caller-tokens",), "cpsettle"),
+    "prod-cert-manager": ("overlays/prod", ("components/cert-manager",), "cpsettle"),
+    "prod-tracing": ("overlays/prod", ("components/tracing",), "cpsettle"),
     "prod-bulk-audit": ("overlays/prod", ("components/bulk-audit",), "cpsettle"),
 }
-PROD_VARIANTS = ("prod", "prod-monitoring", "prod-mutual-tls", "prod-bulk-audit")
+PROD_VARIANTS = ("prod", "prod-monitoring", "prod-caller-tokens", "prod-cert-manager",
+                 "prod-tracing", "prod-bulk-audit")
 BULK = "cpsettle-bulk-audit"  # the bulk re-audit component's Deployment, Service, NetworkPolicy
 RUNBOOK = REPO / "docs" / "RUNBOOK.md"
 
@@ -156,6 +159,8 @@ def _set_image(image: str, rule: dict[str, Any]) -> str:
     if name != rule["name"]:
         return image
     new = rule.get("newName", name)
+    if "digest" in rule and "newTag" in rule:
+        return f"{new}:{rule['newTag']}@{rule['digest']}"  # kustomize keeps both
     if "digest" in rule:
         return f"{new}@{rule['digest']}"
     if "newTag" in rule:
@@ -551,8 +556,8 @@ def check_network_policy(docs: list[dict[str, Any]]) -> None:
         "table-software": {("TCP", GRPC_PORT)},
         "monitoring": {("TCP", METRICS_PORT)},
     }
-    if "Egress" in np["spec"]["policyTypes"]:
-        assert np["spec"].get("egress", []) == []
+    if "Egress" in np["spec"]["policyTypes"] and "CPSETTLE_OTEL_ENDPOINT" not in env(docs):
+        assert np["spec"].get("egress", []) == []  # no tracing: no connection out at all
 
 
 def check_ports_and_services(docs: list[dict[str, Any]]) -> None:
@@ -746,10 +751,28 @@ def check_variant(name: str, docs: list[dict[str, Any]]) -> None:
     tls_env = {k for k in e if k.startswith("CPSETTLE_TLS_")}
     if name in PROD_VARIANTS:
         check_prod_tls(docs)
-        mutual = {"CPSETTLE_TLS_CLIENT_CA_FILE"} if name == "prod-mutual-tls" else set()
-        assert tls_env == {"CPSETTLE_TLS_CERT_FILE", "CPSETTLE_TLS_KEY_FILE"} | mutual
+        # secure by default: callers authenticate with client certificates (mutual TLS)
+        assert tls_env == {"CPSETTLE_TLS_CERT_FILE", "CPSETTLE_TLS_KEY_FILE",
+                           "CPSETTLE_TLS_CLIENT_CA_FILE"}
+        assert e["CPSETTLE_REQUIRE_CALLER_AUTH"] == "true"
+        # the image by digest (scripts/release writes it)
+        assert re.fullmatch(r"[^@\s]+:[^@/\s]+@sha256:[0-9a-f]{64}", container(docs)["image"])
     else:
         assert not tls_env
+    tokens = name == "prod-caller-tokens"
+    assert ("CPSETTLE_AUTH_TOKENS_FILE" in e) == tokens
+    if tokens:
+        assert e["CPSETTLE_AUTH_TOKENS_FILE"] == "/etc/cpsettle/callers/tokens"
+        assert mounts(docs)["/etc/cpsettle/callers"]["readOnly"] is True
+        assert volume(docs, "caller-tokens")["secret"]["secretName"] == "cpsettle-caller-tokens"
+    tracing = name == "prod-tracing"
+    assert ("CPSETTLE_OTEL_ENDPOINT" in e) == tracing
+    if tracing:
+        check_tracing_egress(docs, e["CPSETTLE_OTEL_ENDPOINT"])
+    certificates = all_of(docs, "Certificate")
+    assert bool(certificates) == (name == "prod-cert-manager")
+    if certificates:
+        check_certificate(one(docs, "Certificate"), docs)
     monitoring = name == "prod-monitoring"
     assert bool(all_of(docs, "ServiceMonitor")) == monitoring
     assert bool(all_of(docs, "PrometheusRule")) == monitoring
@@ -760,6 +783,41 @@ def check_variant(name: str, docs: list[dict[str, Any]]) -> None:
         check_prometheus_rule(one(docs, "PrometheusRule"))
         [dashboard] = dashboards
         check_dashboard(dashboard)
+
+
+def check_tracing_egress(docs: list[dict[str, Any]], endpoint: str) -> None:
+    """With tracing on, egress is DNS and the collector's port, nothing else."""
+    np = one(docs, "NetworkPolicy")
+    assert "Egress" in np["spec"]["policyTypes"]
+    port = int(endpoint.rsplit(":", 1)[1])
+    allowed = set()
+    for rule in np["spec"]["egress"]:
+        assert rule.get("to") and rule.get("ports"), "an egress rule open to everything"
+        for p in rule["ports"]:
+            allowed.add((p["protocol"], p["port"]))
+    assert allowed == {("UDP", 53), ("TCP", 53), ("TCP", port)}
+    collector_ns = endpoint.split("//", 1)[1].split(".")[1]
+    namespaces = {peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+                  for rule in np["spec"]["egress"] for peer in rule["to"]}
+    assert namespaces == {"kube-system", collector_ns}
+
+
+def check_certificate(cert: dict[str, Any], docs: list[dict[str, Any]]) -> None:
+    """cert-manager keeps the Secret the pods mount, for the names the callers dial, renewed
+    well before the 14 days of CpsettleCertificateExpiresSoon."""
+    spec = cert["spec"]
+    assert spec["secretName"] == volume(docs, "tls")["secret"]["secretName"]
+    namespace = cert["metadata"]["namespace"]
+    for service in all_of(docs, "Service"):
+        assert f"{service['metadata']['name']}.{namespace}.svc.cluster.local" in spec["dnsNames"]
+
+    def hours(text: str) -> int:
+        assert text.endswith("h"), text
+        return int(text[:-1])
+
+    assert hours(spec["duration"]) > hours(spec["renewBefore"]) >= 14 * 24 + 7 * 24
+    assert spec["privateKey"]["rotationPolicy"] == "Always"
+    assert "server auth" in spec["usages"]
 
 
 def check_prod_tls(docs: list[dict[str, Any]]) -> None:
@@ -924,7 +982,8 @@ def test_service_accepts_the_environment(name: str) -> None:
         if dep["metadata"]["name"] == BULK:
             continue  # the prod overlay's TLS patch is the live Deployment's
         assert bool(settings.tls_cert_file) == (name in PROD_VARIANTS)
-        assert bool(settings.tls_client_ca_file) == (name == "prod-mutual-tls")
+        assert bool(settings.tls_client_ca_file) == (name in PROD_VARIANTS)
+        assert settings.require_caller_auth == (name in PROD_VARIANTS)
 
 
 def test_house_profiles_load_in_the_service() -> None:
