@@ -141,7 +141,10 @@ def test_promtool_accepts_a_real_scrape(exposition: str, tmp_path: Path) -> None
 
 
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
-_NAME = re.compile(r"\b(?:(?:grpc_server|cpsettle)_[a-zA-Z0-9_:]*|cpsettle:[a-zA-Z0-9_:]+|up(?=\{))")
+# metric names, recorded series (cpsettle:...), and Prometheus' own `up`
+_NAME = re.compile(
+    r"\b(?:(?:grpc_server|cpsettle)_[a-zA-Z0-9_:]*|cpsettle:[a-zA-Z0-9_:]+|up(?=\{))"
+)
 
 
 def metric_names(query: str) -> set[str]:
