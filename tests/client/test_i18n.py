@@ -5,7 +5,6 @@ folder and no code."""
 
 from __future__ import annotations
 
-import doctest
 import io
 import json
 import re
@@ -60,12 +59,6 @@ def keys(catalog: PoCatalog) -> set[tuple[str | None, str]]:
 
 
 # --------------------------------------------------------------------------- the catalogs
-
-
-def test_module_doctests() -> None:
-    for module in (i18n, money):
-        result = doctest.testmod(module)
-        assert result.attempted and not result.failed, module.__name__
 
 
 def test_the_template_is_what_the_code_asks_for() -> None:

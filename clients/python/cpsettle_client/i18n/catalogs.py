@@ -214,3 +214,7 @@ def catalog(code: str) -> Catalog:
 def clear_cache() -> None:
     """Forget the loaded catalogs (after $CPSETTLE_LOCALE_DIR changed: tests)."""
     catalog.cache_clear()
+
+
+__all__ = ["BUILTIN", "DEFAULT", "DOMAIN", "LOCALE_DIR_ENV", "Catalog", "LanguageProblem",
+           "available", "builtin_dir", "catalog", "catalog_dirs", "clear_cache", "resolve"]

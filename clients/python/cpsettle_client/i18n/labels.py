@@ -106,8 +106,8 @@ def value_name(enum: Any, number: int) -> str:
 def extract(fileobj: IO[bytes], keywords: Any, comment_tags: Any,
             options: dict[str, Any]) -> Iterator[tuple[int, str, tuple[str, str], list[str]]]:
     """Babel extraction method (babel.cfg): the labels of the enums defined in a .proto file of
-    the contract, or of the naturals' catalogue for ``naturals.py``; each with the line that
-    names it, the code as context."""
+    the contract, or of the naturals' catalogue for ``naturals/catalogue.py``; each with the line
+    that names it, the code as context."""
     text = fileobj.read().decode("utf-8")
     name = getattr(fileobj, "name", "")
 
@@ -124,7 +124,11 @@ def extract(fileobj: IO[bytes], keywords: Any, comment_tags: Any,
                     yield (line_of(f"{value.name} ="), "pgettext",
                            (value.name, words(value.name, prefix(enum))),
                            [f"{enum.full_name}.{value.name}"])
-    elif name.endswith("naturals.py"):
+    elif name.replace("\\", "/").endswith("naturals/catalogue.py"):
         for natural in Natural:
             yield (line_of(f"Natural.{natural.name}: \""), "pgettext",
                    (natural.value, natural.label), [f"natural {natural.value}"])
+
+
+__all__ = ["english_labels", "extract", "label", "labels", "prefix", "shown_enums", "value_name",
+           "words"]

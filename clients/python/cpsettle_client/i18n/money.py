@@ -3,9 +3,10 @@ Babel, with the currency's ISO 4217 minor units (the service's own table, RULES.
 
 A settlement's amounts are integer minor units of its currency (``Settlement.currency``); the
 exponent that turns them into the currency's units is ISO 4217's, the one the service states
-(``cpsettle_service.domain.currencies``), never CLDR's (which differs for a few currencies): 300
-EUR minor units are 3.00 €, 800 JPY are ¥800, 1234 KWD are 1.234 KWD. A code with no minor unit
-(XXX, "no currency involved") is counted in whole units and shown as a number and its code.
+(``cpsettle_service.domain.profile.currencies``), never CLDR's (which differs for a few
+currencies): 300 EUR minor units are 3.00 €, 800 JPY are ¥800, 1234 KWD are 1.234 KWD. A
+code with no minor unit (XXX, "no currency involved") is counted in whole units and shown as a
+number and its code.
 
 ``money_template`` describes the same formatting as data for the pages' script
 (views/assets/view.js), which formats in the browser in the language the reader picks; a test
@@ -28,7 +29,7 @@ from babel.numbers import (
     get_plus_sign_symbol,
 )
 
-from cpsettle_service.domain.currencies import MINOR_UNITS, NO_CURRENCY
+from cpsettle_service.domain.profile import MINOR_UNITS, NO_CURRENCY
 
 NBSP = "\u00a0"
 
@@ -105,3 +106,6 @@ def money_template(currency: str, locale: Locale | str) -> dict[str, Any]:
     return {"digits": shown, "positive": _around(money(unit, code, locale), one),
             "negative": _around(money(-unit, code, locale), one),
             "symbol": get_currency_symbol(code, locale) if digits is not None else code}
+
+
+__all__ = ["NBSP", "minor_digits", "money", "money_template", "number", "number_template"]

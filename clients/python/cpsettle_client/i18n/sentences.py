@@ -51,3 +51,6 @@ def render(kind: str, item: Any, catalog: Catalog, signed_text: str) -> Sentence
         if text is not None:
             return Sentence(text, catalog.tag)
     return Sentence(signed_text, SIGNED)
+
+
+__all__ = ["SIGNED", "Renderer", "Sentence", "register", "render"]

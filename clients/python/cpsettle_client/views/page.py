@@ -201,5 +201,5 @@ class Page:
         )
 
 
-__all__ = ["Page", "marked", "marked_n", "money_html", "number_html", "proof_script",
-           "script_json"]
+__all__ = ["I18N_ID", "Page", "languages_data", "marked", "marked_n", "money_html", "number_html",
+           "plural_rules", "proof_script", "script_json", "shown_arg"]
