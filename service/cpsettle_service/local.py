@@ -22,16 +22,16 @@ from google.protobuf import json_format, struct_pb2
 from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 
-from .api import mapping, stream, wire
-from .api.interceptors import NotFound
+from .api import mapping, stream
 from .api.profiles import ProfileResolver
 from .api.servicer import SettlementServicer
-from .audit import Sealer
 from .domain.errors import InvalidInput
-from .domain.profile import ProfileRegistry, RuleProfile
-from .domain.settlement import Settlement, settle
-from .domain.table import AuditContext, PlayerInput, Table
-from .keys import SigningKey
+from .domain.profile import RuleProfile
+from .domain.settle import AuditContext, PlayerInput, Settlement, Table, settle
+from .errors import NotFound
+from .profile_files import builtin_registry, with_directory
+from .proof.keys import SigningKey
+from .proof.seal import Sealer
 
 __all__ = ["AuditContext", "InvalidInput", "LocalService", "NotFound", "PlayerInput", "Table",
            "settle"]
@@ -42,10 +42,10 @@ class LocalService:
     ``profile_dir``'s; signed with ``key`` when one is given)."""
 
     def __init__(self, profile_dir: str | None = None, key: SigningKey | None = None) -> None:
-        registry = ProfileRegistry.builtin()
+        registry = builtin_registry()
         if profile_dir:
-            registry = registry.with_directory(profile_dir)
-        self._servicer = SettlementServicer(ProfileResolver(registry), Sealer(key, wire))
+            registry = with_directory(registry, profile_dir)
+        self._servicer = SettlementServicer(ProfileResolver(registry), Sealer(key))
 
     def settle(self, request: pb.SettleRequest) -> pb.SettleResponse:
         return self._servicer.settle_response(request)

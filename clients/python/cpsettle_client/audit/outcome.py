@@ -167,8 +167,8 @@ class Outcome:
             players.append(entry)
         s = result.settlement
         diff = self._ids(hand, ref)
-        diff.update(profile=s.profile.name, unitValue=s.unit_value, overpaid=over,
-                    underpaid=under, players=players)
+        diff.update(profile=s.profile.name, unitValue=s.unit_value, currency=s.currency or "XXX",
+                    overpaid=over, underpaid=under, players=players)
         if s.settlement_id:
             diff["settlementId"] = s.settlement_id
         self.differences.append(diff)
