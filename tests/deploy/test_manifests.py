@@ -67,9 +67,11 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...], str | None]] = {
     "prod-cert-manager": ("overlays/prod", ("components/cert-manager",), "cpsettle"),
     "prod-tracing": ("overlays/prod", ("components/tracing",), "cpsettle"),
     "prod-bulk-audit": ("overlays/prod", ("components/bulk-audit",), "cpsettle"),
+    "prod-reaudit": ("overlays/prod", ("components/reaudit",), "cpsettle"),
 }
 PROD_VARIANTS = ("prod", "prod-monitoring", "prod-caller-tokens", "prod-cert-manager",
-                 "prod-tracing", "prod-bulk-audit")
+                 "prod-tracing", "prod-bulk-audit", "prod-reaudit")
+REAUDIT = "cpsettle-reaudit"  # the re-audit component's DaskJob (and its reports' claim)
 BULK = "cpsettle-bulk-audit"  # the bulk re-audit component's Deployment, Service, NetworkPolicy
 RUNBOOK = REPO / "docs" / "RUNBOOK.md"
 
@@ -711,7 +713,78 @@ def check_bulk_audit(docs: list[dict[str, Any]], live: list[dict[str, Any]]) -> 
     assert volume(as_live, "signing-key")["secret"]["optional"] is False
 
 
+def check_reaudit(docs: list[dict[str, Any]]) -> None:
+    """deploy/components/reaudit: a DaskJob valid by the operator's CRD schema, whose job runs
+    ``cpsettle audit --cluster`` against the scheduler the operator names, and writes its report
+    to the claim it mounts; every container non-root, read-only, bounded."""
+    job = one(docs, "DaskJob")
+    assert job["apiVersion"] == "kubernetes.dask.org/v1" and job["metadata"]["name"] == REAUDIT
+    assert crd_problems(job) == []
+    claim = one(docs, "PersistentVolumeClaim")
+    spec = job["spec"]
+    pod = spec["job"]["spec"]
+    runner = pod["containers"][0]
+    args = runner["args"]
+    assert args[:3] == ["cpsettle", "audit", "$(CPSETTLE_REAUDIT_HISTORY)"]
+    assert args[args.index("--cluster") + 1] == "$(DASK_SCHEDULER_ADDRESS)"
+    report = args[args.index("--report") + 1]
+    mount = {m["name"]: m["mountPath"] for m in runner["volumeMounts"]}
+    assert report.startswith(mount["reports"] + "/")
+    assert {v["name"]: v for v in pod["volumes"]}["reports"]["persistentVolumeClaim"][
+        "claimName"] == claim["metadata"]["name"]
+    cluster = spec["cluster"]["spec"]
+    workers = cluster["worker"]
+    assert workers["replicas"] == 80  # 10 nodes x 8 cores, one process a core
+    assert args[args.index("--workers") + 1] == str(workers["replicas"])
+    worker = workers["spec"]["containers"][0]
+    assert worker["args"][:2] == ["dask", "worker"]
+    assert worker["args"][worker["args"].index("--nthreads") + 1] == "1"
+    scheduler = cluster["scheduler"]["spec"]["containers"][0]
+    assert scheduler["args"] == ["dask", "scheduler"]
+    assert {p["containerPort"] for p in scheduler["ports"]} == {8786, 8787}
+    for pod_spec_ in (pod, workers["spec"], cluster["scheduler"]["spec"]):
+        assert pod_spec_["securityContext"]["runAsNonRoot"] is True
+        assert pod_spec_["automountServiceAccountToken"] is False
+        for c in pod_spec_["containers"]:
+            assert c["image"] == runner["image"]  # one image: the same code everywhere
+            sc = c["securityContext"]
+            assert sc["readOnlyRootFilesystem"] and not sc["allowPrivilegeEscalation"]
+            assert sc["capabilities"]["drop"] == ["ALL"]
+            assert c["resources"]["limits"]["cpu"] == c["resources"]["requests"]["cpu"] == "1"
+
+
+def crd_problems(doc: dict[str, Any]) -> list[str]:
+    """``doc`` against its vendored CRD (.ci/crds), by .ci/validate-crds."""
+    import importlib.machinery
+    import importlib.util
+
+    pytest.importorskip("jsonschema", reason="jsonschema (test extra) not installed")
+    path = REPO / ".ci" / "validate-crds"
+    loader = importlib.machinery.SourceFileLoader("validate_crds", str(path))
+    spec = importlib.util.spec_from_loader("validate_crds", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    found, checked = module.problems([doc], module.load_crds(REPO / ".ci" / "crds"))
+    assert checked == 1
+    return list(found)
+
+
+def test_the_reaudit_job_is_checked_against_the_operator_schema() -> None:
+    """The schema check can fail: a misspelt field and a wrong type are both named."""
+    job = load_one(DEPLOY / "components" / "reaudit" / "daskjob.yaml")
+    assert crd_problems(job) == []
+    job["spec"]["cluster"]["spec"]["worker"]["replica"] = 3
+    job["spec"]["job"]["spec"]["containers"][0]["args"] = "cpsettle audit"
+    found = crd_problems(job)
+    assert len(found) == 2
+    assert "'replica' was unexpected" in found[0] and "is not of type 'array'" in found[1]
+
+
 def check_variant(name: str, docs: list[dict[str, Any]]) -> None:
+    if name == "prod-reaudit":
+        check_reaudit([d for d in docs if d["metadata"]["name"].startswith(REAUDIT)])
+        docs = [d for d in docs if not d["metadata"]["name"].startswith(REAUDIT)]
     if name == "prod-bulk-audit":
         live = [d for d in docs if d["metadata"]["name"] != BULK]
         check_bulk_audit(docs, live)

@@ -89,6 +89,8 @@ class Report:
         self.complete = False
         self.stop_reason = ""
         self.checkpointed = False  # a checkpoint beside the report: say --resume
+        # (first, last, why): lines a resumed checkpoint claimed but could not show were audited
+        self.not_checked: list[tuple[int, int, str]] = []
 
     @property
     def last_line(self) -> int:
@@ -149,6 +151,8 @@ class Report:
                 "overpaid": None if mixed else money(t.over),
                 "underpaid": None if mixed else money(t.under),
             },
+            **({"notChecked": [{"firstLine": a, "lastLine": b, "reason": why}
+                               for a, b, why in self.not_checked]} if self.not_checked else {}),
             "differences": [difference_json(d) for d in t.differences],
             "invalid": t.invalid,
             "byTable": tables,
@@ -167,12 +171,18 @@ class Report:
         t = self.total
         rate = t.read / self.elapsed if self.elapsed > 0 else 0.0
         mode = self.settings
-        where = mode["mode"] if mode["mode"] == "local" else f"server {mode.get('server')}"
+        where = {"local": "local", "cluster": f"cluster {mode.get('cluster')}"}.get(
+            mode["mode"], f"server {mode.get('server')}")
         workers = f"{mode['workers']} worker{'s' if mode['workers'] != 1 else ''}"
         out = [f"cpsettle audit of {shown(self.source)} ({shown(where)}, {workers})"]
         span = f"lines {self.first_line:,} to {t.last_line:,}"
         if self.complete:
             out.append(f"  complete: {span}, {self.elapsed:.1f} s, {rate:,.0f} hands/s")
+        elif self.not_checked:
+            out.append(f"  INCOMPLETE: lines {self.first_line:,} to {t.last_line:,} except those "
+                       "below, which were NOT checked")
+            out += [f"    lines {a:,} to {b:,} not checked: {shown(why)}"
+                    for a, b, why in self.not_checked]
         else:
             how = f"--start-line {t.last_line + 1}"
             if self.checkpointed:
