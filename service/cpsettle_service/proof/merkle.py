@@ -24,6 +24,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 
+from ..errors import ProofError
+
 __all__ = [
     "EMPTY_ROOT",
     "CompactRange",
@@ -40,10 +42,6 @@ __all__ = [
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 _sha256 = hashlib.sha256
-
-
-class ProofError(ValueError):
-    """A proof that does not verify, or that cannot be made (sizes out of range)."""
 
 
 def leaf_hash(leaf: bytes) -> bytes:

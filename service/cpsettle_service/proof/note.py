@@ -30,6 +30,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from ..errors import NoteError
+
 __all__ = [
     "COSIGNATURE",
     "ED25519",
@@ -50,10 +52,6 @@ DASH = "\u2014"
 MAX_SIGNATURES = 64
 _NAME = re.compile(r"[^\s+]+")
 _DECIMAL = re.compile(r"0|[1-9][0-9]{0,19}")
-
-
-class NoteError(ValueError):
-    """A note, checkpoint or key that is malformed, or whose signature fails."""
 
 
 def _b64(data: bytes) -> str:
