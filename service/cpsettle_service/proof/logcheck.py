@@ -262,9 +262,10 @@ def _check_witnessed(report: Report, witnessed: Witnessed, keys: KeySet | None) 
                                                f"({cp.size} lines cosigned) but not in the "
                                                "files given: a withheld replica run"))
             continue
-        if r.size < cp.size:
-            r.problem("short", f"the witness cosigned {cp.size} lines of this log; the files "
-                               f"hold {r.size} in a row (lines cut from the end, or removed)")
+        if r.size <= cp.size:  # the checkpoint's own line (index cp.size) must be there too
+            r.problem("short", f"the witness cosigned this log's checkpoint of {cp.size} lines, "
+                               f"written as line {cp.size}; the files hold {r.size} lines in a "
+                               "row (lines cut from the end, or removed)")
         elif r.tree is not None and r.tree.root(cp.size) != cp.root:
             r.problem("root", f"the first {cp.size} lines do not hash to the root the witness "
                               "cosigned (a line changed, removed, added or moved, or a "
