@@ -263,10 +263,11 @@ export function readKeys(json) {
   return keys;
 }
 
-/** A stored settlement's Settlement: a SettleResponse ({"settlement": …}) or a bare one. */
+/** A stored settlement's Settlement: a SettleResponse ({"settlement": …, "receipt": …}) or a
+ * bare one. */
 export function unwrap(stored) {
-  if (stored && typeof stored === 'object' && Object.keys(stored).length === 1 &&
-      'settlement' in stored) {
+  if (stored && typeof stored === 'object' && 'settlement' in stored &&
+      Object.keys(stored).every((k) => k === 'settlement' || k === 'receipt')) {
     return stored.settlement;
   }
   return stored;

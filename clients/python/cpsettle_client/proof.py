@@ -60,8 +60,8 @@ def _load(data: bytes) -> pb.Settlement:
             raise ProofError(f"not valid JSON: {e}") from None
         if not isinstance(obj, dict):
             raise ProofError("not a settlement object")
-        if "settlement" in obj and isinstance(obj["settlement"], dict) and len(obj) == 1:
-            obj = obj["settlement"]
+        if isinstance(obj.get("settlement"), dict) and set(obj) <= {"settlement", "receipt"}:
+            obj = obj["settlement"]  # a SettleResponse: the settlement and its receipt
         for name in ("issuedAt", "issued_at"):
             stamp = obj.get(name)
             if isinstance(stamp, str) and not _UTC_TIME.fullmatch(stamp):

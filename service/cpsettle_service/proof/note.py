@@ -41,6 +41,7 @@ __all__ = [
     "Opened",
     "Signature",
     "cosign",
+    "cosignature_message",
     "open_note",
     "sign",
     "split_note",

@@ -43,7 +43,7 @@ from ..proof.merkle import EMPTY_ROOT, verify_consistency
 from ..proof.note import COSIGNATURE, Checkpoint, NoteKey, cosign, open_note, split_note
 from .store import Store
 
-__all__ = ["Refused", "Witness", "WitnessConfig", "main", "serve"]
+__all__ = ["Refused", "Witness", "WitnessConfig", "load_witness", "main", "serve"]
 
 MAX_BODY = 1 << 16
 MAX_PROOF_LINES = 63
