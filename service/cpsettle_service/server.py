@@ -34,7 +34,7 @@ from .profile_files import builtin_registry, with_directory
 from .proof.digests import profile_digest
 from .proof.feed import FeedState, WitnessFeed
 from .proof.integrity import PACKAGE_VERSION, check_installation
-from .proof.keys import load_signing_key, published_keys
+from .proof.keys import key_file_exposed, load_signing_key, published_keys
 from .proof.log import Log
 from .proof.seal import Sealer
 from .security import TokenChecker, server_credentials
@@ -233,6 +233,9 @@ async def serve(settings: Settings) -> int:
     except (KeyProblem, OSError) as e:
         log.error("signing.key_unusable", reason=str(e))
         return 2
+    exposed = key_file_exposed(settings)
+    if exposed and sealer.key is not None:
+        log.warning("signing.key_exposed", message="THE SIGNING KEY FILE IS EXPOSED: " + exposed)
     if sealer.key is None:
         log.warning(
             "signing.disabled",

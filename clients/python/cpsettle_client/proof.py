@@ -62,6 +62,9 @@ def _load(data: bytes) -> pb.Settlement:
             raise ProofError("not a settlement object")
         if isinstance(obj.get("settlement"), dict) and set(obj) <= {"settlement", "receipt"}:
             obj = obj["settlement"]  # a SettleResponse: the settlement and its receipt
+        twice = _named_twice(obj)
+        if twice:
+            raise ProofError(f"not a settlement: {twice}")
         for name in ("issuedAt", "issued_at"):
             stamp = obj.get(name)
             if isinstance(stamp, str) and not _UTC_TIME.fullmatch(stamp):
@@ -78,6 +81,33 @@ def _load(data: bytes) -> pb.Settlement:
     if msg.SerializeToString(deterministic=True) != data:
         raise ProofError("the binary settlement is not in its canonical encoding")
     return msg
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _named_twice(value: Any, path: str = "") -> str:
+    """A field given under both its JSON names (``unit_value`` beside ``unitValue``): protobuf's
+    parser takes either and keeps one, so the other could hide a tampered value."""
+    if isinstance(value, dict):
+        seen: dict[str, str] = {}
+        for key in value:
+            camel = _camel(key) if isinstance(key, str) else key
+            if camel in seen:
+                return f"{path or 'the settlement'} gives {seen[camel]!r} and {key!r}: one field"
+            seen[camel] = key
+        for key, sub in value.items():
+            found = _named_twice(sub, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            found = _named_twice(sub, f"{path}[{i}]")
+            if found:
+                return found
+    return ""
 
 
 def differences(old: Any, new: Any, path: str = "") -> list[str]:
@@ -194,11 +224,15 @@ def cmd_keys_show(args: Any) -> int:
 
 def cmd_keys_generate(args: Any) -> int:
     """A new Ed25519 private key (PEM, mode 0600, never overwritten); its public entry out."""
+    from cpsettle_service.errors import KeyProblem
     from cpsettle_service.proof.keys import KeySet, generate_pem, signing_key_from_pem
 
     from .backend import CliError
 
-    pem = generate_pem()
+    try:
+        pem = generate_pem(args.key_id or "")  # the id kept in the file, with the key
+    except KeyProblem as e:
+        raise CliError(str(e)) from None
     try:
         fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as e:
@@ -405,7 +439,8 @@ def add_parsers(sub: Any, connection: Any) -> None:
     p.set_defaults(func=cmd_keys_show)
     p = ksub.add_parser("generate", help="write a new Ed25519 private key (PEM, 0600)")
     p.add_argument("out", help="the private key file to create (never overwritten)")
-    p.add_argument("--key-id", help="its id (default: the key's fingerprint)")
+    p.add_argument("--key-id", help="its id, kept in the file (default: the key's "
+                                    "fingerprint)")
     p.set_defaults(func=cmd_keys_generate)
 
     log = sub.add_parser("audit-log", help="check the service's verifiable audit log")
