@@ -16,7 +16,7 @@ from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient, request_from_json
 from cpsettle_service.config import Settings
 from cpsettle_service.errors import KeyProblem
-from cpsettle_service.proof.keys import key_file_exposed, kept_key_id, load_signing_key
+from cpsettle_service.proof.keys import kept_key_id, key_file_exposed, load_signing_key
 from tests.proof.test_proof import small_request
 from tests.support.fixed_keys import fixed_test_key
 from tests.support.server_process import start, wait_serving
