@@ -111,7 +111,7 @@ AUDIT_LAST_WRITE = Gauge(
 WITNESS_UP = Gauge(
     "cpsettle_witness_up",
     "1 while the witness took this replica's last checkpoint, 0 while it cannot be reached or "
-    "refuses it (checkpoints wait meanwhile); absent without a witness.",
+    "refuses it (checkpoints wait meanwhile), and 0 without a witness (nothing pending then).",
     registry=REGISTRY,
 )
 WITNESS_PENDING_LINES = Gauge(
