@@ -60,14 +60,19 @@ def write_requests(root: Path, preset: str, count: int) -> None:
     """(Inner mode.) ``count`` random legal tables of ``preset`` as ``root``'s client writes
     them, to stdout, each as a 4-byte length and the SettleRequest's bytes. The tables come from
     this checkout's generator, so every source settles the same deals."""
-    for sub in PATHS:
-        sys.path.insert(0, str(root / sub))
     import random
 
-    from cpsettle_client.client import request_from_json
-
-    sys.path.append(str(ROOT))  # tests.support, after the source's own packages
+    # The tables from this checkout's generator and packages (the layout may differ from the
+    # source's), then written by the source's own client.
+    sys.path.append(str(ROOT))
     from tests.support.random_tables import random_table
+
+    for name in [m for m in sys.modules if m.split(".")[0] in ("cpsettle", "cpsettle_service",
+                                                               "cpsettle_client")]:
+        del sys.modules[name]
+    for sub in PATHS:
+        sys.path.insert(0, str(root / sub))
+    from cpsettle_client.client import request_from_json
 
     rng = random.Random(SEED)
     out = sys.stdout.buffer

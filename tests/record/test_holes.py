@@ -111,3 +111,30 @@ def test_a_settle_cancelled_after_its_answer_was_built_is_logged_not_delivered(
     # reaches the server after grpc sent the answer cannot show (docs/AUDIT.md, "Reconciling")
     assert not got & undelivered and undelivered <= issued
     assert undelivered, "no call ended between its answer and its sending"
+
+
+def test_the_js_checker_refuses_net_money_given_twice(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed (the CI script installs it)")
+    request = tmp_path / "r.json"
+    request.write_text(json.dumps(small_request()))
+    assert main(["settle", str(request), "--local", "--output", "json"]) == 0
+    text = capsys.readouterr().out
+    player = json.loads(text)["settlement"]["players"][0]
+    real = player.get("netMoney", "0")
+    key = '"netMoney": ' + json.dumps(real)
+    assert key in text
+    tampered = text.replace(key, '"netMoney": "999999", ' + key, 1)  # tampered value first
+    path = tmp_path / "s.json"
+    path.write_text(tampered)
+    done = subprocess.run([node, str(ROOT / "clients" / "js" / "verify.mjs"), str(path)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and "netMoney is given twice" in done.stdout
+    assert main(["verify", str(path)]) == 1  # and the Python verifier (strict JSON) too
