@@ -62,15 +62,18 @@ def _settle(sock: Path, n: int, tag: str) -> list[dict[str, Any]]:
 def _replica(tmp: Path, name: str, url: str, n: int, pause: float = 0.0) -> Run:
     pem = tmp / "replica.pem"
     sock, log = tmp / f"{name}.sock", tmp / f"{name}.log"
+    # a generous grace and call timeout: on a loaded machine the last checkpoint still reaches
+    # the witness before the replica exits (it exits as soon as the witness cosigned it)
     proc = start(sock, log, CPSETTLE_SIGNING_KEY_FILE=str(pem), CPSETTLE_WITNESS_URL=url,
-                 CPSETTLE_AUDIT_CHECKPOINT_SECONDS="0.2", CPSETTLE_AUDIT_CHECKPOINT_EVENTS="4")
+                 CPSETTLE_AUDIT_CHECKPOINT_SECONDS="0.2", CPSETTLE_AUDIT_CHECKPOINT_EVENTS="4",
+                 CPSETTLE_GRACE_SECONDS="30", CPSETTLE_WITNESS_TIMEOUT_SECONDS="20")
     try:
         wait_serving(f"unix://{sock}", proc)
         receipts = _settle(sock, n, name)
         time.sleep(pause)
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0
+        assert proc.wait(timeout=90) == 0
     origin = json.loads(log.read_bytes().splitlines()[0])["log"]
     return Run(log, origin, receipts)
 
