@@ -65,6 +65,7 @@ class WitnessFeed:
         self.cosigned_at = 0.0
         self.cosignatures = ""  # the witness's last answer: its signature lines
         self.gap = False
+        self._fresh = True  # the witness holds nothing of this log yet: the next send is old 0
         self._pending = bytearray()  # leaf hashes after acked.size
         self._latest: tuple[Checkpoint, str] | None = None  # newest not yet cosigned
         self._lock = threading.Condition()
@@ -74,6 +75,13 @@ class WitnessFeed:
         self._thread.start()
 
     # -- the log's side (under the log's lock: kept short)
+
+    def attach(self, tree: CompactRange) -> None:
+        """Start from the log as it is (lines written before the feed was added): the first
+        checkpoint goes with old size 0, which needs no proof."""
+        with self._lock:
+            self.acked = tree.copy()
+            self._pending = bytearray()
 
     def leaf(self, h: bytes) -> None:
         with self._lock:
@@ -122,7 +130,7 @@ class WitnessFeed:
                     if self.gap:
                         break
                     self._lock.wait()
-                gap, latest = self.gap, self._latest
+                gap, latest, fresh = self.gap, self._latest, self._fresh
                 base = self.acked.copy()
                 leaves = b""
                 if latest is not None:
@@ -136,7 +144,7 @@ class WitnessFeed:
                 return
             if latest is None:
                 return  # closing, nothing left
-            why = self._send(latest[0], latest[1], base, leaves)
+            why = self._send(latest[0], latest[1], base, leaves, fresh)
             if not why:
                 backoff = 0.25
                 continue
@@ -148,13 +156,14 @@ class WitnessFeed:
             backoff = min(backoff * 2, 10.0)
 
     def _send(self, checkpoint: Checkpoint, note: str, base: CompactRange,
-              leaves: bytes) -> str:
+              leaves: bytes, fresh: bool = False) -> str:
         """One add-checkpoint call; "" when the witness cosigned, else why not."""
         hashes = [leaves[i:i + HASH] for i in range(0, len(leaves), HASH)]
         if len(hashes) != checkpoint.size - base.size:
             return "the feed lacks the leaves of this checkpoint"
-        proof = Extension(base, hashes).consistency(checkpoint.size) if base.size else []
-        body = add_checkpoint_body(base.size, proof, note)
+        old = 0 if fresh else base.size
+        proof = Extension(base, hashes).consistency(checkpoint.size) if old else []
+        body = add_checkpoint_body(old, proof, note)
         request = urllib.request.Request(f"{self.url}/add-checkpoint", data=body, method="POST",
                                          headers={"Content-Type": "text/plain"})
         try:
@@ -162,7 +171,7 @@ class WitnessFeed:
                 text = answer.read(1 << 16).decode("utf-8", "replace")
         except urllib.error.HTTPError as e:
             detail = e.read(1 << 12).decode("utf-8", "replace").strip()
-            if e.code == 409 and detail.isdigit():
+            if e.code == 409 and detail.isdigit() and not fresh:
                 return self._catch_up(int(detail), hashes) or (
                     f"the witness holds size {detail} of this log")
             return f"the witness answered {e.code}: {detail[:200]}"
@@ -172,6 +181,7 @@ class WitnessFeed:
             for h in hashes:
                 self.acked.append(h)
             del self._pending[: len(hashes) * HASH]
+            self._fresh = False
             if self._latest is not None and self._latest[0].size <= checkpoint.size:
                 self._latest = None
             self.cosigned_at = time.time()

@@ -83,6 +83,8 @@ class Receipt:
 class Feed(Protocol):
     """What takes a log's leaves and checkpoints as they are made (a witness feed)."""
 
+    def attach(self, tree: CompactRange) -> None: ...
+
     def leaf(self, h: bytes) -> None: ...
 
     def checkpoint(self, checkpoint: Checkpoint, note: str) -> None: ...
@@ -371,7 +373,10 @@ class Log:
             self.key_id = "" if key is None else key.key_id
 
     def add_feed(self, feed: Feed) -> None:
+        """Hand every later leaf and checkpoint to ``feed``, which starts from the tree as it
+        is (lines written before it was added included)."""
         with self._lock:
+            feed.attach(self.tree)
             self.feeds.append(feed)
 
     def emit(self, event: dict[str, Any]) -> Receipt | None:
