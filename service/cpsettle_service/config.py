@@ -8,6 +8,9 @@ from typing import Mapping
 
 from .errors import ConfigError
 
+# Settings renamed: an old name set is refused, never silently ignored.
+RENAMED = {"CPSETTLE_AUDIT_HEAD_SECONDS": "CPSETTLE_AUDIT_CHECKPOINT_SECONDS",
+           "CPSETTLE_AUDIT_HEAD_EVENTS": "CPSETTLE_AUDIT_CHECKPOINT_EVENTS"}
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -45,8 +48,16 @@ class Settings:
     signing_key_id: str = ""  # "" = the key's fingerprint (keys.py)
     require_signing_key: bool = False
     verification_keys_file: str = ""  # retired public keys, published beside the signing key
-    audit_head_seconds: float = 60.0  # sign the audit chain's head this often (if it moved)
-    audit_head_events: int = 1000  # ... and after this many events
+    # the audit log's signed checkpoint this often (if lines came since the last) ...
+    audit_checkpoint_seconds: float = 1.0
+    audit_checkpoint_events: int = 1000  # ... and after this many lines (docs/AUDIT.md)
+    audit_log_origin: str = "cpsettle.audit"  # the log's origin: this + "/" + a random id
+    # the witnesses' URL prefixes (comma-separated) that each checkpoint goes to ("" = none)
+    witness_url: str = ""
+    witness_timeout_seconds: float = 2.0  # one add-checkpoint call, at most
+    # leaf hashes kept for the witness's consistency proof while it cannot be reached, at most
+    # (32 bytes each); past it the run's later checkpoints cannot be shown to it (README)
+    witness_max_pending_lines: int = 2_000_000
     require_manifest: bool = False  # refuse to start without an intact build manifest
     audit_include_request: bool = True
     audit_log_queue_lines: int = 2048  # log lines waiting for a slow sink, at most
@@ -71,6 +82,10 @@ class Settings:
         env = os.environ if env is None else env
         values: dict[str, object] = {}
         problems: list[str] = []
+        for old, new in RENAMED.items():
+            if old in env:
+                problems.append(f"{old} is now {new} (the audit log's checkpoints replaced its "
+                                "signed heads: docs/AUDIT.md)")
         for f in fields(cls):
             var = f"CPSETTLE_{f.name.upper()}"
             if var not in env:
@@ -128,10 +143,20 @@ class Settings:
             out.append("CPSETTLE_GRACE_SECONDS must be 0 or more")
         if self.default_deadline_seconds <= 0:
             out.append("CPSETTLE_DEFAULT_DEADLINE_SECONDS must be more than 0")
-        if self.audit_head_seconds <= 0:
-            out.append("CPSETTLE_AUDIT_HEAD_SECONDS must be more than 0")
-        if self.audit_head_events < 1:
-            out.append("CPSETTLE_AUDIT_HEAD_EVENTS must be at least 1")
+        if self.audit_checkpoint_seconds <= 0:
+            out.append("CPSETTLE_AUDIT_CHECKPOINT_SECONDS must be more than 0")
+        if self.audit_checkpoint_events < 1:
+            out.append("CPSETTLE_AUDIT_CHECKPOINT_EVENTS must be at least 1")
+        if not self.audit_log_origin or any(c.isspace() or c == "+" for c in
+                                            self.audit_log_origin):
+            out.append("CPSETTLE_AUDIT_LOG_ORIGIN must be non-empty, without spaces or '+'")
+        if self.witness_timeout_seconds <= 0:
+            out.append("CPSETTLE_WITNESS_TIMEOUT_SECONDS must be more than 0")
+        if self.witness_max_pending_lines < 1000:
+            out.append("CPSETTLE_WITNESS_MAX_PENDING_LINES must be at least 1000")
+        for url in self.witness_urls:
+            if not url.startswith(("http://", "https://")):
+                out.append(f"CPSETTLE_WITNESS_URL: {url!r} is not an http(s) URL")
         if self.log_format not in ("auto", "json", "console"):
             out.append("CPSETTLE_LOG_FORMAT must be auto, json or console")
         if self.log_level.lower() not in ("debug", "info", "warning", "error", "critical"):
@@ -147,6 +172,10 @@ class Settings:
             out.append("CPSETTLE_CHANNELZ needs CPSETTLE_HEALTH_PORT (channelz is served on "
                        "that admin port only)")
         return out
+
+    @property
+    def witness_urls(self) -> list[str]:
+        return [u.strip().rstrip("/") for u in self.witness_url.split(",") if u.strip()]
 
     @property
     def address(self) -> str:

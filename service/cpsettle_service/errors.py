@@ -20,6 +20,8 @@ __all__ = [
     "LogUnavailable",
     "MessageTooLarge",
     "NotFound",
+    "NoteError",
+    "ProofError",
     "TimeProblem",
     "Unauthenticated",
     "Violation",
@@ -73,3 +75,11 @@ class KeyProblem(CpsettleError, ValueError):
 
 class TimeProblem(CpsettleError, ValueError):
     """A Timestamp that has no fixed-width millisecond text."""
+
+
+class ProofError(CpsettleError, ValueError):
+    """A Merkle proof that does not verify, or that cannot be made (sizes out of range)."""
+
+
+class NoteError(CpsettleError, ValueError):
+    """A signed note, checkpoint or verifier key that is malformed, or whose signature fails."""

@@ -29,11 +29,13 @@ from .domain.profile.registry import ProfileRegistry
 from .errors import ConfigError, KeyProblem
 from .observability import metrics, tracing
 from .observability.exposition import start_metrics_server
-from .observability.logging import chain, configure, get_logger
+from .observability.logging import audit_log, configure, get_logger
 from .profile_files import builtin_registry, with_directory
 from .proof.digests import profile_digest
+from .proof.feed import FeedState, WitnessFeed
 from .proof.integrity import PACKAGE_VERSION, check_installation
-from .proof.keys import load_signing_key, published_keys
+from .proof.keys import key_file_exposed, load_signing_key, published_keys
+from .proof.log import Log
 from .proof.seal import Sealer
 from .security import CertificateFiles, CertificateProblem, TokenChecker, server_credentials
 
@@ -63,10 +65,10 @@ class Running:
 
     def watch_audit_log(self) -> None:
         """Readiness follows the audit log: NOT_SERVING while it cannot take events."""
-        audit_chain = chain()
-        if audit_chain is None:
+        log_ = audit_log()
+        if log_ is None:
             return
-        metrics.watch_audit_sink(audit_chain.sink.state)
+        metrics.watch_audit_sink(log_.sink.state)
         loop = asyncio.get_running_loop()
         log = get_logger("cpsettle.server")
 
@@ -79,7 +81,7 @@ class Running:
 
             loop.call_soon_threadsafe(apply)
 
-        audit_chain.sink.watch(changed)
+        log_.sink.watch(changed)
 
     async def set_serving(self, serving: bool) -> None:
         status = (
@@ -270,16 +272,24 @@ async def serve(settings: Settings) -> int:
     except (KeyProblem, OSError) as e:
         log.error("signing.key_unusable", reason=str(e))
         return 2
+    exposed = key_file_exposed(settings)
+    if exposed and sealer.key is not None:
+        log.warning("signing.key_exposed", message="THE SIGNING KEY FILE IS EXPOSED: " + exposed)
     if sealer.key is None:
         log.warning(
             "signing.disabled",
-            message="NO SIGNING KEY: settlements and audit-log heads are unsigned. Development "
-            "only; set CPSETTLE_SIGNING_KEY_FILE (and CPSETTLE_REQUIRE_SIGNING_KEY=true in "
-            "production).",
+            message="NO SIGNING KEY: settlements and audit-log checkpoints are unsigned. "
+            "Development only; set CPSETTLE_SIGNING_KEY_FILE (and "
+            "CPSETTLE_REQUIRE_SIGNING_KEY=true in production).",
         )
-    audit_chain = chain()
-    if audit_chain is not None:
-        audit_chain.signer = sealer.key
+    audit = audit_log()
+    feeds: list[WitnessFeed] = []
+    if audit is not None:
+        audit.set_signer(sealer.key)
+        feeds = start_feeds(settings, audit)
+        # The run's first line: its log's checkpoint of size 0, which registers the log with
+        # the witness before anything else is written (a run cannot be withheld).
+        audit.checkpoint("start")
     if settings.otel_endpoint:
         try:
             tracing.configure(settings.otel_endpoint, service_version=VERSION)
@@ -314,7 +324,8 @@ async def serve(settings: Settings) -> int:
         health_port=running.health_port or None,
         metrics_port=settings.metrics_port,
         signing_key_id=sealer.key.key_id if sealer.key else None,
-        audit_chain=audit_chain.chain_id if audit_chain is not None else None,
+        audit_log=audit.origin if audit is not None else None,
+        witnesses=settings.witness_urls or None,
         tls=bool(settings.tls_cert_file),
         otel_endpoint=settings.otel_endpoint or None,
         mutual_tls=bool(settings.tls_client_ca_file),
@@ -327,20 +338,55 @@ async def serve(settings: Settings) -> int:
             for e in registry.entries()
         ],
     )
-    while True:  # the audit chain's head signed every interval it moved, until SIGTERM
+    while True:  # the audit log's checkpoint every interval it moved, until SIGTERM
         try:
-            await asyncio.wait_for(stop.wait(), settings.audit_head_seconds)
+            await asyncio.wait_for(stop.wait(), settings.audit_checkpoint_seconds)
             break
         except asyncio.TimeoutError:
-            if audit_chain is not None:
-                audit_chain.sign_head("interval")
+            if audit is not None:
+                audit.checkpoint("interval")
     log.info("service.draining", grace_seconds=settings.grace_seconds)
     await running.drain()
     tracing.shutdown()  # the spans still batched go out before the process ends
     log.info("service.stopped")
-    if audit_chain is not None:
-        audit_chain.sign_head("shutdown")
+    if audit is not None:
+        audit.checkpoint("shutdown")
+        loop = asyncio.get_running_loop()
+        for feed in feeds:  # the last checkpoint to the witness, within the grace period
+            if not await loop.run_in_executor(None, feed.close, settings.grace_seconds):
+                log.warning("witness.not_cosigned", witness=feed.url,
+                            pending_lines=feed.pending_lines)
     return 0
+
+
+def start_feeds(settings: Settings, audit: Log) -> list[WitnessFeed]:
+    """One witness feed per ``CPSETTLE_WITNESS_URL``, its state in the metrics and, on each
+    change, in a log line (``witness.unreachable``, ``witness.reachable``, ``witness.gap``)."""
+    log = get_logger("cpsettle.witness")
+    feeds = []
+    for url in settings.witness_urls:
+        was_up = [True]
+
+        def changed(state: FeedState, url: str = url, was_up: list[bool] = was_up) -> None:
+            # from the feed's thread
+            metrics.WITNESS_UP.set(1 if state.up else 0)
+            metrics.WITNESS_PENDING_LINES.set(state.pending_lines)
+            if state.cosigned_at:
+                metrics.WITNESS_LAST_COSIGNED.set(state.cosigned_at)
+            if state.gap:
+                log.error("witness.gap", witness=url, reason=state.why)
+            elif not state.up:
+                log.warning("witness.unreachable", witness=url, reason=state.why,
+                            pending_lines=state.pending_lines)
+            elif not was_up[0]:
+                log.info("witness.reachable", witness=url)
+            was_up[0] = state.up
+
+        feed = WitnessFeed(url, settings.witness_timeout_seconds,
+                           settings.witness_max_pending_lines, changed)
+        audit.add_feed(feed)
+        feeds.append(feed)
+    return feeds
 
 
 def main() -> None:
@@ -349,13 +395,15 @@ def main() -> None:
     except ConfigError as e:
         print(f"cpsettle-server: {e}", file=sys.stderr)
         sys.exit(2)
-    configure(settings.log_level, settings.log_format, head_every=settings.audit_head_events,
-              background=True, queue_lines=settings.audit_log_queue_lines,
-              stall_seconds=settings.audit_log_stall_seconds)
+    configure(settings.log_level, settings.log_format,
+              checkpoint_every=settings.audit_checkpoint_events, background=True,
+              queue_lines=settings.audit_log_queue_lines,
+              stall_seconds=settings.audit_log_stall_seconds,
+              origin_prefix=settings.audit_log_origin)
     code = asyncio.run(serve(settings))
-    audit_chain = chain()
-    if audit_chain is not None:  # the writer thread's last lines, as far as stdout takes them
-        audit_chain.sink.flush(settings.grace_seconds)
+    audit = audit_log()
+    if audit is not None:  # the writer thread's last lines, as far as stdout takes them
+        audit.sink.flush(settings.grace_seconds)
     sys.exit(code)
 
 

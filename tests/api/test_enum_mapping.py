@@ -108,7 +108,9 @@ def test_no_closed_set_left_as_a_string() -> None:
                         # ISO 4217 codes: a list its agency amends, checked against a table
                         "currency",
                         "preset", "cards", "front", "middle", "back", "rank", "order", "winner",
-                        "first", "second", "payer", "payee", "dead_cards")
+                        "first", "second", "payer", "payee", "dead_cards",
+                        # the audit log's origin (a C2SP checkpoint's) and a leaf hash
+                        "origin", "leaf_hash")
     open_sets = {"NaturalEntry.natural", "Player.declared_natural", "PlayerResult.natural",
                  "PlayerResult.declared_natural", "EvaluateArrangementResponse.naturals",
                  "EvaluateArrangementResponse.playable_naturals",

@@ -149,4 +149,18 @@ def test_every_settlement_field_is_written_by_some_golden_table() -> None:
         request = json_format.ParseDict(json.loads(path.read_text("utf-8"))["request"],
                                         pb.SettleRequest())
         _set_fields(pb.SettleResponse.FromString(servicer.settle_wire(request)), written)
-    assert _fields(pb.SettleResponse.DESCRIPTOR, set()) - written == set()
+    # the receipt: only with an audit log (test_the_receipt_is_written_as_the_runtime_does)
+    receipt = {"cpsettle.v1.SettleResponse.receipt"} | {
+        f"cpsettle.v1.LogReceipt.{f.name}" for f in pb.LogReceipt.DESCRIPTOR.fields}
+    assert _fields(pb.SettleResponse.DESCRIPTOR, set()) - written - receipt == set()
+
+
+@pytest.mark.parametrize("index", [0, 1, 127, 128, 16383, 16384, 2**40, 2**63 - 1])
+def test_the_receipt_is_written_as_the_runtime_does(index: int) -> None:
+    from cpsettle_service.proof.log import Receipt
+
+    r = Receipt("cpsettle.audit/" + "ab" * 16, index, bytes(range(32)))
+    expected = pb.SettleResponse(settlement=pb.Settlement(settlement_id="x"), receipt=pb.LogReceipt(
+        origin=r.origin, index=index, leaf_hash=r.leaf_hash.hex()))
+    got = wire.settle_response(pb.Settlement(settlement_id="x").SerializeToString(), r)
+    assert got == expected.SerializeToString(deterministic=True)

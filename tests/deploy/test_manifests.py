@@ -68,9 +68,10 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...], str | None]] = {
     "prod-tracing": ("overlays/prod", ("components/tracing",), "cpsettle"),
     "prod-bulk-audit": ("overlays/prod", ("components/bulk-audit",), "cpsettle"),
     "prod-reaudit": ("overlays/prod", ("components/reaudit",), "cpsettle"),
+    "prod-witness": ("overlays/prod", ("components/witness",), "cpsettle"),
 }
 PROD_VARIANTS = ("prod", "prod-monitoring", "prod-caller-tokens", "prod-cert-manager",
-                 "prod-tracing", "prod-bulk-audit", "prod-reaudit")
+                 "prod-tracing", "prod-bulk-audit", "prod-reaudit", "prod-witness")
 REAUDIT = "cpsettle-reaudit"  # the re-audit component's DaskJob (and its reports' claim)
 BULK = "cpsettle-bulk-audit"  # the bulk re-audit component's Deployment, Service, NetworkPolicy
 RUNBOOK = REPO / "docs" / "RUNBOOK.md"
@@ -781,6 +782,24 @@ def test_the_reaudit_job_is_checked_against_the_operator_schema() -> None:
     assert "'replica' was unexpected" in found[0] and "is not of type 'array'" in found[1]
 
 
+def check_witness(docs: list[dict[str, Any]], live: list[dict[str, Any]]) -> None:
+    """The witness: its own Deployment and Service, the same image, non-root, its database URL
+    from a Secret; the live replicas send it their checkpoints."""
+    [dep] = [d for d in docs if d["kind"] == "Deployment"
+             and d["metadata"]["name"] == "cpsettle-witness"]
+    [svc] = [d for d in docs if d["kind"] == "Service"
+             and d["metadata"]["name"] == "cpsettle-witness"]
+    pod = dep["spec"]["template"]["spec"]
+    [c] = pod["containers"]
+    assert c["command"] == ["cpsettle-witness", "serve"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    names = {e["name"]: e for e in c["env"]}
+    assert "secretKeyRef" in names["CPSETTLE_WITNESS_DATABASE"]["valueFrom"]
+    assert svc["spec"]["ports"][0]["port"] == 8780
+    assert env(live)["CPSETTLE_WITNESS_URL"] == "http://cpsettle-witness:8780"
+
+
 def check_variant(name: str, docs: list[dict[str, Any]]) -> None:
     if name == "prod-reaudit":
         check_reaudit([d for d in docs if d["metadata"]["name"].startswith(REAUDIT)])
@@ -788,6 +807,10 @@ def check_variant(name: str, docs: list[dict[str, Any]]) -> None:
     if name == "prod-bulk-audit":
         live = [d for d in docs if d["metadata"]["name"] != BULK]
         check_bulk_audit(docs, live)
+        docs = live
+    if name == "prod-witness":
+        live = [d for d in docs if d["metadata"]["name"] != "cpsettle-witness"]
+        check_witness(docs, live)
         docs = live
     check_all(docs, hpa_required=name != "dev")
     namespace = VARIANTS[name][2]
@@ -930,6 +953,7 @@ ALERTS = {
     "CpsettlePayoutMismatchRate",
     "CpsettleEngineDigestMismatch",
     "CpsettleSigningDisabled",
+    "CpsettleWitnessUnreachable",
     "CpsettleAuditLogStuck",
     "CpsettleNearConcurrencyLimit",
     "CpsettleNotReady",
@@ -1049,6 +1073,8 @@ def test_service_accepts_the_environment(name: str) -> None:
     """The service's own settings parser takes every variant's environment."""
     config = pytest.importorskip("cpsettle_service.config", reason="service package not importable")
     for dep in all_of(build_variant(name), "Deployment"):  # the bulk-audit one as well
+        if dep["metadata"]["name"] == "cpsettle-witness":
+            continue  # another program: its settings are CPSETTLE_WITNESS_* (check_witness)
         settings = config.Settings.from_env(env([dep]))
         assert settings.port == GRPC_PORT and settings.metrics_port == METRICS_PORT
         assert settings.host == "0.0.0.0" and settings.health_port == HEALTH_PORT

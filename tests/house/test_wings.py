@@ -40,6 +40,9 @@ ALLOWED.update({
     f"{S}.api": BELOW_API,
     f"{S}.local": BELOW_API | {f"{S}.api"},
     f"{S}.server": BELOW_API | {f"{S}.api"},
+    # the witness: a program of its own beside the server, on the proof wing only
+    f"{S}.witness": {f"{S}.errors", f"{S}.proof"} | DOMAIN | {f"{S}.config",
+                                                             f"{S}.wireformat"},
     S: set(),
 })
 

@@ -142,6 +142,7 @@ def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
     assert {p["port"] for p in probes.values()} == {settings.health_port}
     key_file = tmp_path / "signing.pem"  # in place of the mounted Secrets
     key_file.write_bytes(fixed_test_key(1))
+    key_file.chmod(0o600)  # as the Secret is mounted: no other user reads it
     settings = dataclasses.replace(
         settings, host="127.0.0.1", port=0, health_port=free_port(), metrics_port=0,
         tls_cert_file=server_cert.cert_file, tls_key_file=server_cert.key_file,

@@ -83,7 +83,7 @@ def test_every_alert_has_a_firing_and_a_quiet_unit_test() -> None:
         for check in case["alert_rule_test"]:
             (fired if check.get("exp_alerts") else quiet).add(check["alertname"])
     names = {a["alert"] for a in alerts()}
-    assert len(names) == 15
+    assert len(names) == 16
     assert fired == names, f"no firing case for {sorted(names - fired)}"
     assert quiet == names, f"no quiet case for {sorted(names - quiet)}"
 

@@ -31,7 +31,6 @@ from ..errors import (
 )
 from ..observability import metrics, tracing
 from ..observability.logging import get_logger
-from ..proof.seal import last_issued
 from ..security import TokenChecker
 from .priority import LiveFirst
 
@@ -344,11 +343,13 @@ class _Bookkeeping:
         # settlement.issued audit event (the call's ids, rpc, trace ids and every fact of the
         # settlement; its duration is in the histogram). Every other call, and every failed
         # one, gets its rpc line.
-        if code != "OK" or self.kind != "unary" or last_issued.get() is None:
+        if code != "OK" or self.kind != "unary" or self.name not in ISSUING_METHODS:
             _log.info("rpc", method=self.name, code=code, duration_ms=round(elapsed * 1000, 3))
         tracing.finish(span, code)
 
 
+# Unary methods whose successful answer carries a settlement issued (and logged) for it.
+ISSUING_METHODS = frozenset({"Settle", "ValidatePayouts"})
 _CALL_KEYS = ("hand_id", "table_id", "round_id", "dealer_id", "caller")
 
 

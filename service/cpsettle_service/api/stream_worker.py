@@ -18,7 +18,7 @@ import structlog
 from cpsettle.v1 import settlement_pb2 as pb
 
 from ..profile_files import builtin_registry, with_directory
-from ..proof.seal import Prepared, Sealer
+from ..proof.seal import Prepared, Sealed, Sealer
 from .pool import HandResult, counts, die_with
 from .profiles import ProfileResolver
 from .servicer import SettlementServicer
@@ -59,9 +59,9 @@ class _PreparingSealer(Sealer):
 
     prepared: Prepared | None = None
 
-    def finish(self, prepared: Prepared) -> bytes:
+    def finish(self, prepared: Prepared) -> Sealed:
         self.prepared = prepared
-        return prepared.content
+        return Sealed(prepared.content, None)
 
 
 _worker: tuple[Any, _PreparingSealer, _Lines] | None = None
@@ -96,7 +96,7 @@ def settle_chunk(data: bytes) -> tuple[list[HandResult], dict[tuple[int, tuple[s
         if isinstance(parts, bytes):
             out.append(HandResult(parts, lines=lines.take()))
         else:
-            head, _, tail = parts
+            head, _, tail, _ = parts
             out.append(HandResult(head, sealer.prepared, tail, lines.take()))
     now = counts()
     moved = {k: v - _counted.get(k, 0.0) for k, v in now.items() if v != _counted.get(k, 0.0)}

@@ -21,6 +21,7 @@ from cpsettle.v1 import settlement_pb2 as pb
 from ..domain.cards.cards import CANONICAL
 from ..domain.cards.rows import ROWS
 from ..domain.settle import EvaluatedRow, LineItem, PairResult, PlayerResult, Settlement
+from ..proof.log import Receipt
 from ..wireformat import (
     SMALL,
     VARINTS,
@@ -289,11 +290,29 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
 
 
 _SETTLE_RESPONSE = message_field(number(pb.SettleResponse, "settlement"))
+_SETTLE_RECEIPT = message_field(number(pb.SettleResponse, "receipt"))
+_L = pb.LogReceipt
+_L_ORIGIN = text_field(number(_L, "origin"))
+_L_INDEX = int_field(number(_L, "index"))
+_L_LEAF_HASH = text_field(number(_L, "leaf_hash"))
 
 
-def settle_response(settlement: bytes) -> bytes:
-    """A ``SettleResponse`` holding the settlement's bytes."""
-    return _SETTLE_RESPONSE(settlement)
+def receipt(r: Receipt) -> bytes:
+    """A ``LogReceipt``'s bytes (its fields in number order, as the runtime writes them)."""
+    return _L_ORIGIN(r.origin) + _L_INDEX(r.index) + _L_LEAF_HASH(r.leaf_hash.hex())
+
+
+def receipt_to_proto(r: Receipt, out: pb.LogReceipt) -> None:
+    out.origin, out.index, out.leaf_hash = r.origin, r.index, r.leaf_hash.hex()
+
+
+def settle_response(settlement: bytes, log_receipt: Receipt | None = None) -> bytes:
+    """A ``SettleResponse`` holding the settlement's bytes and, when it was logged, its
+    receipt."""
+    out = _SETTLE_RESPONSE(settlement)
+    if log_receipt is not None:
+        out += _SETTLE_RECEIPT(receipt(log_receipt))
+    return out
 
 
 def passthrough(serialize: Callable[[Any], bytes]) -> Callable[[object], bytes]:

@@ -108,6 +108,22 @@ AUDIT_LAST_WRITE = Gauge(
     "Unix time of the last audit log event written.",
     registry=REGISTRY,
 )
+WITNESS_UP = Gauge(
+    "cpsettle_witness_up",
+    "1 while the witness took this replica's last checkpoint, 0 while it cannot be reached or "
+    "refuses it (checkpoints wait meanwhile), and 0 without a witness (nothing pending then).",
+    registry=REGISTRY,
+)
+WITNESS_PENDING_LINES = Gauge(
+    "cpsettle_witness_pending_lines",
+    "Audit log lines this replica wrote that no checkpoint cosigned by the witness covers yet.",
+    registry=REGISTRY,
+)
+WITNESS_LAST_COSIGNED = Gauge(
+    "cpsettle_witness_last_cosigned_timestamp_seconds",
+    "Unix time the witness last cosigned one of this replica's checkpoints.",
+    registry=REGISTRY,
+)
 
 
 _ROOT = logging.getLogger()
@@ -131,6 +147,15 @@ class CountedAuditLog:
     def warning(self, event: str, **kw: Any) -> None:
         self._log.warning(event, **kw)
         self._written(event, logging.WARNING)
+
+    def append(self, event: str, **kw: Any) -> Any:
+        """``info``, handing back the line's receipt (proof/log.py) when the audit log took
+        it (None: no audit log, or the level filters it out)."""
+        from .logging import audit_append
+
+        receipt = audit_append(event, "info", kw)
+        self._written(event, logging.INFO)
+        return receipt
 
     def _written(self, event: str, level: int) -> None:
         # observability.logging.configure gives structlog and the root logger the same level;

@@ -11,10 +11,10 @@ settlement does not reach its caller. The log itself (the chain of lines, its si
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..domain.settle import PayoutReport, Settlement
+from .log import Receipt
 
 __all__ = [
     "ISSUED",
@@ -29,12 +29,13 @@ ISSUED = "settlement.issued"
 NOT_DELIVERED = "settlement.not_delivered"
 
 
-@dataclass(frozen=True, slots=True)
-class Issued:
-    """A settlement sealed (its ``settlement.issued`` logged), not necessarily delivered."""
+class Issued(NamedTuple):
+    """A settlement sealed (its ``settlement.issued`` logged, at ``receipt``), not necessarily
+    delivered."""
 
     settlement_id: str
     hand_id: str
+    receipt: Receipt | None = None
 
 
 def issued_event(settlement: Settlement, sid: str, digest: str, request_digest: str,

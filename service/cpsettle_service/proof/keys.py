@@ -103,11 +103,45 @@ def signing_key_from_pem(data: bytes, key_id: str = "", where: str = "the key") 
     return SigningKey(kid, private, PublicKey(kid, raw))
 
 
-def generate_pem() -> bytes:
-    """A new Ed25519 private key as PKCS#8 PEM."""
-    return Ed25519PrivateKey.generate().private_bytes(
+KEY_ID_LINE = "cpsettle-key-id: "
+
+
+def key_file_exposed(settings: Settings) -> str:
+    """Why the signing-key file is exposed ("" when it is not): any user may read or write it.
+    Refused with ``CPSETTLE_REQUIRE_SIGNING_KEY`` (production), a loud warning otherwise."""
+    if not settings.signing_key_file:
+        return ""
+    try:
+        mode = Path(settings.signing_key_file).stat().st_mode & 0o777
+    except OSError:
+        return ""
+    if not mode & 0o007:
+        return ""
+    return (f"CPSETTLE_SIGNING_KEY_FILE ({settings.signing_key_file}) is readable or writable "
+            f"by any user (mode {mode:04o}): chmod o-rwx it (0600, or 0440 with the group that "
+            "runs the service, as deploy/ mounts it)")
+
+
+def generate_pem(key_id: str = "") -> bytes:
+    """A new Ed25519 private key as PKCS#8 PEM; with ``key_id``, a first line
+    ``cpsettle-key-id: ID`` keeps the id with the key (text before a PEM block is outside it:
+    OpenSSL and cryptography read the block alone)."""
+    pem = Ed25519PrivateKey.generate().private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption())
+    if key_id:
+        if not re.fullmatch(r"[\x21-\x7e]{1,128}", key_id):
+            raise KeyProblem("a key id is 1 to 128 printable ASCII characters, no spaces")
+        pem = f"{KEY_ID_LINE}{key_id}\n".encode() + pem
+    return pem
+
+
+def kept_key_id(data: bytes) -> str:
+    """The key id a key file keeps (its ``cpsettle-key-id:`` line), "" when none."""
+    for line in data.split(b"-----BEGIN", 1)[0].decode("utf-8", "replace").splitlines():
+        if line.startswith(KEY_ID_LINE):
+            return line[len(KEY_ID_LINE):].strip()
+    return ""
 
 
 def load_signing_key(settings: Settings) -> SigningKey | None:
@@ -127,6 +161,9 @@ def load_signing_key(settings: Settings) -> SigningKey | None:
         path = Path(settings.signing_key_file)
         where = f"CPSETTLE_SIGNING_KEY_FILE ({path})"
         if path.exists():
+            exposed = key_file_exposed(settings)
+            if exposed and settings.require_signing_key:  # production: refused (DECISIONS.md)
+                raise KeyProblem(exposed)
             data = path.read_bytes()
     if not data.strip() and settings.signing_key:
         data, where = settings.signing_key.encode("utf-8"), "CPSETTLE_SIGNING_KEY"
@@ -135,7 +172,11 @@ def load_signing_key(settings: Settings) -> SigningKey | None:
             raise KeyProblem("CPSETTLE_REQUIRE_SIGNING_KEY is set but no key was found "
                              "(CPSETTLE_SIGNING_KEY_FILE)")
         return None
-    return signing_key_from_pem(data, settings.signing_key_id, where)
+    kept = kept_key_id(data)
+    if kept and settings.signing_key_id and kept != settings.signing_key_id:
+        raise KeyProblem(f"{where} keeps key id {kept!r}, CPSETTLE_SIGNING_KEY_ID says "
+                         f"{settings.signing_key_id!r}: one id per key")
+    return signing_key_from_pem(data, settings.signing_key_id or kept, where)
 
 
 @dataclass(frozen=True)

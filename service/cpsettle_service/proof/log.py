@@ -1,57 +1,62 @@
-"""The tamper-evident audit log: every JSON log line is a link of a hash chain.
+"""The verifiable audit log: every JSON log line of a replica run is a leaf of one RFC 6962
+Merkle tree, whose state is a signed checkpoint (docs/AUDIT.md, "The verifiable log").
 
-Each line the service writes (docs/AUDIT.md, "The audit log chain") carries
+Each line the service writes carries
 
-- ``chain``: 32 hex digits, random, new at every process start (one chain per replica run);
-- ``seq``: 1, 2, 3, … in the order the lines are written;
-- ``prev``: SHA-256 (hex) of the previous line's bytes as written (UTF-8, without its line
-  feed); the first line's ``prev`` is 64 zeros.
+- ``log``: the log's *origin* (c2sp.org/tlog-checkpoint), ``CPSETTLE_AUDIT_LOG_ORIGIN`` + "/" +
+  32 random hex digits, new at every process start (one log per replica run);
+- ``index``: 0, 1, 2, ... in the order the lines are written: the line's leaf index.
 
-So deleting, editing, reordering or repeating a line breaks the chain where it happened, and
-``cpsettle audit-log verify`` names the line. What the chain cannot show alone is a cut at its
-end: the last lines are covered once a later line exists. So the head is signed: an
-``audit.head`` line, itself a link, carries an Ed25519 signature (the settlement key, keys.py)
-over ``"cpsettle-audit-head/v1\\n" + chain + "\\n" + seq + "\\n" + prev + "\\n" + key_id``, which
-vouches for every line before it. Heads are written every ``CPSETTLE_AUDIT_HEAD_EVENTS`` lines,
-every ``CPSETTLE_AUDIT_HEAD_SECONDS`` when lines were written since the last head, and at
-shutdown (``reason``: ``count``, ``interval``, ``shutdown``).
+The leaf is the line's bytes as written (UTF-8, without the line feed); its hash is
+``SHA-256(0x00 || line)`` (``merkle.leaf_hash``). An ``audit.checkpoint`` line (itself a leaf)
+carries the signed checkpoint of every line before it: ``origin\\nsize\\nbase64(root)\\n``
+signed as a c2sp.org/signed-note by the settlement key under the key name ``origin`` (proof/
+note.py). Checkpoints are written at start (size 0: the run's registration with the witness),
+every ``CPSETTLE_AUDIT_CHECKPOINT_EVENTS`` lines, every ``CPSETTLE_AUDIT_CHECKPOINT_SECONDS``
+when lines were written since the last one, and at shutdown; each is handed to the witness
+feeds (proof/feed.py), which send it to the witness.
+
+Appending returns the line's ``Receipt`` (origin, index, leaf hash) to the caller, at once: the
+sealer puts it in the answer (docs/AUDIT.md, "Receipts").
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import collections
-import contextvars
 import hashlib
 import itertools
-import json
 import os
 import secrets
+import stat
 import threading
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ..errors import LogUnavailable
-from .keys import ALGORITHM, KeySet, SigningKey
+from .keys import SigningKey
+from .merkle import CompactRange
+from .note import Checkpoint, NoteKey, sign
 
-GENESIS = "0" * 64
-HEAD_EVENT = "audit.head"
-HEAD_PREFIX = "cpsettle-audit-head/v1\n"
-CHAIN_FIELDS = ("chain", "seq", "prev")
+__all__ = [
+    "CHECKPOINT_EVENT",
+    "DEFAULT_ORIGIN_PREFIX",
+    "FORCED_EVENTS",
+    "LOG_FIELDS",
+    "REQUIRED_EVENTS",
+    "Feed",
+    "InlineSink",
+    "Log",
+    "Receipt",
+    "ThreadSink",
+]
 
-
-def line_hash(line: bytes) -> str:
-    """SHA-256 of one line's bytes, without its line feed (and a carriage return before it)."""
-    return hashlib.sha256(line.rstrip(b"\r\n")).hexdigest()
-
-
-def head_bytes(chain: str, seq: int, prev: str, key_id: str) -> bytes:
-    """What an ``audit.head`` line's signature covers."""
-    return f"{HEAD_PREFIX}{chain}\n{seq}\n{prev}\n{key_id}".encode()
-
+CHECKPOINT_EVENT = "audit.checkpoint"
+LOG_FIELDS = ("log", "index")
+DEFAULT_ORIGIN_PREFIX = "cpsettle.audit"
 
 # Events a settlement's delivery depends on: refused (LogUnavailable) when the log cannot take
 # them, so the settlement fails closed. Every other line (an rpc line, a warning) is dropped
@@ -60,14 +65,34 @@ REQUIRED_EVENTS = frozenset({"settlement.issued", "payout.validated", "payout.mi
 # Taken even when the queue is full: at most one per settlement.issued line already queued.
 FORCED_EVENTS = frozenset({"settlement.not_delivered"})
 
-# The seq of the last line this task or thread linked: a caller awaits its writing
-# (``Chain.written``) before it answers.
-last_seq: contextvars.ContextVar[int] = contextvars.ContextVar("audit_last_seq", default=0)
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """Where a line sits: its log's origin, its leaf index and its leaf hash."""
+
+    origin: str
+    index: int
+    leaf_hash: bytes
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form ``LogReceipt`` takes (settlement.proto)."""
+        return {"origin": self.origin, "index": str(self.index),
+                "leafHash": self.leaf_hash.hex()}
+
+
+class Feed(Protocol):
+    """What takes a log's leaves and checkpoints as they are made (a witness feed)."""
+
+    def attach(self, tree: CompactRange) -> None: ...
+
+    def leaf(self, h: bytes) -> None: ...
+
+    def checkpoint(self, checkpoint: Checkpoint, note: str) -> None: ...
 
 
 class InlineSink:
     """Writes each line at once, in the caller's thread (tests, in-process servers). A failed
-    write raises; the line is not linked."""
+    write raises; the line is not appended."""
 
     def __init__(self, write: Callable[[str], None]) -> None:
         self._write = write
@@ -76,14 +101,14 @@ class InlineSink:
     def problem(self, force: bool) -> str:
         return ""
 
-    def put(self, seq: int, text: str) -> None:
+    def put(self, count: int, data: bytes) -> None:
         try:
-            self._write(text)
+            self._write(data.decode("utf-8"))
         except OSError as e:
             raise LogUnavailable(f"the audit log cannot be written: {e.strerror or e}") from None
-        self.written = seq
+        self.written = count
 
-    async def wait(self, seq: int, timeout: float) -> None:
+    async def wait(self, count: int, timeout: float) -> None:
         return None
 
     def watch(self, listener: Callable[[bool], None]) -> None:
@@ -100,7 +125,11 @@ class InlineSink:
 class ThreadSink:
     """Writes lines to a file descriptor from its own thread, so a sink that blocks or fails
     never blocks the event loop. Holds at most ``capacity`` lines not yet written; a line whose
-    write fails is retried (with backoff) until the sink takes it, so the chain never has a gap.
+    write fails is retried (with backoff) until the sink takes it, so the log never has a gap.
+
+    No torn line: when a write to a regular file stops part-way through a line (a full disk,
+    a file size limit), the file is cut back to the end of the last whole line before the write
+    is tried again, and so is a line left half-written when the process ends (``flush``).
 
     The log is *stuck* while a write fails, while one has been blocked for more than
     ``stall_seconds``, or while the queue is full; listeners hear of each change (from any
@@ -113,7 +142,7 @@ class ThreadSink:
         self.fd = fd
         self.capacity = capacity
         self.stall_seconds = stall_seconds
-        self.written = 0  # seq of the last line written out
+        self.written = 0  # lines written out
         self.failure = ""  # why the last write failed ("" = it did not)
         self.stuck = False
         self._lines: collections.deque[tuple[int, bytes]] = collections.deque()
@@ -121,10 +150,15 @@ class ThreadSink:
         self._busy_since = 0.0  # monotonic start of the write in progress (0: none)
         self._waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._listeners: list[Callable[[bool], None]] = []
+        try:
+            self._regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        except OSError:
+            self._regular = False
+        self._torn_at = -1  # the file offset a half-written line starts at (-1: none)
         self._thread = threading.Thread(target=self._run, name="audit-log-writer", daemon=True)
         self._thread.start()
 
-    # -- the callers' side (under the chain's lock)
+    # -- the callers' side (under the log's lock)
 
     def problem(self, force: bool) -> str:
         """Why a line cannot be queued now ("" = it can)."""
@@ -146,19 +180,19 @@ class ThreadSink:
             return f"the audit log's sink has taken nothing for {self.stall_seconds} s"
         return ""
 
-    def put(self, seq: int, text: str) -> None:
+    def put(self, count: int, data: bytes) -> None:
         with self._cond:
-            self._lines.append((seq, text.encode("utf-8")))
+            self._lines.append((count, data))
             self._cond.notify()
 
-    async def wait(self, seq: int, timeout: float) -> None:
-        """Until line ``seq`` is written; LogUnavailable after ``timeout`` seconds."""
+    async def wait(self, count: int, timeout: float) -> None:
+        """Until ``count`` lines are written; LogUnavailable after ``timeout`` seconds."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         with self._cond:
-            if self.written >= seq:
+            if self.written >= count:
                 return
-            entry = (seq, loop, future)
+            entry = (count, loop, future)
             self._waiters.append(entry)
         try:
             await asyncio.wait_for(future, timeout)
@@ -183,12 +217,15 @@ class ThreadSink:
             listener(False)
 
     def flush(self, timeout: float) -> bool:
-        """Wait (blocking) until every queued line is written; False after ``timeout``."""
+        """Wait (blocking) until every queued line is written; False after ``timeout``, and
+        then a line left half-written in a regular file is cut off (no torn line)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while self._lines:
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    self._listeners.clear()  # the process ends: nobody to tell any more
+                    self._cut_torn()
                     return False
                 self._cond.wait(left)
         return True
@@ -205,8 +242,12 @@ class ThreadSink:
             if self.stuck == stuck:
                 return
             self.stuck = stuck
-        for listener in list(self._listeners):
-            listener(not stuck)
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(not stuck)
+            except RuntimeError:  # its event loop has closed (the process is ending)
+                pass
 
     # -- the writer thread
 
@@ -217,7 +258,7 @@ class ThreadSink:
                     self._cond.wait()
                 batch = list(itertools.islice(self._lines, self.BATCH))
                 self._busy_since = time.monotonic()
-            self._write_all(b"".join(data for _, data in batch))
+            self._write_all([data for _, data in batch])
             with self._cond:
                 for _ in batch:
                     self._lines.popleft()
@@ -228,29 +269,69 @@ class ThreadSink:
                 self._cond.notify_all()
                 backlog = len(self._lines)
             for _, loop, future in ready:
-                loop.call_soon_threadsafe(_settle_future, future)
+                try:
+                    loop.call_soon_threadsafe(_settle_future, future)
+                except RuntimeError:  # that loop has closed: nobody waits any more
+                    pass
             if self.stuck and backlog < self.capacity // 2:
                 self._set_stuck(False)
 
-    def _write_all(self, data: bytes) -> None:
+    def _write_all(self, lines: list[bytes]) -> None:
+        data = b"".join(lines)
+        ends = list(itertools.accumulate(len(x) for x in lines))
         view = memoryview(data)
+        done = 0  # bytes of data written
         backoff = 0.01
-        while view:
+        while done < len(data):
+            start = self._offset() if self._regular else -1
             try:
-                n = os.write(self.fd, view)
+                n = os.write(self.fd, view[done:])
             except InterruptedError:
                 continue
             except OSError as e:
                 with self._cond:
                     self.failure = f"{e.strerror} (errno {e.errno})"
+                    self._torn_at = -1
                 self._set_stuck(True)
                 time.sleep(backoff)  # the writer's own thread: nothing else waits on it
                 backoff = min(backoff * 2, 1.0)
                 continue
-            view = view[n:]
+            before = done
+            done += n
+            if done < len(data) and self._regular and start >= 0:
+                # Stopped inside the batch: if inside a line, remember where that line began,
+                # so that the file can be cut back to whole lines (now, or when flush gives up).
+                whole = max([0] + [e for e in ends if e <= done])
+                if whole < done:  # data[whole] sits at file offset start + (whole - before)
+                    with self._cond:
+                        self._torn_at = start + whole - before
+                        self._cut_torn()
+                    done = whole
+                continue
             if self.failure:
                 with self._cond:
                     self.failure = ""
+                    self._torn_at = -1
+        with self._cond:
+            self._torn_at = -1
+
+    def _offset(self) -> int:
+        try:
+            return os.lseek(self.fd, 0, os.SEEK_CUR)
+        except OSError:
+            return -1
+
+    def _cut_torn(self) -> None:
+        """Cut a regular file back to the end of its last whole line (no torn line left)."""
+        at = self._torn_at
+        if at < 0:
+            return
+        try:
+            os.ftruncate(self.fd, at)
+            os.lseek(self.fd, at, os.SEEK_SET)
+        except OSError:
+            return
+        self._torn_at = -1
 
 
 def _settle_future(future: asyncio.Future[None]) -> None:
@@ -258,258 +339,126 @@ def _settle_future(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-class Chain:
-    """Numbers, links and writes the log lines of one process, one at a time, in order.
+class Log:
+    """Numbers, hashes, checkpoints and writes the log lines of one process, one at a time, in
+    order.
 
-    Lines are linked (numbered and hashed) in the caller's thread under one lock, in the order
-    they are queued, and written in that order by the sink; a line the sink cannot take now is
-    not linked at all, so the chain never has a gap.
+    Lines are appended (numbered, rendered and hashed into the tree) in the caller's thread
+    under one lock, in the order they are queued, and written in that order by the sink; a
+    line the sink cannot take now is not appended at all, so the log never has a gap.
     """
 
-    def __init__(self, write: Callable[[str], None] | None, render: Callable[[dict[str, Any]], str],
-                 timestamp: Callable[[], str], head_every: int = 1000,
-                 sink: InlineSink | ThreadSink | None = None) -> None:
-        self.chain_id = secrets.token_hex(16)
-        self.seq = 0
-        self.prev = GENESIS
-        self.signer: SigningKey | None = None
-        self.head_every = head_every
-        self.since_head = 0
+    def __init__(self, render: Callable[[dict[str, Any]], str], timestamp: Callable[[], str],
+                 checkpoint_every: int = 1000,
+                 sink: InlineSink | ThreadSink | None = None,
+                 write: Callable[[str], None] | None = None,
+                 origin_prefix: str = DEFAULT_ORIGIN_PREFIX) -> None:
+        self.log_id = secrets.token_hex(16)
+        self.origin = f"{origin_prefix}/{self.log_id}"
+        self.tree = CompactRange()
+        self.note_key: NoteKey | None = None
+        self.key_id = ""
+        self.checkpoint_every = checkpoint_every
+        self.since_checkpoint = 0
+        self.checkpoints = 0
         self.dropped = 0  # lines not written since the last log.dropped line
         if sink is None:
             assert write is not None, "a write function or a sink"
             sink = InlineSink(write)
         self.sink = sink
+        self.feeds: list[Feed] = []
         self._render = render
         self._timestamp = timestamp
         self._lock = threading.Lock()
 
-    def emit(self, event: dict[str, Any]) -> None:
-        """Link ``event`` to the chain, render it and queue it as one line. Raises
-        LogUnavailable for a required event the log cannot take; drops any other one."""
+    @property
+    def size(self) -> int:
+        """Lines appended so far."""
+        return self.tree.size
+
+    def set_signer(self, key: SigningKey | None) -> None:
+        """Sign checkpoints with ``key`` (the settlement key) under the key name ``origin``."""
+        with self._lock:
+            self.note_key = None if key is None else NoteKey.from_private(self.origin,
+                                                                          key.private)
+            self.key_id = "" if key is None else key.key_id
+
+    def add_feed(self, feed: Feed) -> None:
+        """Hand every later leaf and checkpoint to ``feed``, which starts from the tree as it
+        is (lines written before it was added included)."""
+        with self._lock:
+            feed.attach(self.tree)
+            self.feeds.append(feed)
+
+    def emit(self, event: dict[str, Any]) -> Receipt | None:
+        """Append ``event`` as one line; its receipt. Raises LogUnavailable for a required
+        event the log cannot take; drops any other one (None)."""
         name = event.get("event")
         required = name in REQUIRED_EVENTS
         force = name in FORCED_EVENTS
         with self._lock:
             try:
                 if self.dropped:
-                    self._emit({"event": "log.dropped", "level": "warning",
-                                "timestamp": self._timestamp(), "count": self.dropped}, force)
+                    self._append({"event": "log.dropped", "level": "warning",
+                                  "timestamp": self._timestamp(), "count": self.dropped}, force)
                     self.dropped = 0
-                self._emit(event, force)
+                receipt = self._append(event, force)
             except LogUnavailable:
                 if required:
                     raise
                 self.dropped += 1
-                return
-            if self.since_head >= self.head_every:
-                self._try_head("count")
+                return None
+            if self.since_checkpoint >= self.checkpoint_every:
+                self._try_checkpoint("count")
+            return receipt
 
-    async def written(self, seq: int, timeout: float) -> None:
-        """Until line ``seq`` is written by the sink (LogUnavailable after ``timeout``)."""
-        await self.sink.wait(seq, timeout)
+    async def written(self, count: int, timeout: float) -> None:
+        """Until the first ``count`` lines are written by the sink (LogUnavailable after
+        ``timeout``)."""
+        await self.sink.wait(count, timeout)
 
-    def sign_head(self, reason: str) -> None:
-        """Write a signed ``audit.head`` line now (not for ``interval`` when nothing moved)."""
+    def checkpoint(self, reason: str) -> None:
+        """Write a checkpoint line now (for ``interval``, only when lines came since the
+        last)."""
         with self._lock:
-            if reason != "interval" or self.since_head:
-                self._try_head(reason)
+            if reason != "interval" or self.since_checkpoint:
+                self._try_checkpoint(reason)
 
-    def _emit(self, event: dict[str, Any], force: bool = False) -> None:
+    def _append(self, event: dict[str, Any], force: bool = False) -> Receipt:
         problem = self.sink.problem(force)
         if problem:
             raise LogUnavailable(problem)
-        seq = self.seq + 1
-        event["chain"], event["seq"], event["prev"] = self.chain_id, seq, self.prev
-        line = self._render(event)
-        self.sink.put(seq, line + "\n")  # raises (and nothing moves) if it cannot take it
-        self.seq = seq
-        self.prev = hashlib.sha256(line.encode("utf-8")).hexdigest()
-        self.since_head += 1
-        last_seq.set(seq)
+        index = self.tree.size
+        event["log"], event["index"] = self.origin, index
+        data = self._render(event).encode("utf-8")
+        h = hashlib.sha256(b"\x00" + data).digest()
+        self.sink.put(index + 1, data + b"\n")  # raises (and nothing moves) if it cannot take it
+        self.tree.append(h)
+        for feed in self.feeds:
+            feed.leaf(h)
+        self.since_checkpoint += 1
+        return Receipt(self.origin, index, h)
 
-    def _try_head(self, reason: str) -> None:
+    def _try_checkpoint(self, reason: str) -> None:
         try:
-            self._head(reason)
+            self._checkpoint(reason)
         except LogUnavailable:
             pass  # the next line, or the next interval, tries again
 
-    def _head(self, reason: str) -> None:
-        key = self.signer
-        seq = self.seq + 1
-        event: dict[str, Any] = {"event": HEAD_EVENT, "level": "info",
-                                 "timestamp": self._timestamp(), "reason": reason,
-                                 "covers_seq": self.seq}
-        if key is None:
-            event.update(algorithm="NONE", key_id="", signature="")
-        else:
-            event.update(algorithm=ALGORITHM, key_id=key.key_id,
-                         signature=key.sign(head_bytes(self.chain_id, seq, self.prev,
-                                                       key.key_id)))
-        self._emit(event)
-        self.since_head = 0
-
-
-# --------------------------------------------------------------------------- verification
-
-
-@dataclass
-class Link:
-    where: str  # "FILE:LINE"
-    seq: int
-    prev: str
-    hash: str
-    event: dict[str, Any]
-
-
-@dataclass
-class ChainReport:
-    chain_id: str
-    links: list[Link] = field(default_factory=list)
-    problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, text)
-    notes: list[str] = field(default_factory=list)
-
-    def problem(self, kind: str, text: str) -> None:
-        self.problems.append((kind, text))
-
-
-@dataclass
-class LogReport:
-    chains: list[ChainReport]
-    # "FILE:LINE: why": lines that are not links (other programs' output on the same stream).
-    # Not failures by themselves: a link made unreadable shows as a gap in its chain.
-    unreadable: list[str]
-    unchained: int  # JSON lines without chain fields (not written by a chained service)
-
-    @property
-    def intact(self) -> bool:
-        return not any(c.problems for c in self.chains)
-
-
-def read_links(paths: Iterable[str]) -> LogReport:
-    chains: dict[str, ChainReport] = {}
-    unreadable: list[str] = []
-    unchained = 0
-    for path in paths:
-        with open(path, "rb") as f:
-            for number, raw in enumerate(f, 1):
-                where = f"{path}:{number}"
-                if not raw.strip():
-                    continue
-                try:
-                    event = json.loads(raw)
-                except ValueError:
-                    unreadable.append(f"{where}: not a JSON line (edited or cut)")
-                    continue
-                if not isinstance(event, dict) or not all(k in event for k in CHAIN_FIELDS):
-                    unchained += 1
-                    continue
-                chain, seq, prev = (event[k] for k in CHAIN_FIELDS)
-                if not isinstance(chain, str) or type(seq) is not int or not isinstance(prev, str):
-                    unreadable.append(f"{where}: chain fields of the wrong type (edited)")
-                    continue
-                report = chains.setdefault(chain, ChainReport(chain))
-                report.links.append(Link(where, seq, prev, line_hash(raw), event))
-    return LogReport(list(chains.values()), unreadable, unchained)
-
-
-def check_chain(c: ChainReport, keys: KeySet | None) -> None:
-    """Gaps, edits, reordering, repeats and forks of one chain, each named by its line."""
-    by_seq: dict[int, list[Link]] = defaultdict(list)
-    for link in c.links:
-        by_seq[link.seq].append(link)
-    # repeats and forks: one seq, several lines
-    for seq, links in sorted(by_seq.items()):
-        first = links[0]
-        for other in links[1:]:
-            if other.hash == first.hash:
-                c.problem("duplicate", f"{other.where}: repeats {first.where} (seq {seq})")
-            else:
-                c.problem("fork", f"{other.where}: a second, different line with seq {seq} "
-                                  f"(the other is {first.where})")
-    # reordering: a line after one with a higher seq
-    highest: Link | None = None
-    for link in c.links:
-        if highest is not None and link.seq < highest.seq and len(by_seq[link.seq]) == 1:
-            c.problem("order", f"{link.where}: seq {link.seq} comes after {highest.where} "
-                               f"(seq {highest.seq})")
-        if highest is None or link.seq > highest.seq:
-            highest = link
-    # gaps
-    seqs = sorted(by_seq)
-    if seqs and seqs[0] != 1:
-        c.problem("gap", f"{by_seq[seqs[0]][0].where}: the chain starts at seq {seqs[0]}; "
-                         f"seq 1 to {seqs[0] - 1} are missing")
-    for a, b in itertools.pairwise(seqs):
-        if b > a + 1:
-            missing = f"seq {a + 1}" if b == a + 2 else f"seq {a + 1} to {b - 1}"
-            c.problem("gap", f"{by_seq[b][0].where}: {missing} missing before this line "
-                             f"(after {by_seq[a][0].where})")
-    # edits: each line's prev must be the hash of the line before it
-    for seq in seqs:
-        for link in by_seq[seq]:
-            if seq == 1:
-                if link.prev != GENESIS:
-                    c.problem("edit", f"{link.where}: seq 1 must have prev {GENESIS[:8]}…")
-                continue
-            before = by_seq.get(seq - 1)
-            if before and not any(b.hash == link.prev for b in before):
-                c.problem("edit", f"{before[0].where}: this line (seq {seq - 1}) was changed: "
-                                  f"it no longer hashes to the prev of {link.where}")
-    # signed heads
-    last_head: Link | None = None
-    for link in c.links:
-        if link.event.get("event") != HEAD_EVENT:
-            continue
-        e = link.event
-        if e.get("algorithm") != ALGORITHM:
-            c.notes.append(f"{link.where}: unsigned head (the service had no signing key)")
-            continue
-        if keys is None:
-            c.notes.append(f"{link.where}: head signed by key {e.get('key_id')!r}, "
-                           "signature NOT checked (no --keys)")
-            last_head = link
-            continue
-        key = keys.get(str(e.get("key_id", "")))
-        good = key is not None and key.verify(str(e.get("signature", "")),
-                                              head_bytes(c.chain_id, link.seq, link.prev,
-                                                         key.key_id))
-        if not good:
-            why = "unknown key id" if key is None else "does not match"
-            c.problem("signature", f"{link.where}: head signature {why} (key "
-                                   f"{e.get('key_id')!r})")
-        else:
-            last_head = link
-    if c.links:
-        end = max(c.links, key=lambda x: x.seq)
-        if last_head is None:
-            c.notes.append("no signed head: the chain's end is not vouched for (lines cut "
-                           "from the end would not show)")
-        elif last_head.seq != end.seq or last_head.event.get("reason") != "shutdown":
-            after = end.seq - last_head.seq
-            c.notes.append(f"{after} line(s) after the last signed head ({last_head.where}); "
-                           "no shutdown head: lines cut from the end, or a crash, look the same")
-
-
-def check_logs(paths: Iterable[str], keys: KeySet | None = None) -> LogReport:
-    report = read_links(paths)
-    for c in report.chains:
-        check_chain(c, keys)
-    return report
-
-
-def describe(report: LogReport, keys_checked: bool) -> list[str]:
-    out = []
-    for c in report.chains:
-        span = (f"seq {min(x.seq for x in c.links)} to {max(x.seq for x in c.links)}"
-                if c.links else "empty")
-        verdict = "INTACT" if not c.problems else f"{len(c.problems)} PROBLEM(S)"
-        out.append(f"chain {c.chain_id}: {len(c.links)} lines, {span}: {verdict}")
-        out += [f"  - {kind}: {text}" for kind, text in c.problems]
-        out += [f"  note: {n}" for n in c.notes]
-    out += [f"note: not a link: {u}" for u in report.unreadable]
-    if report.unchained:
-        out.append(f"note: {report.unchained} JSON line(s) without chain fields were skipped")
-    if not keys_checked:
-        out.append("head signatures were NOT checked: give --keys KEYS.json")
-    return out
+    def _checkpoint(self, reason: str) -> None:
+        checkpoint = Checkpoint(self.origin, self.tree.size, self.tree.root())
+        text = checkpoint.text()
+        key = self.note_key
+        note = sign(text, key) if key is not None else text
+        event: dict[str, Any] = {
+            "event": CHECKPOINT_EVENT, "level": "info", "timestamp": self._timestamp(),
+            "reason": reason, "size": checkpoint.size,
+            "root": base64.b64encode(checkpoint.root).decode("ascii"),
+            "signed": key is not None, "key_id": self.key_id, "checkpoint": note,
+        }
+        self._append(event, force=reason == "shutdown")
+        self.since_checkpoint = 0
+        self.checkpoints += 1
+        if key is not None:
+            for feed in self.feeds:
+                feed.checkpoint(checkpoint, note)

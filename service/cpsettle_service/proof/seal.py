@@ -11,9 +11,8 @@ leave the server process (api/pool.py).
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -27,7 +26,7 @@ from .integrity import ENGINE_VERSION, engine_digest
 from .keys import ALGORITHM, KeySet, SigningKey
 from .times import millis_text, now_ms
 
-__all__ = ["UNSIGNED", "Issued", "Prepared", "Sealer", "last_issued", "late_fields"]
+__all__ = ["UNSIGNED", "Issued", "Prepared", "Sealed", "Sealer", "late_fields"]
 
 UNSIGNED = "NONE"
 
@@ -45,10 +44,14 @@ class Prepared:
     event: dict[str, Any] | None
 
 
-# The settlement this task or thread sealed last (``Sealer.seal``), for the caller that must
-# account for it if it cannot be delivered.
-last_issued: contextvars.ContextVar[Issued | None] = contextvars.ContextVar(
-    "last_issued", default=None)
+class Sealed(NamedTuple):
+    """What ``Sealer.seal`` (or ``finish``) issued: the whole ``Settlement`` bytes and the
+    settlement as issued (its ids and, once its ``settlement.issued`` line is in the audit log,
+    that line's receipt). ``issued`` is None when nothing was logged (no audit log): nothing to
+    account for."""
+
+    data: bytes
+    issued: Issued | None
 
 # --------------------------------------------------------------------------- the seal's fields
 
@@ -115,12 +118,13 @@ class Sealer:
         self._clock = clock
 
     def seal(self, body: bytes, request_bytes: bytes, profile_digest: str,
-             settlement: Settlement) -> bytes:
+             settlement: Settlement) -> Sealed:
         """The whole ``Settlement`` bytes: ``body`` (its fields 1-9, written by ``api.wire``
         from ``settlement``, answering the request whose deterministic serialization is
         ``request_bytes``) followed by the ids and digests, the time of issue, the signature and
         the currency; logs ``settlement.issued``. ``clock`` gives the time of issue in whole
-        milliseconds since the epoch."""
+        milliseconds since the epoch. Returns the bytes and what was issued, its receipt with
+        it."""
         return self.finish(self.prepare(body, request_bytes, profile_digest, settlement))
 
     def prepare(self, body: bytes, request_bytes: bytes, profile_digest: str,
@@ -145,9 +149,10 @@ class Sealer:
                                  request_bytes if self.include_request else None)
         return Prepared(content, late, digest, Issued(sid, settlement.context.hand_id), event)
 
-    def finish(self, prepared: Prepared) -> bytes:
+    def finish(self, prepared: Prepared) -> Sealed:
         """The other half of ``seal``: the time of issue and the signature; logs
-        ``settlement.issued`` (when ``prepared`` carries its event)."""
+        ``settlement.issued`` (when ``prepared`` carries its event) and returns its receipt
+        with the bytes."""
         digest = prepared.digest
         issued_ms = self._clock()
         issued_at = millis_text(issued_ms)
@@ -157,14 +162,20 @@ class Sealer:
         else:
             value = key.sign(signed_bytes(digest, issued_at, key.key_id))
             tail = _seal_fields(digest, issued_ms, ALGORITHM, key.key_id, value)
+        data = prepared.content + tail + prepared.late
         if self.log is not None and prepared.event is not None:
             event = prepared.event
             event["issued_at"] = issued_at
             event["signed"] = key is not None
             event["key_id"] = key.key_id if key is not None else ""
-            self.log.info(ISSUED, **event)
-            last_issued.set(prepared.issued)
-        return prepared.content + tail + prepared.late
+            append = getattr(self.log, "append", None)  # the audit log's: with the receipt
+            receipt = None
+            if append is not None:
+                receipt = append(ISSUED, **event)
+            else:  # a plain logger (an embedder's): no receipt
+                self.log.info(ISSUED, **event)
+            return Sealed(data, prepared.issued._replace(receipt=receipt))
+        return Sealed(data, None)
 
     def not_delivered(self, issued: list[Issued], reason: str, detail: str = "") -> None:
         """Log ``settlement.not_delivered`` for each settlement sealed (and logged as issued)
