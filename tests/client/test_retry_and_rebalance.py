@@ -16,7 +16,6 @@ import itertools
 import threading
 import time
 from concurrent import futures
-from pathlib import Path
 from typing import Any, Iterator
 
 import grpc
