@@ -101,3 +101,14 @@ def test_an_unreachable_plaintext_port_gets_no_tls_hint(capsys: pytest.CaptureFi
     code, _, err = run(capsys, "settle", write(tmp_path, TABLE), "--server", "127.0.0.1:1",
                        "--timeout", "1")
     assert code == 3 and "UNAVAILABLE" in err and "--tls" not in err
+
+
+def test_page_writes_the_settle_page(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "settle.html"
+    code, _, err = run(capsys, "page", "-o", str(out), "--service", "https://cpsettle:8080/")
+    assert code == 0, err
+    text = out.read_text()
+    assert 'value="https://cpsettle:8080"' in text
+    assert "connect-src https://cpsettle:8080;" in text and "script-src 'sha256-" in text
+    code, _, err = run(capsys, "page", "-o", str(out), "--service", "javascript:alert(1)")
+    assert code == 2 and "not an http(s) address" in err

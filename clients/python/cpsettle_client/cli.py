@@ -256,10 +256,11 @@ def build_parser() -> argparse.ArgumentParser:
     _output(p)
     p.set_defaults(func=cmd_evaluate)
 
-    from . import proof, views
+    from . import proof, views, web
 
     proof.add_parsers(sub, _connection)
     views.hand.add_parser(sub)
+    web.add_parser(sub)
 
     p = sub.add_parser("replay", help="settle a stored request again and list every difference")
     p.add_argument("request", help="the SettleRequest JSON")
