@@ -9,6 +9,7 @@ byte) as over gRPC. Calls over HTTP pass the same tokens, limits, metrics and lo
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -220,7 +221,40 @@ def test_http_calls_are_counted_and_logged_as_calls(server: ServerHandle, http: 
     assert issued[0]["rpc"] == "Settle" and issued[0]["settlement_id"]
 
 
-@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_cors_is_off_unless_an_origin_is_allowed(server: ServerHandle, http: httpx.Client,
+                                                 tmp_path: Path) -> None:
+    preflight = {"origin": "https://tables.example.com",
+                 "access-control-request-method": "POST",
+                 "access-control-request-headers": "content-type,connect-protocol-version"}
+    # the module's server allows no origin: no CORS header on any answer
+    answer = http.options(url(server, "Settle"), headers=preflight)
+    assert "access-control-allow-origin" not in answer.headers
+    answer = http.post(url(server, "Settle"), json=TABLE, headers={"origin": preflight["origin"]})
+    assert answer.status_code == 200 and "access-control-allow-origin" not in answer.headers
+
+    allowed = start_http_server(tmp_path / "cors.sock",
+                                http_cors_origins="https://tables.example.com, https://b.example")
+    try:
+        answer = http.options(url(allowed, "Settle"), headers=preflight)
+        assert answer.status_code == 204
+        assert answer.headers["access-control-allow-origin"] == "https://tables.example.com"
+        assert "POST" in answer.headers["access-control-allow-methods"]
+        assert {"content-type", "connect-protocol-version", "authorization"} <= {
+            h.strip() for h in answer.headers["access-control-allow-headers"].split(",")}
+        answer = http.post(url(allowed, "Settle"), json=TABLE,
+                           headers={"origin": "https://tables.example.com"})
+        assert answer.status_code == 200
+        assert answer.headers["access-control-allow-origin"] == "https://tables.example.com"
+        assert "grpc-status-details-bin" in answer.headers["access-control-expose-headers"]
+        other = http.options(url(allowed, "Settle"),
+                             headers={**preflight, "origin": "https://evil.example"})
+        assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
+    finally:
+        stop_server(allowed)
+
+
+@pytest.mark.skipif(shutil.which("curl") is None and os.environ.get("CI") != "true",
+                    reason="curl is not installed (.ci/run installs it)")
 def test_curl_as_the_readme_shows(server: ServerHandle, tmp_path: Path) -> None:
     table = tmp_path / "table.json"
     table.write_text(json.dumps(TABLE))
@@ -232,3 +266,22 @@ def test_curl_as_the_readme_shows(server: ServerHandle, tmp_path: Path) -> None:
     assert answer["settlement"]["context"]["handId"] == TABLE["handId"]
     nets = {p["playerId"]: int(p["netMoney"]) for p in answer["settlement"]["players"]}
     assert sum(nets.values()) == 0 and set(nets) == {"A", "B", "C", "D"}
+
+
+@pytest.mark.parametrize("env,says", [
+    ({"CPSETTLE_HTTP_PORT": "70000"}, "CPSETTLE_HTTP_PORT must be 0-65535"),
+    ({"CPSETTLE_HTTP_PORT": "9464"}, "CPSETTLE_HTTP_PORT must differ"),
+    ({"CPSETTLE_HTTP_CORS_ORIGINS": "tables.example.com"}, "is not an origin"),
+    ({"CPSETTLE_MAX_CONNECTION_AGE_SECONDS": "-1"}, "must be 0 or more"),
+    ({"CPSETTLE_KEEPALIVE_TIME_SECONDS": "0"}, "must be at least 1"),
+])
+def test_settings_of_the_http_port_and_connections_are_checked(env: dict[str, str],
+                                                               says: str) -> None:
+    from cpsettle_service.config import Settings
+    from cpsettle_service.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=says):
+        Settings.from_env(env)
+    good = Settings.from_env({"CPSETTLE_HTTP_PORT": "8080",
+                              "CPSETTLE_HTTP_CORS_ORIGINS": "https://a.example/, *"})
+    assert good.http_port == 8080 and good.cors_origins == ("https://a.example", "*")
