@@ -70,6 +70,13 @@ class Settings:
     tls_key_file: str = ""
     tls_client_ca_file: str = ""
     auth_tokens_file: str = ""
+    # Refuse to start unless callers must authenticate: client certificates
+    # (CPSETTLE_TLS_CLIENT_CA_FILE) or bearer tokens (CPSETTLE_AUTH_TOKENS_FILE). The prod
+    # overlay sets it, with mutual TLS as its default.
+    require_caller_auth: bool = False
+    # grpc's channelz service (connections, sockets, calls per channel) on the plaintext
+    # admin port (CPSETTLE_HEALTH_PORT), for debugging stuck connections: off by default.
+    channelz: bool = False
     # OTLP/gRPC collector address (e.g. http://otel-collector:4317): spans are exported when set
     # (needs the `otel` extra). Empty = no spans.
     otel_endpoint: str = ""
@@ -164,6 +171,12 @@ class Settings:
             out.append("CPSETTLE_TLS_CERT_FILE and CPSETTLE_TLS_KEY_FILE go together")
         if self.tls_client_ca_file and not self.tls_cert_file:
             out.append("CPSETTLE_TLS_CLIENT_CA_FILE needs CPSETTLE_TLS_CERT_FILE")
+        if self.require_caller_auth and not (self.tls_client_ca_file or self.auth_tokens_file):
+            out.append("CPSETTLE_REQUIRE_CALLER_AUTH needs CPSETTLE_TLS_CLIENT_CA_FILE (mutual "
+                       "TLS) or CPSETTLE_AUTH_TOKENS_FILE (bearer tokens)")
+        if self.channelz and not self.health_port:
+            out.append("CPSETTLE_CHANNELZ needs CPSETTLE_HEALTH_PORT (channelz is served on "
+                       "that admin port only)")
         return out
 
     @property

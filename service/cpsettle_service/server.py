@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -37,12 +37,13 @@ from .proof.digests import profile_digest
 from .proof.integrity import PACKAGE_VERSION, check_installation
 from .proof.keys import load_signing_key, published_keys
 from .proof.seal import Sealer
-from .security import TokenChecker, server_credentials
+from .security import CertificateFiles, CertificateProblem, TokenChecker, server_credentials
 
 VERSION = PACKAGE_VERSION  # one version: the installed package's (pyproject.toml)
 LIVENESS = "liveness"
 HEALTH_SERVICE = "grpc.health.v1.Health"
 REFLECTION_SERVICE = "grpc.reflection.v1alpha.ServerReflection"
+TLS_REFRESH_SECONDS = 10.0  # how often the certificate files are looked at without a handshake
 
 
 @dataclass
@@ -58,6 +59,9 @@ class Running:
     draining: bool = False
     # SettleStream's worker processes (None: streams settle in this process)
     pool: StreamPool | None = None
+    # The TLS files, read again when they change (None: plaintext)
+    certificates: CertificateFiles | None = None
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # The HTTP/JSON port (CPSETTLE_HTTP_PORT, api/connect), when configured.
     http: HttpListener | None = None
 
@@ -70,6 +74,7 @@ class Running:
         audit_chain = chain()
         if audit_chain is None:
             return
+        metrics.watch_audit_sink(audit_chain.sink.state)
         loop = asyncio.get_running_loop()
         log = get_logger("cpsettle.server")
 
@@ -92,6 +97,15 @@ class Running:
         )
         for name in ("", SERVICE_NAME):
             await self.health.set(name, status)
+        metrics.READY.set(1 if serving else 0)
+
+    async def refresh_certificates(self) -> None:
+        """Look at the TLS files every few seconds, so a renewal shows in the expiry metric
+        (and is ready for the next handshake) even while no new connection comes."""
+        assert self.certificates is not None
+        while True:
+            await asyncio.sleep(TLS_REFRESH_SECONDS)
+            self.certificates.refresh()
 
     async def drain(self) -> None:
         """Stop taking calls, let accepted ones finish within the grace period (streams end at
@@ -106,6 +120,8 @@ class Running:
         """Stop the server (calls in flight get ``grace`` seconds), then the health port and
         the stream workers: no worker process outlives the server. The HTTP port drains beside
         the gRPC one."""
+        for task in self.tasks:
+            task.cancel()
         if self.http is not None:
             await asyncio.gather(self.server.stop(grace), self.http.stop(grace))
         else:
@@ -115,6 +131,15 @@ class Running:
             await self.health_server.stop(0)
         if self.pool is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
+
+
+def service_methods() -> list[tuple[str, str]]:
+    """(method, grpc_type) of every RPC of the settlement service, as the metrics name them."""
+    from cpsettle.v1 import settlement_pb2
+
+    service = settlement_pb2.DESCRIPTOR.services_by_name["SettlementService"]
+    return [(m.name, "bidi_stream" if m.client_streaming or m.server_streaming else "unary")
+            for m in service.methods]
 
 
 def load_registry(settings: Settings) -> ProfileRegistry:
@@ -191,7 +216,12 @@ async def build_server(
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
-    credentials = server_credentials(settings)
+    certificates = None
+    if settings.tls_cert_file:
+        log = get_logger("cpsettle.server")
+        certificates = CertificateFiles.from_settings(
+            settings, lambda result, detail: log.warning(f"tls.{result}", detail=detail))
+    credentials = server_credentials(settings, certificates)
     if credentials is not None:
         port = server.add_secure_port(settings.address, credentials)
     else:
@@ -199,7 +229,10 @@ async def build_server(
     if not settings.unix_socket and port == 0:
         raise RuntimeError(f"could not bind {settings.address}")
     await server.start()
-    running = Running(server, health_servicer, port, settings, servicer=servicer, pool=pool)
+    running = Running(server, health_servicer, port, settings, servicer=servicer, pool=pool,
+                      certificates=certificates)
+    if certificates is not None:
+        running.tasks.append(asyncio.create_task(running.refresh_certificates()))
     if settings.http_port:
         running.http = await start_connect(settings, interceptor, handler)
     if settings.health_port:
@@ -246,9 +279,15 @@ async def start_health_server(
 ) -> tuple[grpc.aio.Server, int]:
     """A plaintext listener that serves only ``grpc.health.v1`` (the same servicer, so the same
     statuses): the kubelet's native gRPC probes cannot speak TLS, the main port may. Any other
-    method on it is UNIMPLEMENTED; settlements never travel in plaintext."""
+    method on it is UNIMPLEMENTED; settlements never travel in plaintext. With
+    ``CPSETTLE_CHANNELZ`` it is also the admin port of grpc's channelz service (the process's
+    channels, servers and sockets, the main port's included), reached by port-forward only."""
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)], maximum_concurrent_rpcs=64)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    if settings.channelz:
+        from grpc_channelz.v1 import channelz
+
+        channelz.add_channelz_servicer(server)
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     port = server.add_insecure_port(f"{host}:{settings.health_port}")
     if port == 0:
@@ -296,7 +335,12 @@ async def serve(settings: Settings) -> int:
                              "engine_digest": sealer.engine_digest})
     metrics.SIGNING_ENABLED.set(1 if sealer.key is not None else 0)
     metrics.MAX_CONCURRENT_RPCS.set(settings.max_concurrent_rpcs)
-    running = await build_server(settings, registry, sealer)
+    metrics.prime(SERVICE_NAME, service_methods())
+    try:
+        running = await build_server(settings, registry, sealer)
+    except CertificateProblem as e:
+        log.error("tls.unusable", reason=str(e))
+        return 2
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -319,6 +363,9 @@ async def serve(settings: Settings) -> int:
         tls=bool(settings.tls_cert_file),
         otel_endpoint=settings.otel_endpoint or None,
         mutual_tls=bool(settings.tls_client_ca_file),
+        caller_tokens=bool(settings.auth_tokens_file),
+        tls_expires=running.certificates.not_after if running.certificates else None,
+        channelz=settings.channelz,
         profiles=[
             {"name": e.profile.name, "version": e.profile.version, "source": e.source,
              "digest": profile_digest(e.profile)}
@@ -334,6 +381,7 @@ async def serve(settings: Settings) -> int:
                 audit_chain.sign_head("interval")
     log.info("service.draining", grace_seconds=settings.grace_seconds)
     await running.drain()
+    tracing.shutdown()  # the spans still batched go out before the process ends
     log.info("service.stopped")
     if audit_chain is not None:
         audit_chain.sign_head("shutdown")

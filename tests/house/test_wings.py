@@ -33,7 +33,7 @@ ALLOWED.update({
     f"{S}.profile_files": DOMAIN,
     f"{S}.proof": DOMAIN | {f"{S}.errors", f"{S}.config", f"{S}.wireformat"},
     f"{S}.observability": DOMAIN | {f"{S}.errors", f"{S}.config", f"{S}.proof"},
-    f"{S}.security": {f"{S}.errors", f"{S}.config"},
+    f"{S}.security": {f"{S}.errors", f"{S}.config", f"{S}.observability"},
 })
 BELOW_API = set(ALLOWED)
 ALLOWED.update({

@@ -145,8 +145,11 @@ def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
     settings = dataclasses.replace(
         settings, host="127.0.0.1", port=0, health_port=free_port(), metrics_port=0,
         tls_cert_file=server_cert.cert_file, tls_key_file=server_cert.key_file,
+        tls_client_ca_file=ca.cert_file,  # the overlay's ca.crt: callers need a certificate
         signing_key_file=str(key_file), profile_dir=str(REPO / "deploy" / "base" / "profiles"),
     )
+    assert settings.require_caller_auth
+    caller = ca.issue(tmp_path, "table-software", server=False)
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True, name="prod-env-loop").start()
     running = asyncio.run_coroutine_threadsafe(build_server(settings), loop).result(30)
@@ -160,7 +163,13 @@ def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
                 plain.health()
             assert e.value.code is grpc.StatusCode.UNAVAILABLE
         with SettlementClient(handle.address, tls=TlsConfig(ca_file=ca.cert_file),
-                              timeout=5) as c:
+                              timeout=5) as anonymous:  # TLS without a client certificate
+            with pytest.raises(SettlementError) as e:
+                anonymous.settle(good_request("prod-env-anonymous"))
+            assert e.value.code is grpc.StatusCode.UNAVAILABLE
+        tls = TlsConfig(ca_file=ca.cert_file, cert_file=caller.cert_file,
+                        key_file=caller.key_file)
+        with SettlementClient(handle.address, tls=tls, timeout=5) as c:
             request = good_request("prod-env-hand")
             request.preset = "house-western-500"
             settlement = c.settle(request).settlement

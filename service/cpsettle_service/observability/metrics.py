@@ -145,3 +145,58 @@ class CountedAuditLog:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._log, name)
+
+
+# ---- readiness, the audit log's sink, the serving certificate (docs/RUNBOOK.md): what the
+# alerts need to see a replica that answers probes but takes no settlements.
+READY = Gauge(
+    "cpsettle_ready",
+    "1 while readiness is SERVING (the replica takes settlement calls), 0 while NOT_SERVING "
+    "(starting, draining, or its audit log stuck).",
+    registry=REGISTRY,
+)
+AUDIT_LOG_STUCK = Gauge(
+    "cpsettle_audit_log_stuck",
+    "1 while the audit log's sink takes no lines (a pipe nobody reads, a closed pipe, a full "
+    "disk): settlements fail UNAVAILABLE and readiness is NOT_SERVING.",
+    registry=REGISTRY,
+)
+AUDIT_LOG_QUEUED = Gauge(
+    "cpsettle_audit_log_queued_lines",
+    "Log lines waiting for the audit log's sink (at most CPSETTLE_AUDIT_LOG_QUEUE_LINES).",
+    registry=REGISTRY,
+)
+TLS_CERT_EXPIRY = Gauge(
+    "cpsettle_tls_certificate_expiry_timestamp_seconds",
+    "Unix time at which the serving certificate (CPSETTLE_TLS_CERT_FILE, as last loaded) "
+    "expires.",
+    registry=REGISTRY,
+)
+TLS_RELOADS = Counter(
+    "cpsettle_tls_reloads_total",
+    "Certificate files read again after a change on disk: result=loaded (new connections get "
+    "them) or rejected (unreadable, or the key does not match the certificate: the previous "
+    "ones stay).",
+    ["result"],
+    registry=REGISTRY,
+)
+
+
+def watch_audit_sink(state: Any) -> None:
+    """Read the sink's ``state() -> (stuck, queued)`` at each scrape (no cost per line)."""
+    AUDIT_LOG_STUCK.set_function(lambda: float(state()[0]))
+    AUDIT_LOG_QUEUED.set_function(lambda: float(state()[1]))
+
+
+def prime(service: str, methods: list[tuple[str, str]]) -> None:
+    """Create every method's call series at zero before the first call: ``rate()`` sees no
+    increase in a series' first sample, so the first failures of a code a process has not had
+    yet (a stuck audit log's UNAVAILABLE) would not count in the error ratios and SLOs at all.
+    ``methods``: (name, grpc_type) pairs; unary ones get the unary histogram, streams theirs."""
+    import grpc
+
+    for name, kind in methods:
+        STARTED.labels(kind, service, name)
+        (HANDLING if kind == "unary" else STREAM_HANDLING).labels(kind, service, name)
+        for code in grpc.StatusCode:
+            HANDLED.labels(kind, service, name, code.name)

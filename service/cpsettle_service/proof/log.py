@@ -92,6 +92,10 @@ class InlineSink:
     def flush(self, timeout: float) -> bool:
         return True
 
+    def state(self) -> tuple[bool, int]:
+        """(stuck, lines waiting): a failed write raises at once, nothing waits."""
+        return False, 0
+
 
 class ThreadSink:
     """Writes lines to a file descriptor from its own thread, so a sink that blocks or fails
@@ -188,6 +192,13 @@ class ThreadSink:
                     return False
                 self._cond.wait(left)
         return True
+
+    def state(self) -> tuple[bool, int]:
+        """(stuck, lines waiting) now, for the metrics (read at each scrape): stuck while a
+        write fails, one has been blocked for more than ``stall_seconds`` or the queue is full,
+        whether or not a call has asked since."""
+        with self._cond:
+            return bool(self.stuck or self._why_stuck()), len(self._lines)
 
     def _set_stuck(self, stuck: bool) -> None:
         with self._cond:
