@@ -106,6 +106,8 @@ class Running:
         while True:
             await asyncio.sleep(TLS_REFRESH_SECONDS)
             self.certificates.refresh()
+            if self.http is not None:  # the HTTP port's handshakes take the new files too
+                self.http.reload_tls()
 
     async def drain(self) -> None:
         """Stop taking calls, let accepted ones finish within the grace period (streams end at

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import ssl
 import subprocess
 from pathlib import Path
 from typing import Any, Iterator
@@ -285,3 +286,46 @@ def test_settings_of_the_http_port_and_connections_are_checked(env: dict[str, st
     good = Settings.from_env({"CPSETTLE_HTTP_PORT": "8080",
                               "CPSETTLE_HTTP_CORS_ORIGINS": "https://a.example/, *"})
     assert good.http_port == 8080 and good.cors_origins == ("https://a.example", "*")
+
+
+def test_https_with_the_grpc_ports_certificates_read_again_when_renewed(tmp_path: Path) -> None:
+    import shutil as files
+
+    from tests.hardening.certs import Authority
+
+    ca = Authority.create(tmp_path, "http-ca")
+    first = ca.issue(tmp_path, "server-1", server=True)
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    files.copyfile(first.cert_file, cert)
+    files.copyfile(first.key_file, key)
+    handle = start_http_server(tmp_path / "tls.sock", tls_cert_file=str(cert),
+                               tls_key_file=str(key))
+    try:
+        https = url(handle, "Settle", scheme="https")
+        with httpx.Client(verify=trust(ca.cert_file), timeout=10) as client:
+            assert client.post(https, json=TABLE).status_code == 200
+        with httpx.Client(timeout=10) as plain, pytest.raises(httpx.HTTPError):
+            plain.post(url(handle, "Settle"), json=TABLE)  # plaintext to an HTTPS port
+
+        renewed = Authority.create(tmp_path, "renewed-ca")
+        second = renewed.issue(tmp_path, "server-2", server=True)
+        files.copyfile(second.key_file, key)  # half renewed: a key of another certificate
+        assert handle.run(_reload(handle)) is False
+        files.copyfile(second.cert_file, cert)
+        assert handle.run(_reload(handle)) is True
+        with httpx.Client(verify=trust(renewed.cert_file), timeout=10) as client:
+            assert client.post(https, json=TABLE).status_code == 200
+        with httpx.Client(verify=trust(ca.cert_file), timeout=10) as old, \
+                pytest.raises(httpx.ConnectError):
+            old.post(https, json=TABLE)
+    finally:
+        stop_server(handle)
+
+
+def trust(ca_file: str) -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=ca_file)
+
+
+async def _reload(handle: ServerHandle) -> bool:
+    assert handle.running.http is not None
+    return handle.running.http.reload_tls()

@@ -7,7 +7,8 @@ gets a free one for tests). The service keeps SIGTERM: uvicorn's own signal hand
 installed, and ``stop`` drains it beside the gRPC server (connections closed once their call
 is answered, within the grace period). With ``CPSETTLE_TLS_CERT_FILE`` the port speaks only
 HTTPS (TLS 1.2 or later), with client certificates from ``CPSETTLE_TLS_CLIENT_CA_FILE``
-required as on the gRPC port.
+required as on the gRPC port; the files are read again when they change (``reload_tls``, on
+the server's certificate refresh), as the gRPC port's are.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import ssl
 from typing import Any, Iterator
@@ -67,6 +69,19 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _signature(settings: Settings) -> tuple[tuple[int, int, int], ...]:
+    """The TLS files' inode, size and modification time (a Secret volume swaps a symlink)."""
+    out = []
+    for path in (settings.tls_cert_file, settings.tls_key_file, settings.tls_client_ca_file):
+        if path:
+            try:
+                st = os.stat(path)
+            except OSError:
+                return ()
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
 class _Embedded(uvicorn.Server):
     """uvicorn without its signal handlers: the service's SIGTERM drains every port."""
 
@@ -78,10 +93,34 @@ class _Embedded(uvicorn.Server):
 class HttpListener:
     """A running HTTP port: ``port``, and ``stop``."""
 
-    def __init__(self, server: _Embedded, task: asyncio.Task[None], port: int) -> None:
+    def __init__(self, server: _Embedded, task: asyncio.Task[None], port: int,
+                 settings: Settings, tls: ssl.SSLContext | None = None) -> None:
         self.server = server
         self.task = task
         self.port = port
+        self.settings = settings
+        self.tls = tls
+        self._files = _signature(settings)
+
+    def reload_tls(self) -> bool:
+        """Read the certificate files again when they changed (a renewed Secret): the next
+        handshakes use them, open connections keep theirs. Files that do not load (half
+        written, a key of another certificate) are ignored until they change again; True when
+        new files were loaded."""
+        if self.tls is None:
+            return False
+        files = _signature(self.settings)
+        if files == self._files:
+            return False
+        self._files = files
+        try:
+            tls_context(self.settings)  # a scratch context first: the live one stays whole
+            self.tls.load_cert_chain(self.settings.tls_cert_file, self.settings.tls_key_file)
+            if self.settings.tls_client_ca_file:
+                self.tls.load_verify_locations(self.settings.tls_client_ca_file)
+        except (OSError, ssl.SSLError):
+            return False
+        return True
 
     async def stop(self, grace: float | None) -> None:
         """Stop taking connections; calls in flight get ``grace`` seconds (None: as long as
@@ -113,4 +152,4 @@ async def start_http(app: Any, settings: Settings, port: int | None = None) -> H
             task.result()  # its start-up error
             raise RuntimeError("the HTTP port stopped as it started")
         await asyncio.sleep(0.005)
-    return HttpListener(server, task, sock.getsockname()[1])
+    return HttpListener(server, task, sock.getsockname()[1], settings, tls)
