@@ -154,9 +154,8 @@ async def build_server(
                                   log_timeout=settings.audit_log_stall_seconds,
                                   live=interceptor.live)
     workers = default_size() if settings.stream_workers == 0 else settings.stream_workers
-    pool = (StreamPool(workers, stream_worker.init,
-                       (settings.profile_dir, sealer.include_request), stream_worker.settle_chunk,
-                       settings.stream_worker_nice)
+    pool = (StreamPool(workers, stream_worker.__name__,
+                       (settings.profile_dir, sealer.include_request), settings.stream_worker_nice)
             if workers > 0 else None)
     server.add_generic_rpc_handlers(
         (generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes,

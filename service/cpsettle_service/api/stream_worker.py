@@ -8,8 +8,6 @@ do the counters it moved, for the server to write and add.
 
 from __future__ import annotations
 
-import os
-import signal
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -20,7 +18,7 @@ from cpsettle.v1 import settlement_pb2 as pb
 from ..audit import Prepared, Sealer
 from ..domain.profile import ProfileRegistry
 from . import wire
-from .pool import HandResult, counts, die_with
+from .pool import HandResult, counts
 from .profiles import ProfileResolver
 from .servicer import SettlementServicer
 from .stream import audit_parts
@@ -69,13 +67,10 @@ _worker: tuple[Any, _PreparingSealer, _Lines] | None = None
 _counted: dict[tuple[int, tuple[str, ...]], float] = {}
 
 
-def init(profile_dir: str, include_request: bool, parent_pid: int, nice: int) -> None:
+def init(profile_dir: str, include_request: bool) -> None:
+    """Set this worker up (``workers.worker_main`` has already made it a worker: signals,
+    niceness, the watch on the server process)."""
     global _worker
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server drains on these, then closes us
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    die_with(parent_pid)
-    if nice:
-        os.nice(nice)
     registry = ProfileRegistry.builtin()
     if profile_dir:  # read again here: the server read it at start, and refused it if invalid
         registry = registry.with_directory(profile_dir)
