@@ -20,6 +20,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from .api import stream_worker, wire
 from .api.interceptors import ServiceInterceptor
+from .api.offload import Offload
 from .api.pool import StreamPool, default_size
 from .api.profiles import ProfileResolver, profile_digest
 from .api.servicer import SERVICE_NAME, SettlementServicer, generic_handler
@@ -53,6 +54,8 @@ class Running:
     draining: bool = False
     # SettleStream's worker processes (None: streams settle in this process)
     pool: StreamPool | None = None
+    # the worker processes of unary calls whose engine work may run long (None: none)
+    offload: Offload | None = None
 
     def watch_audit_log(self) -> None:
         """Readiness follows the audit log: NOT_SERVING while it cannot take events."""
@@ -100,6 +103,8 @@ class Running:
             await self.health_server.stop(0)
         if self.pool is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
+        if self.offload is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.offload.close)
 
 
 def load_registry(settings: Settings) -> ProfileRegistry:
@@ -150,9 +155,13 @@ async def build_server(
         maximum_concurrent_rpcs=4 * (settings.max_concurrent_rpcs
                                      + settings.max_concurrent_streams) + 64,
     )
+    engine = default_size() if settings.engine_workers == 0 else settings.engine_workers
+    offload = (Offload(engine, stream_worker.__name__,
+                       (settings.profile_dir, sealer.include_request), settings.engine_worker_nice)
+               if engine > 0 else None)
     servicer = SettlementServicer(ProfileResolver(registry), sealer,
                                   log_timeout=settings.audit_log_stall_seconds,
-                                  live=interceptor.live)
+                                  live=interceptor.live, offload=offload)
     workers = default_size() if settings.stream_workers == 0 else settings.stream_workers
     pool = (StreamPool(workers, stream_worker.__name__,
                        (settings.profile_dir, sealer.include_request), settings.stream_worker_nice)
@@ -183,7 +192,8 @@ async def build_server(
     if not settings.unix_socket and port == 0:
         raise RuntimeError(f"could not bind {settings.address}")
     await server.start()
-    running = Running(server, health_servicer, port, settings, servicer=servicer, pool=pool)
+    running = Running(server, health_servicer, port, settings, servicer=servicer, pool=pool,
+                      offload=offload)
     if settings.health_port:
         running.health_server, running.health_port = await start_health_server(
             settings, health_servicer
@@ -250,6 +260,8 @@ async def serve(settings: Settings) -> int:
     metrics.SIGNING_ENABLED.set(1 if sealer.key is not None else 0)
     metrics.MAX_CONCURRENT_RPCS.set(settings.max_concurrent_rpcs)
     running = await build_server(settings, registry, sealer)
+    if running.offload is not None:  # the fork server and a first worker, in the background
+        warm = asyncio.get_running_loop().create_task(running.offload.workers.prestart())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -283,6 +295,8 @@ async def serve(settings: Settings) -> int:
         except asyncio.TimeoutError:
             if audit_chain is not None:
                 audit_chain.sign_head("interval")
+    if running.offload is not None:
+        warm.cancel()
     log.info("service.draining", grace_seconds=settings.grace_seconds)
     await running.drain()
     log.info("service.stopped")

@@ -43,8 +43,8 @@ from ..audit import Prepared
 from ..observability import metrics
 from .workers import WorkerLost, WorkerSet, die_with
 
-__all__ = ["DEFAULT_NICE", "HandResult", "StreamPool", "WorkerLost", "counts", "default_size",
-           "die_with"]
+__all__ = ["DEFAULT_NICE", "HandResult", "StreamPool", "WorkerLost", "add_moved", "counts",
+           "default_size", "die_with"]
 
 DEFAULT_NICE = 10  # the workers' niceness above the server's (0 = the same priority)
 
@@ -77,6 +77,13 @@ def counts() -> dict[tuple[int, tuple[str, ...]], float]:
                 if sample.name.endswith("_total"):
                     out[(i, tuple(sample.labels.values()))] = sample.value
     return out
+
+
+def add_moved(moved: dict[tuple[int, tuple[str, ...]], float]) -> None:
+    """Add a worker's counter increments (``counts``' differences) to this process's."""
+    for (i, labels), amount in moved.items():
+        counter = _COUNTED[i]
+        (counter.labels(*labels) if labels else counter).inc(amount)
 
 
 # --------------------------------------------------------------------------- the server's side
@@ -139,9 +146,7 @@ class StreamPool:
             raise
         out: list[HandResult] = []
         for results, moved in answers:
-            for (i, labels), amount in moved.items():
-                counter = _COUNTED[i]
-                (counter.labels(*labels) if labels else counter).inc(amount)
+            add_moved(moved)
             out.extend(results)
         return out
 

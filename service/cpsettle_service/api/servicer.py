@@ -21,10 +21,12 @@ from ..observability import metrics
 from ..observability.logging import audit_written
 from . import bounds, mapping, stream, wire
 from .codec import reject_malformed, reject_unknown, tolerant
-from .interceptors import AtCapacity, DeadlineCapExceeded, NotFound
+from .fair import FairGate, caller_of
+from .interceptors import DeadlineCapExceeded, NotFound
+from .offload import Offload
 from .pool import StreamPool
 from .priority import LiveFirst
-from .profiles import ProfileResolver, profile_digest
+from .profiles import ProfileResolver, profile_digest, uses_extensions
 
 SERVICE_NAME = "cpsettle.v1.SettlementService"
 # An answer with less time than this left before the call's deadline is not sent: it would
@@ -65,13 +67,28 @@ def _record(settlement: Settlement, profile_label: str) -> None:
             _child(_CAPS, metrics.CAPS_APPLIED, pr.cap).inc()
 
 
+# How a unary call is worked out (``SettlementServicer.route``).
+LIVE = "live"  # on the event loop, at once: a plain table, a profile already read
+READ = "read"  # the server reads the profile (it came back) in a bulk turn, then as LIVE/WORKER
+WORKER = "worker"  # in a worker process: §16's extensions, or a profile seen for the first time
+BULK = "bulk"  # no workers: the whole call in a bulk turn on the loop (a profile not read yet)
+
+
 class SettlementServicer:
     def __init__(self, resolver: ProfileResolver, sealer: Sealer | None = None,
-                 log_timeout: float = 0.5, live: LiveFirst | None = None) -> None:
+                 log_timeout: float = 0.5, live: LiveFirst | None = None,
+                 offload: Offload | None = None) -> None:
         self.resolver = resolver
         self.sealer = sealer
         # live (unary) calls in flight: streams let them go first between two hands
         self.live = live if live is not None else LiveFirst()
+        # worker processes for engine work that may run long (None: all of it on the loop)
+        self.offload = offload if sealer is not None else None
+        self.engine_turns = FairGate(offload.size if offload is not None else 1,
+                                     self.live.budget, self.live.refused)
+        # each registry profile's name -> whether it uses the extensions that search
+        self._preset_extended = {e.profile.name: uses_extensions(e.profile)
+                                 for e in resolver.registry.entries()}
         # how long an answer waits for its audit lines to be written before it fails closed
         self.log_timeout = log_timeout
         # set when the server drains: streams end at their next batch boundary
@@ -245,46 +262,78 @@ class SettlementServicer:
                                         has_overrides, request.profile_overrides)
         return self.resolver.is_cold(choice)
 
-    def bulk_turn(self) -> AbstractAsyncContextManager[None]:
-        """``LiveFirst.bulk_turn``, refused (RESOURCE_EXHAUSTED) when the queue for it is full:
-        calls waiting to read new profiles never take the whole budget of live calls."""
-        if self.live.bulk_full():
-            raise AtCapacity(
-                f"{self.live.bulk_waiting} calls with profiles this replica has not read yet are "
-                "waiting, the most it queues; retry shortly (a profile once read is kept)")
-        return self.live.bulk_turn()
+    def route(self, request: Any) -> tuple[str, mapping.LazyChoice | None]:
+        """How a call whose profile choice ``request`` holds (a Settle or EvaluateArrangement
+        request) is worked out: LIVE, READ (with the choice to read), WORKER or BULK."""
+        if not isinstance(request, (pb.SettleRequest, pb.EvaluateArrangementRequest)):
+            return LIVE, None  # malformed: refused at once
+        has_profile = request.HasField("profile")
+        has_overrides = request.HasField("profile_overrides")
+        if not (has_profile or has_overrides):
+            if self.offload is not None and self._preset_extended.get(request.preset):
+                return WORKER, None
+            return LIVE, None
+        choice = mapping.profile_choice(request.preset, has_profile, request.profile,
+                                        has_overrides, request.profile_overrides)
+        cached = self.resolver.lookup(choice)
+        if cached is not None:
+            return (WORKER if cached.extended and self.offload is not None else LIVE), None
+        if self.offload is None:
+            return BULK, None
+        if self.resolver.seen_before(choice):
+            return READ, choice
+        return WORKER, None
 
-    async def _answer(self, build: Callable[[Any], Any], request: Any,
+    def bulk_turn(self, caller: str = "") -> AbstractAsyncContextManager[None]:
+        """``LiveFirst.bulk_turn`` (refused, RESOURCE_EXHAUSTED, when the queue for it is
+        full: calls waiting to read new profiles never take the whole budget of live calls)."""
+        return self.live.bulk_turn(caller)
+
+    async def _answer(self, kind: str, build: Callable[[Any], Any], request: Any,
                       context: grpc.aio.ServicerContext[Any, Any], profile_of: Any) -> Any:
-        """``build(request)`` and deliver it; as bulk work, after live calls, when
-        ``profile_of`` (the message holding the request's profile choice) brings a profile
-        the resolver has not cached: a live table's call never waits behind reading it."""
+        """``build(request)`` and deliver it; on the loop, in a bulk turn, or in a worker
+        process (``route``), so that a live table's call never waits behind reading a new
+        profile nor behind engine work that may run long."""
         last_issued.set(None)
-        if self.brings_cold_profile(profile_of):
-            async with self.bulk_turn():
+        route, choice = self.route(profile_of)
+        if route == READ:
+            assert choice is not None
+            async with self.bulk_turn(caller_of(context)):
+                try:
+                    cached = self.resolver.resolve_cached(choice)
+                except InvalidInput:
+                    self.resolver.mark_invalid(choice)  # a worker reads it next time
+                    raise
+            route = WORKER if cached.extended else LIVE
+        if route == LIVE:
+            answer = build(request)
+        elif route == BULK:
+            async with self.bulk_turn(caller_of(context)):
                 answer = build(request)
         else:
-            answer = build(request)
-        issued = last_issued.get()
-        await self.deliver(context, [issued] if issued is not None else [])
+            assert self.offload is not None
+            async with self.engine_turns.turn(caller_of(context)), self.live.away():
+                answer = await self.offload.run(self, kind, request)
+        if kind != "evaluate":
+            issued = last_issued.get()
+            await self.deliver(context, [issued] if issued is not None else [])
         return answer
 
     async def Settle(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        return await self._answer(self.settle_wire, request, context, request)  # type: ignore[no-any-return]
+        return await self._answer("settle", self.settle_wire, request, context, request)  # type: ignore[no-any-return]
 
     async def ValidatePayouts(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ValidatePayoutsResponse:
         inner = request.request if isinstance(request, pb.ValidatePayoutsRequest) else None
-        return await self._answer(self.validate_response, request, context, inner)  # type: ignore[no-any-return]
+        return await self._answer("validate", self.validate_response, request, context,  # type: ignore[no-any-return]
+                                  inner)
 
     async def EvaluateArrangement(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.EvaluateArrangementResponse:
-        if self.brings_cold_profile(request):
-            async with self.bulk_turn():
-                return self.evaluate_response(request)
-        return self.evaluate_response(request)
+        return await self._answer("evaluate", self.evaluate_response, request, context,  # type: ignore[no-any-return]
+                                  request)
 
     async def ListProfiles(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]

@@ -377,10 +377,16 @@ class WorkerSet:
                 self._drop(worker)
             if len(self._all) + self._starting < self.size:
                 self._starting += 1
+                spawn = asyncio.ensure_future(asyncio.to_thread(self._spawn))
                 try:
-                    worker = await asyncio.to_thread(self._spawn)
-                finally:
+                    worker = await asyncio.shield(spawn)
+                except asyncio.CancelledError:
+                    spawn.add_done_callback(self._adopt)  # its worker joins the idle ones
+                    raise
+                except BaseException:
                     self._starting -= 1
+                    raise
+                self._starting -= 1
                 if self.closed:
                     worker.kill()
                     raise WorkerLost("the worker processes are closed")
@@ -402,6 +408,28 @@ class WorkerSet:
             if handed is not None:
                 return handed
             # None: a worker died and left room for a new one
+
+    def _adopt(self, spawn: asyncio.Future[Worker]) -> None:
+        """A worker started for a call that was cancelled meanwhile: kept for the next one."""
+        self._starting -= 1
+        if spawn.cancelled() or spawn.exception() is not None:
+            self._wake(None)
+            return
+        worker = spawn.result()
+        if self.closed:
+            worker.kill()
+            return
+        self._all.append(worker)
+        self._give_back(worker)
+
+    async def prestart(self) -> None:
+        """Start the fork server (it imports the engine: about a second) and one worker now,
+        so that the first call sent to a worker does not wait for them."""
+        if not self._all and not self._starting and not self.closed:
+            self._starting += 1
+            spawn = asyncio.ensure_future(asyncio.to_thread(self._spawn))
+            spawn.add_done_callback(self._adopt)
+            await asyncio.wait({spawn})
 
     def _give_back(self, worker: Worker | None) -> None:
         if worker is None:
