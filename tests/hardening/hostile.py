@@ -16,10 +16,12 @@ from tests.support.tables import table
 RANKS = "23456789TJQKA"
 
 
-def maximal_profile(n: int) -> dict[str, Any]:
+def maximal_profile(n: int, jokers: bool = True) -> dict[str, Any]:
     """A valid profile holding the most the rules allow, distinct for each ``n``: every royalty
     entry (324, five of a kind included: the deck's jokers may duplicate), every progressive
-    threshold (42), every natural, a 2,000-character description."""
+    threshold (42), every natural, a 2,000-character description. ``jokers=False``: the same
+    without the deck's jokers and so without five of a kind (a profile that uses none of
+    RULES.md §16's searching extensions: the server settles its calls on the loop)."""
     data = profile_to_dict(load_preset("ofc"))
     data["name"] = f"max-{n:08d}-" + "n" * 50
     data["description"] = f"{n:08d}" + "d" * 1992
@@ -40,6 +42,11 @@ def maximal_profile(n: int) -> dict[str, Any]:
     data["naturals"]["table"] = [{"natural": x.value, "rank": i, "units": 3 + i}
                                  for i, x in enumerate(Natural)]
     data["deck"] = {"jokers": 2, "jokerDuplicates": True}  # five of a kind can then occur
+    if not jokers:
+        del data["deck"]
+        data["royalties"]["table"] = [e for e in table if "FIVE" not in e["handClass"]]
+        data["naturals"]["table"] = [e for e in data["naturals"]["table"]
+                                     if e["natural"] != "FIVE_OF_A_KIND"]
     return data
 
 

@@ -47,6 +47,7 @@ class Offload:
     def __init__(self, size: int, module: str, initargs: tuple[Any, ...], nice: int) -> None:
         self.size = size
         self.workers = WorkerSet(size, module, initargs, nice)
+        self.calls = 0  # calls sent to a worker so far
 
     def pids(self) -> list[int]:
         return self.workers.pids()
@@ -55,6 +56,7 @@ class Offload:
         """The answer of a ``kind`` call (settle, validate, evaluate) worked out in a worker
         and finished here: ``SettleResponse`` bytes, a ``ValidatePayoutsResponse``, or
         ``EvaluateArrangementResponse`` bytes."""
+        self.calls += 1
         result = await self.workers.run("unary", (kind, request.SerializeToString()))
         return finish(servicer, result)
 

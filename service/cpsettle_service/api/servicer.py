@@ -312,7 +312,7 @@ class SettlementServicer:
                 answer = build(request)
         else:
             assert self.offload is not None
-            async with self.engine_turns.turn(caller_of(context)), self.live.away():
+            async with self.live.away(), self.engine_turns.turn(caller_of(context)):
                 answer = await self.offload.run(self, kind, request)
         if kind != "evaluate":
             issued = last_issued.get()
