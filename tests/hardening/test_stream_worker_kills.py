@@ -25,31 +25,11 @@ from tests.hardening.support import (
     spawn_server,
     stop_process,
     wait_serving,
+    workers_of,
 )
 
 BATCHES = 40
 HANDS = 20
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (from /proc)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            out.append(int(entry))
-    return out
-
-
-def workers_of(server: int) -> list[int]:
-    """The server's worker processes: the fork server's children."""
-    return [w for c in children(server) for w in children(c)]
 
 
 def batches(answered: threading.Semaphore,
