@@ -21,6 +21,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
 from cpsettle_client.client import SettlementClient, SettlementError
 from tests.hardening.hostile import worst_section_16_requests
@@ -167,3 +168,40 @@ def test_a_call_past_its_deadline_or_cancelled_stops_its_worker_which_takes_the_
     codes = [e.get("code") for e in log_events(r.log)
              if e.get("event") == "rpc" and e.get("method") == "Settle"]
     assert codes == ["CANCELLED", "CANCELLED"], codes  # the server's view of both calls
+
+
+def test_a_stream_hand_of_the_worst_kind_leaves_the_loop_too(tmp_path: Path) -> None:
+    """SettleStream's hands are settled in the server process by default: a §16 hand among
+    them goes to an engine worker, so health and live calls keep answering beside the stream,
+    and the stream's deadline stops the worker."""
+    r = Replica(tmp_path, workers=1)
+    try:
+        [worker] = r.workers()
+        _, request = worst_section_16_requests()["Settle"]
+        batch = pb.SettleStreamRequest(items=[
+            pb.AuditItem(ref="plain", request=good_request("plain")),
+            pb.AuditItem(ref="worst", request=request)])
+        outcome: list[str] = []
+
+        def stream() -> None:
+            with SettlementClient(r.address) as c:
+                try:
+                    list(c.settle_stream(iter([batch]), timeout=3))
+                    outcome.append("OK")
+                except SettlementError as e:
+                    outcome.append(e.code.name)
+
+        thread = threading.Thread(target=stream)
+        thread.start()
+        time.sleep(0.5)
+        with SettlementClient(r.address, timeout=1) as client:
+            while thread.is_alive():
+                assert client.health() == "SERVING"
+                assert client.settle(good_request("live"), timeout=1).settlement.settlement_id
+                time.sleep(0.1)
+        thread.join()
+        assert outcome == ["DEADLINE_EXCEEDED"]
+        time.sleep(0.2)
+        assert idle(worker) and r.workers() == [worker]
+    finally:
+        stop_process(r.proc)
