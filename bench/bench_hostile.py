@@ -238,79 +238,144 @@ def distinct(template: tuple[bytes, bytes], n: int, prefix: bytes = b"max-") -> 
     return data.replace(marker, prefix + b"%08d-" % n)
 
 
-def cold_profiles(args: Any, channel: Any, live: Any, good: bytes) -> None:
+TOKENS = {"flood": "bench-flood-token-0123456789", "tables": "bench-tables-token-0123456789"}
+
+
+def cold_profiles(args: Any, env: dict[str, str]) -> None:
+    """Part 4, on a server of its own whose callers are told apart by their tokens: the flood
+    is one caller, the live, house and renaming tables another (docs/DECISIONS.md 29)."""
+    import tempfile
+
+    import grpc
+
+    tokens = Path(tempfile.mkdtemp(prefix="bench-hostile-")) / "tokens"
+    tokens.write_text("".join(f"{k}: {v}\n" for k, v in TOKENS.items()))
+    server = start_server(["-m", "cpsettle_service.server"],
+                          {**env, "CPSETTLE_AUTH_TOKENS_FILE": str(tokens)})
+    try:
+        channel = grpc.insecure_channel(server.address)
+
+        def caller(name: str) -> Callable[..., Any]:
+            call = channel.unary_unary(SETTLE_METHOD)
+            metadata = (("authorization", f"Bearer {TOKENS[name]}"),)
+            return lambda data, timeout=30: call(data, timeout=timeout, metadata=metadata)
+
+        live = caller("tables")
+        good = request_bytes(ROOT / "examples" / "tables" / "western.json")
+        for _ in range(50):
+            live(good)
+        run_cold(args, caller, live, good)
+        channel.close()
+    finally:
+        server.stop()
+
+
+def run_cold(args: Any, caller: Callable[[str], Callable[..., Any]], live: Any,
+             good: bytes) -> None:
     import grpc
 
     template = cold_template()
     counter = iter(range(10**9))
-    flood_calls = [channel.unary_unary(SETTLE_METHOD) for _ in range(args.cold_clients)]
+    flood_calls = [caller("flood") for _ in range(args.cold_clients)]
     refused = [0]
 
     def flood(i: int) -> None:
         try:
-            flood_calls[i](distinct(template, next(counter)), timeout=30)
+            flood_calls[i](distinct(template, next(counter)))
         except grpc.RpcError:
             refused[0] += 1
+            time.sleep(0.05)  # "retry shortly", as the refusal says
 
-    alone = live_latencies(live, good, args.live)
     house = distinct(template, 0, b"hou-")
-    stop, answered, threads = keep_busy(args.cold_clients, flood)
-    time.sleep(0.5)
-    began, before = time.perf_counter(), sum(answered)
-
     # beside the flood: a house table resending its profile, a table renaming its own
     resent: list[float] = []
     renamed: list[float] = []
-    renamed_refused = [0]
-    side_stop = threading.Event()
+    side_refused = {"house": 0, "renaming": 0}
+    flooding = threading.Event()
+    done = threading.Event()
+    house_call, renaming_call = caller("tables"), caller("tables")
 
     def house_table() -> None:
-        while not side_stop.is_set():
+        while not done.is_set():
+            flooding.wait()
             start = time.perf_counter()
-            live(house, timeout=30)
-            resent.append((time.perf_counter() - start) * 1000)
-            side_stop.wait(args.resend_seconds)
+            try:
+                house_call(house)
+                resent.append((time.perf_counter() - start) * 1000)
+            except grpc.RpcError:
+                side_refused["house"] += 1
+            done.wait(args.resend_seconds)
 
     def renaming_table() -> None:
         n = 0
-        while not side_stop.is_set():
+        while not done.is_set():
+            flooding.wait()
             n += 1
             start = time.perf_counter()
             try:
-                live(distinct(template, n, b"ren-"), timeout=30)
+                renaming_call(distinct(template, n, b"ren-"))
                 renamed.append((time.perf_counter() - start) * 1000)
             except grpc.RpcError:
-                renamed_refused[0] += 1
-            side_stop.wait(0.2)
+                side_refused["renaming"] += 1
+            done.wait(0.2)
+
+    def paced(seconds: float) -> list[float]:
+        """Live calls, 10 ms apart, for ``seconds``."""
+        out = []
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            start = time.perf_counter()
+            live(good)
+            out.append((time.perf_counter() - start) * 1000)
+            time.sleep(0.01)
+        return out
 
     side = [threading.Thread(target=house_table, daemon=True),
             threading.Thread(target=renaming_table, daemon=True)]
     for t in side:
         t.start()
-    loaded = live_latencies(live, good, args.live)
-    rate = (sum(answered) - before) / (time.perf_counter() - began)
-    side_stop.set()
-    stop.set()
-    for t in threads + side:
+    alone: list[float] = []
+    loaded: list[float] = []
+    answered_total, flood_seconds = 0, 0.0
+    for _ in range(args.cold_rounds):  # alternating, so that the machine's moods hit both
+        alone += paced(args.cold_seconds / 2)
+        stop, answered, threads = keep_busy(args.cold_clients, flood)
+        time.sleep(0.5)
+        flooding.set()
+        began, before = time.perf_counter(), sum(answered)
+        loaded += paced(args.cold_seconds)
+        answered_total += sum(answered) - before
+        flood_seconds += time.perf_counter() - began
+        flooding.clear()
+        stop.set()
+        for t in threads:
+            t.join(30)
+    done.set()
+    flooding.set()
+    for t in side:
         t.join(30)
-    print(f"\nlive Settle latency, {args.live} calls, alone and beside {args.cold_clients} "
-          "clients each sending a new maximal profile on every call:")
+    alone.sort()
+    loaded.sort()
+    rate = answered_total / flood_seconds
+    print(f"\nlive Settle latency, {len(alone)} calls alone and {len(loaded)} beside "
+          f"{args.cold_clients} clients (one caller) each sending a new maximal profile on "
+          "every call, backing off 50 ms when refused:")
     ratio_lines(alone, loaded, f"{args.cold_clients} cold", "p99 beside them <= 2x alone")
     print(f"  cold calls answered meanwhile: {rate:.0f}/s, refused (RESOURCE_EXHAUSTED): "
           f"{refused[0]}")
-    if resent:
-        later = sorted(resent[2:]) or [float("nan")]
+    if len(resent) > 2:
+        later = sorted(resent[2:])
         print(f"  a house table resending its profile every {args.resend_seconds:g} s: first "
-              f"call {resent[0]:.1f} ms (read in a worker), second "
-              f"{resent[1] if len(resent) > 1 else float('nan'):.1f} ms (read by the server), "
-              f"then p50 {percentile(later, 50):.1f} ms, max {later[-1]:.1f} ms over "
-              f"{len(resent) - 2} calls (live p50 beside the flood: "
-              f"{percentile(loaded, 50):.1f} ms)")
-    hands = len(renamed) + renamed_refused[0]
+              f"call {resent[0]:.1f} ms (read in a worker), second {resent[1]:.1f} ms (read by "
+              f"the server), then p50 {percentile(later, 50):.1f} ms, max {later[-1]:.1f} ms "
+              f"over {len(later)} calls, {side_refused['house']} refused (live p50 beside the "
+              f"flood: {percentile(loaded, 50):.1f} ms)")
+    hands = len(renamed) + side_refused["renaming"]
     if hands:
         done = sorted(renamed) or [float("nan")]
         print(f"  a table renaming its profile every hand: {hands} hands, "
-              f"{renamed_refused[0]} refused ({100 * renamed_refused[0] / hands:.0f} %), "
+              f"{side_refused['renaming']} refused "
+              f"({100 * side_refused['renaming'] / hands:.0f} %), "
               f"p50 {percentile(done, 50):.1f} ms, p99 {percentile(done, 99):.1f} ms")
 
 
@@ -329,6 +394,9 @@ def main() -> None:
     parser.add_argument("--worst-deadline", type=float, default=10.0)
     parser.add_argument("--cold-clients", type=int, default=40)
     parser.add_argument("--resend-seconds", type=float, default=1.0)
+    parser.add_argument("--cold-seconds", type=float, default=8.0,
+                        help="each round's flood phase (its alone phase: half as long)")
+    parser.add_argument("--cold-rounds", type=int, default=3)
     args = parser.parse_args()
     parts = set(args.parts.split(","))
 
@@ -422,11 +490,11 @@ def main() -> None:
             print(f"  hostile calls answered meanwhile: {hostile_rate:.0f}/s")
         if "section16" in parts:
             section_16(args, channel, live, good, server.pid)
-        if "cold" in parts:
-            cold_profiles(args, channel, live, good)
         channel.close()
     finally:
         server.stop()
+    if "cold" in parts:
+        cold_profiles(args, env)
 
 
 if __name__ == "__main__":
