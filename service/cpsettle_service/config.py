@@ -38,7 +38,7 @@ class Settings:
     # worker processes for unary calls whose engine work may run long (a profile using RULES.md
     # §16's jokers or naturals defined as data, a profile the server has not read yet), so that
     # no request holds the event loop: 0 = one per core (within the cgroup CPU quota), N = N,
-    # -1 = none (all of it on the loop, as before). Started at the first such call.
+    # -1 = none (all of it on the loop, as before). Started with the server, in the background.
     engine_workers: int = 0
     engine_worker_nice: int = 10  # their niceness above the server's: live calls first
     max_message_bytes: int = 1024 * 1024

@@ -90,6 +90,7 @@ def settle_chunk(data: bytes) -> tuple[list[HandResult], dict[tuple[int, tuple[s
     the counters' increments since the last chunk."""
     assert _worker is not None, "_init_worker first"
     servicer, sealer, lines = _worker
+    _fresh(lines)
     out = []
     for item in pb.SettleStreamRequest.FromString(data).items:
         sealer.prepared = None
@@ -124,6 +125,13 @@ def _moved() -> dict[tuple[int, tuple[str, ...]], float]:
     return moved
 
 
+def _fresh(lines: _Lines) -> None:
+    """Forget what a task stopped midway (api/workers.py: interrupted) left: its log lines and
+    its counters' increments belong to no answer."""
+    lines.take()
+    _moved()
+
+
 def unary(argument: tuple[str, bytes]) -> tuple[Any, ...]:
     """One unary call's engine work (api/offload.py): ``(kind, request bytes)`` with kind
     ``settle``, ``validate`` or ``evaluate``. Answers ``(kind, prepared, body, lines, moved)``:
@@ -133,6 +141,7 @@ def unary(argument: tuple[str, bytes]) -> tuple[Any, ...]:
     assert _worker is not None, "init first"
     servicer, sealer, lines = _worker
     kind, data = argument
+    _fresh(lines)
     _spin()
     sealer.prepared = None
     try:

@@ -300,7 +300,7 @@ class Worker:
 
     def interrupt(self) -> None:
         """Ask the worker to stop the task in hand (SIGUSR1, with the task's number)."""
-        if self.number and not self.dead:
+        if self.number and not self.dead and self.process.is_alive():
             self.cell.value = self.number
             try:
                 os.kill(self.pid, INTERRUPT_SIGNAL)
