@@ -249,19 +249,6 @@ class SettlementServicer:
         if self.sealer is not None and issued:
             self.sealer.not_delivered(issued, reason, detail)
 
-    def brings_cold_profile(self, request: Any) -> bool:
-        """Whether ``request`` (a Settle or EvaluateArrangement request) brings an inline profile
-        or overrides the resolver has not cached: reading them is bulk work (``bulk_turn``)."""
-        if not isinstance(request, (pb.SettleRequest, pb.EvaluateArrangementRequest)):
-            return False  # malformed: refused at once
-        has_profile = request.HasField("profile")
-        has_overrides = request.HasField("profile_overrides")
-        if not (has_profile or has_overrides):
-            return False
-        choice = mapping.profile_choice(request.preset, has_profile, request.profile,
-                                        has_overrides, request.profile_overrides)
-        return self.resolver.is_cold(choice)
-
     def route(self, request: Any) -> tuple[str, mapping.LazyChoice | None]:
         """How a call whose profile choice ``request`` holds (a Settle or EvaluateArrangement
         request) is worked out: LIVE, READ (with the choice to read), WORKER or BULK."""
