@@ -19,7 +19,7 @@ Editable installs get no manifest: they run the source tree itself (the ``.pth``
 imported -- the source tree -- so it reports a development install. See docs/INTEGRITY.md.
 
 The definitions (canonical JSON, which files are the engine, the engine digest) are the run-time
-check's own: this hook loads ``service/cpsettle_service/integrity.py`` (standard library only)
+check's own: this hook loads ``service/cpsettle_service/proof/integrity.py`` (standard library only)
 from the source tree, so the two cannot drift apart; tests/integrity checks that they agree with
 ``scripts/manifest-digest`` (the auditor's tool) too.
 """
@@ -45,7 +45,7 @@ PACKAGES = ("cpsettle", "cpsettle_client", "cpsettle_service")
 
 def _load_integrity() -> Any:
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "service", "cpsettle_service", "integrity.py")
+                        "service", "cpsettle_service", "proof", "integrity.py")
     spec = importlib.util.spec_from_file_location("_cpsettle_integrity_for_build", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

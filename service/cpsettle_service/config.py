@@ -6,12 +6,10 @@ import os
 from dataclasses import dataclass, fields
 from typing import Mapping
 
+from .errors import ConfigError
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
-
-
-class ConfigError(ValueError):
-    """A setting that cannot be used; names the variable."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from .api import stream, wire
-from .api.interceptors import NotFound
+from .api import stream
 from .api.profiles import ProfileResolver
 from .api.servicer import SettlementServicer
-from .audit import Sealer
 from .domain.errors import InvalidInput
-from .domain.profile import ProfileRegistry
-from .keys import SigningKey
+from .errors import NotFound
+from .profile_files import builtin_registry, with_directory
+from .proof.keys import SigningKey
+from .proof.seal import Sealer
 
 __all__ = ["InvalidInput", "LocalService", "NotFound"]
 
@@ -29,10 +29,10 @@ class LocalService:
     ``profile_dir``'s; signed with ``key`` when one is given)."""
 
     def __init__(self, profile_dir: str | None = None, key: SigningKey | None = None) -> None:
-        registry = ProfileRegistry.builtin()
+        registry = builtin_registry()
         if profile_dir:
-            registry = registry.with_directory(profile_dir)
-        self._servicer = SettlementServicer(ProfileResolver(registry), Sealer(key, wire))
+            registry = with_directory(registry, profile_dir)
+        self._servicer = SettlementServicer(ProfileResolver(registry), Sealer(key))
 
     def settle(self, request: pb.SettleRequest) -> pb.SettleResponse:
         return self._servicer.settle_response(request)

@@ -15,10 +15,7 @@ from typing import Iterable, Mapping
 import grpc
 
 from .config import Settings
-
-
-class Unauthenticated(PermissionError):
-    """A call without valid credentials."""
+from .errors import Unauthenticated
 
 
 def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:

@@ -18,21 +18,24 @@ from dataclasses import dataclass
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from .api import stream_worker, wire
+from .api import stream_worker
 from .api.interceptors import ServiceInterceptor
 from .api.offload import Offload
 from .api.pool import StreamPool, default_size
-from .api.profiles import ProfileResolver, profile_digest
+from .api.profiles import ProfileResolver
 from .api.servicer import SERVICE_NAME, SettlementServicer, generic_handler
-from .audit import Sealer
-from .config import ConfigError, Settings
+from .config import Settings
 from .domain.errors import InvalidInput
-from .domain.profile import ProfileRegistry
-from .integrity import PACKAGE_VERSION, check_installation
-from .keys import KeyProblem, load_signing_key, published_keys
+from .domain.profile.registry import ProfileRegistry
+from .errors import ConfigError, KeyProblem
 from .observability import metrics, tracing
 from .observability.exposition import start_metrics_server
 from .observability.logging import chain, configure, get_logger
+from .profile_files import builtin_registry, with_directory
+from .proof.digests import profile_digest
+from .proof.integrity import PACKAGE_VERSION, check_installation
+from .proof.keys import load_signing_key, published_keys
+from .proof.seal import Sealer
 from .security import TokenChecker, server_credentials
 
 VERSION = PACKAGE_VERSION  # one version: the installed package's (pyproject.toml)
@@ -108,9 +111,9 @@ class Running:
 
 
 def load_registry(settings: Settings) -> ProfileRegistry:
-    registry = ProfileRegistry.builtin()
+    registry = builtin_registry()
     if settings.profile_dir:
-        registry = registry.with_directory(settings.profile_dir)
+        registry = with_directory(registry, settings.profile_dir)
     return registry
 
 
@@ -118,7 +121,7 @@ def make_sealer(settings: Settings) -> Sealer:
     """Digests and signatures for every settlement, with the audit log events."""
     key = load_signing_key(settings)
     log = metrics.CountedAuditLog(get_logger("cpsettle.audit"))
-    return Sealer(key, wire, log=log, include_request=settings.audit_include_request,
+    return Sealer(key, log=log, include_request=settings.audit_include_request,
                   keys=published_keys(settings, key))
 
 

@@ -19,13 +19,12 @@ import pytest
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, request_from_json
-from cpsettle_service.api import wire
 from cpsettle_service.api.servicer import LIVE, WORKER
-from cpsettle_service.audit import Sealer
 from cpsettle_service.config import Settings
-from cpsettle_service.keys import generate_pem, signing_key_from_pem
 from cpsettle_service.observability import metrics
 from cpsettle_service.observability.logging import get_logger
+from cpsettle_service.proof.keys import generate_pem, signing_key_from_pem
+from cpsettle_service.proof.seal import Sealer
 from cpsettle_service.server import build_server
 from tests.conftest import LogStream, ServerHandle
 from tests.support.tables import table
@@ -39,7 +38,7 @@ UNSTABLE = {"timestamp", "chain", "seq", "prev"}
 def start(sock: Path, engine_workers: int) -> ServerHandle:
     settings = Settings(unix_socket=str(sock), metrics_port=0, grace_seconds=2.0,
                         engine_workers=engine_workers)
-    sealer = Sealer(signing_key_from_pem(KEY), wire,
+    sealer = Sealer(signing_key_from_pem(KEY),
                     log=metrics.CountedAuditLog(get_logger("cpsettle.audit")),
                     clock=lambda: ISSUED_MS)
     loop = asyncio.new_event_loop()

@@ -12,13 +12,13 @@ from typing import Any, Iterator
 
 import pytest
 from google.rpc import code_pb2
+
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.audit import command, running
 from cpsettle_client.audit.outcome import Outcome, Tally
 from cpsettle_client.audit.progress import Progress
 from cpsettle_client.audit.report import Report
 from cpsettle_client.cli import build_parser, main
-
 from tests.audit.conftest import HANDS, Day, load_generator, read_report
 from tests.conftest import ServerHandle
 

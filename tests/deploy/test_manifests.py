@@ -30,6 +30,8 @@ from typing import Any
 import pytest
 import yaml
 
+from cpsettle_service.profile_files import builtin_registry, with_directory
+
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 DOCKERFILE = REPO / "Dockerfile"
@@ -853,7 +855,7 @@ def test_house_profiles_load_in_the_service() -> None:
     profile = pytest.importorskip(
         "cpsettle_service.domain.profile", reason="service package not importable"
     )
-    registry = profile.ProfileRegistry.builtin().with_directory(str(DEPLOY / "base" / "profiles"))
+    registry = with_directory(builtin_registry(), str(DEPLOY / "base" / "profiles"))
     assert "house-western-500" in set(registry.names())
 
 

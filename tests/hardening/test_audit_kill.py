@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client import strict_json
 from cpsettle_client.audit import running
 from cpsettle_client.audit.outcome import AuditFailure
 from cpsettle_client.audit.reading import chunks
-
 from tests.audit.conftest import load_generator
 from tests.conftest import ServerHandle
 from tests.hardening.cli_process import cli, spawn

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import pytest
 
 from cpsettle_client.client import SettlementClient, SettlementError
-from cpsettle_service.audit_chain import check_logs
+from cpsettle_service.proof.log import check_logs
 from tests.hardening.support import (
     HealthProbe,
     good_request,

@@ -14,14 +14,15 @@ import pytest
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, TlsConfig
-from cpsettle_service.config import ConfigError, Settings
+from cpsettle_service.config import Settings
+from cpsettle_service.errors import ConfigError
 from cpsettle_service.server import SERVICE_NAME, build_server
 from tests.conftest import LogStream, ServerHandle
 from tests.deploy.test_manifests import REPO, build_variant, container, env
-from tests.support.fixed_keys import fixed_test_key
 from tests.hardening.certs import Authority, Issued
 from tests.hardening.support import good_request, start_tcp_server
 from tests.ops.test_observability import free_port
+from tests.support.fixed_keys import fixed_test_key
 
 
 @pytest.fixture(scope="module")

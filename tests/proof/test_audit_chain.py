@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
+
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient, request_from_json
-from cpsettle_service.audit_chain import GENESIS, line_hash
-
+from cpsettle_service.proof.log import GENESIS, line_hash
 from tests.proof.test_proof import small_request
 from tests.support.fixed_keys import fixed_test_key
 from tests.support.server_process import start, wait_serving

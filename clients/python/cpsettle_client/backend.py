@@ -19,8 +19,8 @@ from . import strict_json
 from .client import FieldViolation, SettlementClient, SettlementError, TlsConfig
 
 if TYPE_CHECKING:  # the service is imported only when --local runs
-    from cpsettle_service.keys import SigningKey
     from cpsettle_service.local import LocalService
+    from cpsettle_service.proof.keys import SigningKey
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # a check ran and found a difference
@@ -139,7 +139,8 @@ def load_signing_key(path: str | None) -> SigningKey | None:
     (default: its fingerprint)."""
     if not path:
         return None
-    from cpsettle_service.keys import KeyProblem, signing_key_from_pem
+    from cpsettle_service.errors import KeyProblem
+    from cpsettle_service.proof.keys import signing_key_from_pem
 
     try:
         return signing_key_from_pem(read_bytes(path),

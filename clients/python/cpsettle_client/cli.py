@@ -33,8 +33,24 @@ from .backend import read_bytes as _read_bytes
 from .client import FieldViolation, message_dict
 from .escape import json_text, shown
 
-__all__ = ["EXIT_INVALID", "EXIT_MISMATCH", "EXIT_OK", "EXIT_UNAVAILABLE", "Backend", "CliError",
-           "build_parser", "entry", "main"]
+__all__ = [
+    "EXIT_INVALID",
+    "EXIT_MISMATCH",
+    "EXIT_OK",
+    "EXIT_UNAVAILABLE",
+    "Backend",
+    "CliError",
+    "build_parser",
+    "cmd_evaluate",
+    "cmd_profiles",
+    "cmd_replay",
+    "cmd_settle",
+    "cmd_validate",
+    "entry",
+    "main",
+    "print_error",
+    "to_json",
+]
 
 
 def to_json(message: Message) -> str:

@@ -35,7 +35,8 @@ def load_settlement(data: bytes) -> pb.Settlement:
     """A Settlement from stored bytes: JSON (response or bare settlement) or binary protobuf;
     its ``issuedAt`` must have a signed text (docs/AUDIT.md): a time in whole milliseconds."""
     message = _load(data)
-    from cpsettle_service.times import TimeProblem, timestamp_text
+    from cpsettle_service.errors import TimeProblem
+    from cpsettle_service.proof.times import timestamp_text
 
     try:
         timestamp_text(message.issued_at, message.HasField("issued_at"))
@@ -127,7 +128,8 @@ def load_keys(path: str | None) -> Any:
     """The key set of ``--keys`` (None without one); an unusable file stops the command."""
     if not path:
         return None
-    from cpsettle_service.keys import KeyProblem, KeySet
+    from cpsettle_service.errors import KeyProblem
+    from cpsettle_service.proof.keys import KeySet
 
     from .backend import CliError
 
@@ -139,7 +141,7 @@ def load_keys(path: str | None) -> Any:
 
 def cmd_verify(args: Any) -> int:
     """``cpsettle verify SETTLEMENT --keys KEYS.json``; exit codes above (docs/AUDIT.md)."""
-    from cpsettle_service.audit import verify
+    from cpsettle_service.proof.verify import verify
 
     from .backend import read_bytes as _read_bytes
 
@@ -173,7 +175,8 @@ def cmd_keys_show(args: Any) -> int:
 
     if args.local:
         from cpsettle_service.config import Settings
-        from cpsettle_service.keys import KeyProblem, load_signing_key, published_keys
+        from cpsettle_service.errors import KeyProblem
+        from cpsettle_service.proof.keys import load_signing_key, published_keys
 
         settings = Settings(signing_key_file=args.signing_key_file or "",
                             signing_key_id=os.environ.get("CPSETTLE_SIGNING_KEY_ID", ""),
@@ -191,7 +194,7 @@ def cmd_keys_show(args: Any) -> int:
 
 def cmd_keys_generate(args: Any) -> int:
     """A new Ed25519 private key (PEM, mode 0600, never overwritten); its public entry out."""
-    from cpsettle_service.keys import KeySet, generate_pem, signing_key_from_pem
+    from cpsettle_service.proof.keys import KeySet, generate_pem, signing_key_from_pem
 
     from .backend import CliError
 
@@ -209,7 +212,7 @@ def cmd_keys_generate(args: Any) -> int:
 
 def cmd_audit_log_verify(args: Any) -> int:
     """``cpsettle audit-log verify LOGFILE...``: 0 intact, 1 problems, 2 unreadable input."""
-    from cpsettle_service.audit_chain import check_logs, describe
+    from cpsettle_service.proof.log import check_logs, describe
 
     from .backend import CliError
 

@@ -87,7 +87,8 @@ def settlement(s: pb.Settlement) -> str:
 
 def _issued(s: pb.Settlement) -> str:
     """The time of issue as the signature covers it (docs/AUDIT.md): fixed-width UTC."""
-    from cpsettle_service.times import TimeProblem, timestamp_text
+    from cpsettle_service.errors import TimeProblem
+    from cpsettle_service.proof.times import timestamp_text
 
     try:
         return timestamp_text(s.issued_at, s.HasField("issued_at")) or "(no time)"
@@ -170,7 +171,7 @@ def int64_as_strings(data: Any, descriptor: Descriptor) -> Any:
 def profile_json(p: profile_pb2.RuleProfile) -> str:
     """A profile in exactly the JSON form the request's ``profile`` field accepts: every field,
     defaults filled in (the engine's own writer), 64-bit money as strings (protobuf's JSON)."""
-    from cpsettle_service.domain.profile import profile_from_dict, profile_to_dict
+    from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
 
     data = profile_to_dict(profile_from_dict(json_format.MessageToDict(p)))
     return json_text(int64_as_strings(data, profile_pb2.RuleProfile.DESCRIPTOR))

@@ -30,9 +30,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.errors import InvalidInput, Violation, ViolationCode
+from ..errors import NotFound
 from ..observability.logging import get_logger
 from . import wire
-from .interceptors import NotFound
 from .pool import add_moved
 from .workers import WorkerLost, WorkerSet
 

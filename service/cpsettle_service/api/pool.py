@@ -39,9 +39,10 @@ from typing import Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..audit import Prepared
+from ..errors import WorkerLost
 from ..observability import metrics
-from .workers import WorkerLost, WorkerSet, die_with
+from ..proof.seal import Prepared
+from .workers import WorkerSet, die_with
 
 __all__ = ["DEFAULT_NICE", "HandResult", "StreamPool", "WorkerLost", "add_moved", "counts",
            "default_size", "die_with"]

@@ -12,21 +12,21 @@ from google.protobuf.message import Message
 from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..audit import Issued, Sealer, last_issued
-from ..audit_chain import LogUnavailable
 from ..domain.errors import InvalidInput, Violation, ViolationCode
-from ..domain.profile import RuleProfile
-from ..domain.settlement import Settlement, check_payouts, evaluate_hand, settle
+from ..domain.profile.model import RuleProfile
+from ..domain.settle import Settlement, check_payouts, evaluate_hand, settle
+from ..errors import DeadlineCapExceeded, LogUnavailable, NotFound
 from ..observability import metrics
 from ..observability.logging import audit_written
+from ..proof.digests import profile_digest
+from ..proof.seal import Issued, Sealer, last_issued
 from . import bounds, mapping, stream, wire
 from .codec import reject_malformed, reject_unknown, tolerant
 from .fair import FairGate, caller_of
-from .interceptors import DeadlineCapExceeded, NotFound
 from .offload import Offload
 from .pool import StreamPool
 from .priority import LiveFirst
-from .profiles import ProfileResolver, profile_digest, uses_extensions
+from .profiles import ProfileResolver, uses_extensions
 
 SERVICE_NAME = "cpsettle.v1.SettlementService"
 # An answer with less time than this left before the call's deadline is not sent: it would
@@ -181,7 +181,7 @@ class SettlementServicer:
 
     def integrity_response(self, request: Any) -> pb.VerifyIntegrityResponse:
         """Re-check the installed files now and attest the manifest digest with the nonce."""
-        from .. import integrity  # lazily: it reads the installed files' manifest
+        from ..proof import integrity  # lazily: it reads the installed files' manifest
 
         reject_malformed(request)
         nonce = bytes(request.nonce)

@@ -53,18 +53,18 @@ from google.rpc import status_pb2
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..audit import Issued, last_issued
-from ..audit_chain import LogUnavailable
 from ..domain.errors import InvalidInput, Violation, ViolationCode
-from ..domain.settlement import check_payouts
+from ..domain.settle import check_payouts
+from ..errors import LogUnavailable, MessageTooLarge, WorkerLost
 from ..observability import metrics
 from ..observability.logging import get_logger
-from . import wire
-from .codec import Malformed, MessageTooLarge
+from ..proof.seal import Issued, last_issued
+from ..wireformat import message_field, text_field
+from .codec import Malformed
 from .fair import caller_of
 from .interceptors import RESULT_TOO_LARGE, count_invalid, error_status, status_of
 from .mapping import check_differences, nets_from_proto, player_checks_to_proto
-from .pool import HandResult, StreamPool, WorkerLost, add_moved
+from .pool import HandResult, StreamPool, add_moved
 from .priority import LiveFirst
 
 MAX_ITEMS_PER_BATCH = 1000
@@ -83,9 +83,9 @@ def _paid(item: pb.AuditItem) -> dict[str, int]:
     return paid
 
 
-_REF = wire.text_field(1)
-_SETTLEMENT = wire.message_field(2)
-_RESULT = wire.message_field(1)
+_REF = text_field(1)
+_SETTLEMENT = message_field(2)
+_RESULT = message_field(1)
 
 
 def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:

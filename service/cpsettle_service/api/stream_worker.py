@@ -18,11 +18,10 @@ import structlog
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..audit import Prepared, Sealer
 from ..domain.errors import InvalidInput
-from ..domain.profile import ProfileRegistry
-from . import wire
-from .interceptors import NotFound
+from ..errors import NotFound
+from ..profile_files import builtin_registry, with_directory
+from ..proof.seal import Prepared, Sealer
 from .pool import HandResult, counts
 from .profiles import ProfileResolver
 from .servicer import SettlementServicer
@@ -76,12 +75,12 @@ def init(profile_dir: str, include_request: bool) -> None:
     """Set this worker up (``workers.worker_main`` has already made it a worker: signals,
     niceness, the watch on the server process)."""
     global _worker
-    registry = ProfileRegistry.builtin()
+    registry = builtin_registry()
     if profile_dir:  # read again here: the server read it at start, and refused it if invalid
-        registry = registry.with_directory(profile_dir)
+        registry = with_directory(registry, profile_dir)
     lines = _Lines()
     structlog.configure(processors=[structlog.processors.format_exc_info, lines.processor])
-    sealer = _PreparingSealer(None, wire, log=_AuditLog(lines), include_request=include_request)
+    sealer = _PreparingSealer(None, log=_AuditLog(lines), include_request=include_request)
     _worker = (SettlementServicer(ProfileResolver(registry), sealer), sealer, lines)
 
 

@@ -44,14 +44,14 @@ from collections import deque
 from multiprocessing.connection import Connection
 from typing import Any
 
+from ..errors import WorkerLost
+
+__all__ = ["INTERRUPT_GRACE", "Interrupted", "NotTaken", "WorkerLost", "WorkerSet", "die_with"]
+
 INTERRUPT_SIGNAL = signal.SIGUSR1
 INTERRUPT_GRACE = 1.0  # seconds an interrupted worker has to answer before it is killed
 WATCH_INTERVAL = 0.5  # seconds between looks at the parent process, where pidfd is missing
 _HEADER = struct.Struct("!Q")
-
-
-class WorkerLost(RuntimeError):
-    """A worker process ended (killed, out of memory) before it answered its task."""
 
 
 class NotTaken(WorkerLost):

@@ -19,8 +19,9 @@ from typing import Any
 import orjson
 import structlog
 
-from ..audit import last_issued, log_not_delivered
-from ..audit_chain import Chain, InlineSink, ThreadSink, last_seq
+from ..proof.events import log_not_delivered
+from ..proof.log import Chain, InlineSink, ThreadSink, last_seq
+from ..proof.seal import last_issued
 
 _configured = False
 _chain: Chain | None = None
