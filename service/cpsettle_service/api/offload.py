@@ -6,10 +6,10 @@ live Settle are answered by that loop. A call goes to a worker (api/servicer.py 
 - its profile uses RULES.md §16's extensions that search (jokers in the deck, naturals defined
   as data: ``profiles.uses_extensions``): the engine's cost for those depends on the cards and
   on the house's definitions, and has been seconds to minutes for one legal request; or
-- it brings an inline profile or overrides the server has not read and has not seen before: a
-  maximal profile takes milliseconds to read, and a client sending a new one on every call
-  would otherwise spend them on the loop (the server reads a profile itself only when it comes
-  back: api/profiles.py).
+- it brings an inline profile or overrides of more than 2 KiB that the server has not read and
+  has not seen before: a maximal profile takes milliseconds to read, and a client sending a new
+  one on every call would otherwise spend them on the loop (the server reads such a profile
+  itself only when it comes back: api/profiles.py).
 
 Plain preset tables never come here: they stay on the loop, as fast as before.
 
