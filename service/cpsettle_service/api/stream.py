@@ -169,7 +169,13 @@ def offloaded(servicer: Any, item: pb.AuditItem) -> bool:
     offload = getattr(servicer, "offload", None)
     if offload is None or not isinstance(item.request, pb.SettleRequest):
         return False
-    return bool(servicer.route(item.request)[0] == "worker")
+    route, choice = servicer.route(item.request)
+    if route == "read":  # a profile to read first (here, between two hands, as before)
+        try:
+            return bool(servicer.resolver.resolve_cached(choice).extended)
+        except InvalidInput:
+            return False  # the hand's own error, answered by audit_item
+    return bool(route == "worker")
 
 
 async def in_worker(servicer: Any, item: pb.AuditItem, issued: list[Issued],
