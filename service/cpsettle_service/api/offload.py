@@ -36,7 +36,7 @@ from . import wire
 from .pool import add_moved
 from .workers import WorkerLost, WorkerSet
 
-__all__ = ["Offload", "WorkerLost"]
+__all__ = ["Offload", "WorkerLost", "finish"]
 
 _log = get_logger("cpsettle.offload")
 

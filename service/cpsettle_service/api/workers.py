@@ -46,7 +46,8 @@ from typing import Any
 
 from ..errors import WorkerLost
 
-__all__ = ["INTERRUPT_GRACE", "Interrupted", "NotTaken", "WorkerLost", "WorkerSet", "die_with"]
+__all__ = ["INTERRUPT_GRACE", "Interrupted", "NotTaken", "Worker", "WorkerLost", "WorkerSet",
+           "die_with", "worker_main"]
 
 INTERRUPT_SIGNAL = signal.SIGUSR1
 INTERRUPT_GRACE = 1.0  # seconds an interrupted worker has to answer before it is killed
