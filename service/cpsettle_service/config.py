@@ -51,6 +51,12 @@ class Settings:
     # a live Settle's p99 grew 2.4-2.6x with them, 1.5x without (bench/bench_bulk_yield.py).
     stream_workers: int = -1
     stream_worker_nice: int = 10  # the workers' niceness above the server's: live calls first
+    # worker processes for unary calls whose engine work may run long (a profile using RULES.md
+    # §16's jokers or naturals defined as data, a profile the server has not read yet), so that
+    # no request holds the event loop: 0 = one per core (within the cgroup CPU quota), N = N,
+    # -1 = none (all of it on the loop, as before). Started with the server, in the background.
+    engine_workers: int = 0
+    engine_worker_nice: int = 10  # their niceness above the server's: live calls first
     max_message_bytes: int = 1024 * 1024
     log_level: str = "info"
     log_format: str = "auto"  # auto | json | console
@@ -160,6 +166,10 @@ class Settings:
             out.append("CPSETTLE_MAX_CONCURRENT_STREAMS must be at least 1")
         if self.stream_workers < -1:
             out.append("CPSETTLE_STREAM_WORKERS must be -1 (none), 0 (one per core) or more")
+        if self.engine_workers < -1:
+            out.append("CPSETTLE_ENGINE_WORKERS must be -1 (none), 0 (one per core) or more")
+        if not 0 <= self.engine_worker_nice <= 19:
+            out.append("CPSETTLE_ENGINE_WORKER_NICE must be 0-19")
         if not 0 <= self.stream_worker_nice <= 19:
             out.append("CPSETTLE_STREAM_WORKER_NICE must be 0-19")
         if self.stream_idle_seconds <= 0:

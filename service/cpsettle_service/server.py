@@ -22,6 +22,7 @@ from .api import stream_worker
 from .api.connect.app import connect_app, intercepted_handlers
 from .api.connect.listener import HttpListener, start_http
 from .api.interceptors import ServiceInterceptor
+from .api.offload import Offload
 from .api.pool import StreamPool, default_size
 from .api.profiles import ProfileResolver
 from .api.servicer import SERVICE_NAME, SettlementServicer, generic_handler
@@ -64,6 +65,8 @@ class Running:
     # The TLS files, read again when they change (None: plaintext)
     certificates: CertificateFiles | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    # the worker processes of unary calls whose engine work may run long (None: none)
+    offload: Offload | None = None
     # The HTTP/JSON port (CPSETTLE_HTTP_PORT, api/connect), when configured.
     http: HttpListener | None = None
 
@@ -135,6 +138,8 @@ class Running:
             await self.health_server.stop(0)
         if self.pool is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
+        if self.offload is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.offload.close)
 
 
 def service_methods() -> list[tuple[str, str]]:
@@ -195,13 +200,16 @@ async def build_server(
         maximum_concurrent_rpcs=4 * (settings.max_concurrent_rpcs
                                      + settings.max_concurrent_streams) + 64,
     )
+    engine = default_size() if settings.engine_workers == 0 else settings.engine_workers
+    offload = (Offload(engine, stream_worker.__name__,
+                       (settings.profile_dir, sealer.include_request), settings.engine_worker_nice)
+               if engine > 0 else None)
     servicer = SettlementServicer(ProfileResolver(registry), sealer,
                                   log_timeout=settings.audit_log_stall_seconds,
-                                  live=interceptor.live)
+                                  live=interceptor.live, offload=offload)
     workers = default_size() if settings.stream_workers == 0 else settings.stream_workers
-    pool = (StreamPool(workers, stream_worker.init,
-                       (settings.profile_dir, sealer.include_request), stream_worker.settle_chunk,
-                       settings.stream_worker_nice)
+    pool = (StreamPool(workers, stream_worker.__name__,
+                       (settings.profile_dir, sealer.include_request), settings.stream_worker_nice)
             if workers > 0 else None)
     handler = generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes,
                               max_request_bytes=settings.max_message_bytes,
@@ -234,7 +242,7 @@ async def build_server(
         raise RuntimeError(f"could not bind {settings.address}")
     await server.start()
     running = Running(server, health_servicer, port, settings, servicer=servicer, pool=pool,
-                      certificates=certificates)
+                      certificates=certificates, offload=offload)
     if certificates is not None:
         running.tasks.append(asyncio.create_task(running.refresh_certificates()))
     if settings.http_port:
@@ -353,6 +361,8 @@ async def serve(settings: Settings) -> int:
     except CertificateProblem as e:
         log.error("tls.unusable", reason=str(e))
         return 2
+    if running.offload is not None:  # the fork server and a first worker, in the background
+        warm = asyncio.get_running_loop().create_task(running.offload.workers.prestart())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -392,6 +402,8 @@ async def serve(settings: Settings) -> int:
         except asyncio.TimeoutError:
             if audit is not None:
                 audit.checkpoint("interval")
+    if running.offload is not None:
+        warm.cancel()
     log.info("service.draining", grace_seconds=settings.grace_seconds)
     await running.drain()
     tracing.shutdown()  # the spans still batched go out before the process ends

@@ -265,3 +265,34 @@ class HealthProbe:
         self._stop.set()
         self.thread.join(5)
         self.channel.close()
+
+
+# --------------------------------------------------------------------------- worker processes
+
+
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid`` (from /proc; zombies left out)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(entry))
+    return out
+
+
+def workers_of(server: int) -> list[int]:
+    """A server process's worker processes: its fork server's children."""
+    return [w for c in children(server) for w in children(c)]
+
+
+def cpu_ticks(pid: int) -> int:
+    """A process's CPU time so far (utime + stime, clock ticks)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])

@@ -32,6 +32,7 @@ from ..errors import (
 from ..observability import metrics, tracing
 from ..observability.logging import get_logger
 from ..security import TokenChecker
+from .fair import CALLER
 from .priority import LiveFirst
 
 # The ErrorInfo domain of every reason below: the contract's package, whose comments list them
@@ -181,7 +182,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         # unary calls in flight, which bulk streams let go first; calls waiting to read a new
         # profile (bulk work) may hold at most half of the unary budget
         self.live = live if live is not None else LiveFirst(
-            None if max_in_flight is None else max(1, max_in_flight // 2))
+            None if max_in_flight is None else max(1, max_in_flight // 2), AtCapacity)
 
     def _enter(self) -> None:
         if self._limit is not None and self._in_flight >= self._limit:
@@ -203,6 +204,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         if self._tokens is not None:
             caller = self._tokens.caller(context.invocation_metadata())
             structlog.contextvars.bind_contextvars(caller=caller)
+            CALLER.set(caller)  # whose queue its bulk work waits in (api/fair.py)
 
     async def intercept_service(
         self,

@@ -11,10 +11,13 @@ goes on at once when no live call is in flight, and otherwise waits until none i
 A unary call is bulk work too when it brings a profile the resolver has not cached (an inline
 profile or overrides seen for the first time, or never valid): reading and checking a maximal
 one costs milliseconds of the event loop, and eight such calls queued ahead of a live Settle
-held it up for over 100 ms. Such a call takes ``bulk_turn``: it stops counting as live, waits
-for the one bulk slot and for its turn, and runs; the next one starts only after the loop has
-run for as long again (so cold work takes at most half of the loop's time, and a live call that
-arrived meanwhile is in flight, and counted, before the next one starts).
+held it up for over 100 ms. With worker processes (api/offload.py) such a call's profile is
+read in a worker the first time, and on the loop only when it comes back (to be cached there);
+that read takes ``bulk_turn``: it stops counting as live, waits for the one bulk slot, in its
+caller's queue (callers served round robin: api/fair.py), and for its turn, and runs; the next
+one starts only after the loop has run for as long again (so cold work takes at most half of
+the loop's time, and a live call that arrived meanwhile is in flight, and counted, before the
+next one starts).
 ``bench/bench_hostile.py`` measures the effect.
 """
 
@@ -22,23 +25,36 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+
+from .fair import FairGate, WaitBudget
 
 
 class LiveFirst:
     """Counts live (unary) calls in flight; lets bulk work wait until there are none."""
 
-    def __init__(self, bulk_limit: int | None = None) -> None:
+    def __init__(self, bulk_limit: int | None = None,
+                 refused: Callable[[str], BaseException] = RuntimeError) -> None:
         self.live = 0
-        # the most unary calls that may wait for the bulk slot (None: no limit); past it such a
-        # call is refused, so that waiting bulk work never fills the budget of live calls
-        self.bulk_limit = bulk_limit
+        # the most unary calls that may wait for bulk turns (None: no limit), shared by the
+        # server's gates (profile reads here, worker slots in the servicer); past it a call is
+        # refused, so that waiting bulk work never fills the budget of live calls
+        self.budget = WaitBudget(bulk_limit)
+        self.refused = refused
         self._idle: asyncio.Event | None = None  # made in the loop that first waits
-        # one unary call's bulk work at a time (the lock binds to the loop that first waits)
-        self.bulk_slot = asyncio.Lock()
-        self.bulk_waiting = 0  # unary calls waiting for the bulk slot
+        # one profile read on the loop at a time, callers served round robin
+        self.reading = FairGate(1, self.budget, refused)
         self._bulk_rest = 0.0  # perf_counter time before which no bulk body starts
+
+    @property
+    def bulk_limit(self) -> int | None:
+        return self.budget.limit
+
+    @property
+    def bulk_waiting(self) -> int:
+        """Unary calls waiting for a bulk turn (a profile read, a worker)."""
+        return self.budget.waiting
 
     def enter(self) -> None:
         self.live += 1
@@ -63,26 +79,33 @@ class LiveFirst:
             pass  # bulk work moves on, one piece, under steady live traffic
 
     def bulk_full(self) -> bool:
-        """Whether ``bulk_limit`` calls already wait for the bulk slot."""
-        return self.bulk_limit is not None and self.bulk_waiting >= self.bulk_limit
+        """Whether ``bulk_limit`` calls already wait for bulk turns."""
+        return self.budget.full()
 
     @asynccontextmanager
-    async def bulk_turn(self, most: float = 0.05) -> AsyncIterator[None]:
-        """The body is bulk work inside a live call (one that ``enter`` counted).
+    async def away(self) -> AsyncIterator[None]:
+        """The body awaits work done elsewhere (a worker process): the call does not count as
+        live meanwhile, so bulk streams need not wait for it."""
+        self.leave()
+        try:
+            yield
+        finally:
+            self.enter()
 
-        While it waits the call does not count as live. Bulk bodies run one at a time; each
-        starts after the loop has run for as long as the one before it took (a live call that
-        came in meanwhile is in flight, and counted, by then) and after ``wait_turn(most)``.
-        The body must not await: it is the work itself, and the call counts as live again
-        while it runs, so that its bookkeeping balances however it ends."""
+    @asynccontextmanager
+    async def bulk_turn(self, caller: str = "", most: float = 0.05) -> AsyncIterator[None]:
+        """The body is bulk work inside a live call (one that ``enter`` counted), on the loop.
+
+        While it waits the call does not count as live. Bulk bodies run one at a time, the
+        callers waiting served round robin (``fair.FairGate``); each starts after the loop has
+        run for as long as the one before it took (a live call that came in meanwhile is in
+        flight, and counted, by then) and after ``wait_turn(most)``. The body must not await:
+        it is the work itself, and the call counts as live again while it runs, so that its
+        bookkeeping balances however it ends."""
         self.leave()
         entered = False
-        self.bulk_waiting += 1
-        queued = True
         try:
-            async with self.bulk_slot:
-                self.bulk_waiting -= 1
-                queued = False
+            async with self.reading.turn(caller):
                 rest = self._bulk_rest - time.perf_counter()
                 if rest > 0:
                     await asyncio.sleep(rest)
@@ -96,7 +119,5 @@ class LiveFirst:
                     now = time.perf_counter()
                     self._bulk_rest = now + min(now - start, most)
         finally:
-            if queued:
-                self.bulk_waiting -= 1  # cancelled while waiting for the slot
             if not entered:
                 self.enter()

@@ -15,16 +15,18 @@ from cpsettle.v1 import settlement_pb2 as pb
 from ..domain.errors import InvalidInput, Violation, ViolationCode
 from ..domain.profile.model import RuleProfile
 from ..domain.settle import Settlement, check_payouts, evaluate_hand, settle
-from ..errors import AtCapacity, DeadlineCapExceeded, LogUnavailable, NotFound
+from ..errors import DeadlineCapExceeded, LogUnavailable, NotFound
 from ..observability import metrics
 from ..observability.logging import audit_size, audit_written
 from ..proof.digests import profile_digest
 from ..proof.seal import Issued, Sealer
 from . import bounds, mapping, stream, wire
 from .codec import reject_malformed, reject_unknown, tolerant
+from .fair import FairGate, caller_of
+from .offload import Offload
 from .pool import StreamPool
 from .priority import LiveFirst
-from .profiles import ProfileResolver
+from .profiles import ProfileResolver, uses_extensions
 
 SERVICE_NAME = "cpsettle.v1.SettlementService"
 # An answer with less time than this left before the call's deadline is not sent: it would
@@ -65,13 +67,33 @@ def _record(settlement: Settlement, profile_label: str) -> None:
             _child(_CAPS, metrics.CAPS_APPLIED, pr.cap).inc()
 
 
+# A profile choice (inline profile and overrides, as sent) this small is read on the loop even
+# the first time it is seen: reading costs about 1 ms per KiB (0.4 ms for a preset's overrides,
+# 6 ms for the largest profile the rules allow, 6 KB), too little to be worth a worker's trip.
+SMALL_CHOICE_BYTES = 2048
+
+# How a unary call is worked out (``SettlementServicer.route``).
+LIVE = "live"  # on the event loop, at once: a plain table, a profile already read
+READ = "read"  # the server reads the profile (it came back) in a bulk turn, then as LIVE/WORKER
+WORKER = "worker"  # in a worker process: §16's extensions, or a large profile seen the first time
+BULK = "bulk"  # no workers: the whole call in a bulk turn on the loop (a profile not read yet)
+
+
 class SettlementServicer:
     def __init__(self, resolver: ProfileResolver, sealer: Sealer | None = None,
-                 log_timeout: float = 0.5, live: LiveFirst | None = None) -> None:
+                 log_timeout: float = 0.5, live: LiveFirst | None = None,
+                 offload: Offload | None = None) -> None:
         self.resolver = resolver
         self.sealer = sealer
         # live (unary) calls in flight: streams let them go first between two hands
         self.live = live if live is not None else LiveFirst()
+        # worker processes for engine work that may run long (None: all of it on the loop)
+        self.offload = offload if sealer is not None else None
+        self.engine_turns = FairGate(offload.size if offload is not None else 1,
+                                     self.live.budget, self.live.refused)
+        # each registry profile's name -> whether it uses the extensions that search
+        self._preset_extended = {e.profile.name: uses_extensions(e.profile)
+                                 for e in resolver.registry.entries()}
         # how long an answer waits for its audit lines to be written before it fails closed
         self.log_timeout = log_timeout
         # set when the server drains: streams end at their next batch boundary
@@ -141,6 +163,10 @@ class SettlementServicer:
         if self.sealer is not None:
             self.sealer.payouts_checked(settlement, response.settlement.settlement_id, report)
         return response, issued
+
+    def evaluate_answer(self, request: Any) -> tuple[pb.EvaluateArrangementResponse, None]:
+        """The ``EvaluateArrangementResponse``; an evaluation issues nothing."""
+        return self.evaluate_response(request), None
 
     def evaluate_response(self, request: Any) -> pb.EvaluateArrangementResponse:
         reject_malformed(request)
@@ -247,40 +273,64 @@ class SettlementServicer:
         if self.sealer is not None and issued:
             self.sealer.not_delivered(issued, reason, detail)
 
-    def brings_cold_profile(self, request: Any) -> bool:
-        """Whether ``request`` (a Settle or EvaluateArrangement request) brings an inline profile
-        or overrides the resolver has not cached: reading them is bulk work (``bulk_turn``)."""
+    def route(self, request: Any) -> tuple[str, mapping.LazyChoice | None]:
+        """How a call whose profile choice ``request`` holds (a Settle or EvaluateArrangement
+        request) is worked out: LIVE, READ (with the choice to read), WORKER or BULK."""
         if not isinstance(request, (pb.SettleRequest, pb.EvaluateArrangementRequest)):
-            return False  # malformed: refused at once
+            return LIVE, None  # malformed: refused at once
         has_profile = request.HasField("profile")
         has_overrides = request.HasField("profile_overrides")
         if not (has_profile or has_overrides):
-            return False
+            if self.offload is not None and self._preset_extended.get(request.preset):
+                return WORKER, None
+            return LIVE, None
         choice = mapping.profile_choice(request.preset, has_profile, request.profile,
                                         has_overrides, request.profile_overrides)
-        return self.resolver.is_cold(choice)
+        cached = self.resolver.lookup(choice)
+        if cached is not None:
+            return (WORKER if cached.extended and self.offload is not None else LIVE), None
+        if self.offload is None:
+            return BULK, None
+        _, profile, overrides = choice.key
+        small = len(profile or b"") + len(overrides or b"") <= SMALL_CHOICE_BYTES
+        if small or self.resolver.seen_before(choice):
+            return READ, choice
+        return WORKER, None
 
-    def bulk_turn(self) -> AbstractAsyncContextManager[None]:
-        """``LiveFirst.bulk_turn``, refused (RESOURCE_EXHAUSTED) when the queue for it is full:
-        calls waiting to read new profiles never take the whole budget of live calls."""
-        if self.live.bulk_full():
-            raise AtCapacity(
-                f"{self.live.bulk_waiting} calls with profiles this replica has not read yet are "
-                "waiting, the most it queues; retry shortly (a profile once read is kept)")
-        return self.live.bulk_turn()
+    def bulk_turn(self, caller: str = "") -> AbstractAsyncContextManager[None]:
+        """``LiveFirst.bulk_turn`` (refused, RESOURCE_EXHAUSTED, when the queue for it is
+        full: calls waiting to read new profiles never take the whole budget of live calls)."""
+        return self.live.bulk_turn(caller)
 
-    async def _answer(self, build: Callable[[Any], Any], request: Any,
+    async def _answer(self, kind: str, build: Callable[[Any], Any], request: Any,
                       context: grpc.aio.ServicerContext[Any, Any], profile_of: Any) -> Any:
-        """``build(request)`` and deliver it; as bulk work, after live calls, when
-        ``profile_of`` (the message holding the request's profile choice) brings a profile
-        the resolver has not cached: a live table's call never waits behind reading it."""
-        if self.brings_cold_profile(profile_of):
-            async with self.bulk_turn():
+        """``build(request)`` and deliver it; on the loop, in a bulk turn, or in a worker
+        process (``route``), so that a live table's call never waits behind reading a new
+        profile nor behind engine work that may run long. ``build`` (and the worker's
+        ``Offload.run``) answers ``(answer, what was issued)``: the settlement's
+        ``settlement.issued`` line and receipt, or None when nothing was issued."""
+        route, choice = self.route(profile_of)
+        if route == READ:
+            assert choice is not None
+            async with self.bulk_turn(caller_of(context)):
+                try:
+                    cached = self.resolver.resolve_cached(choice)
+                except InvalidInput:
+                    self.resolver.mark_invalid(choice)  # a worker reads it next time
+                    raise
+            route = WORKER if cached.extended else LIVE
+        if route == LIVE:
+            answer, issued = build(request)
+        elif route == BULK:
+            async with self.bulk_turn(caller_of(context)):
                 answer, issued = build(request)
         else:
-            answer, issued = build(request)
+            assert self.offload is not None
+            async with self.live.away(), self.engine_turns.turn(caller_of(context)):
+                answer, issued = await self.offload.run(self, kind, request)
         sent = [issued] if issued is not None else []
-        await self.deliver(context, sent, audit_size())
+        if kind != "evaluate":
+            await self.deliver(context, sent, audit_size())
         if sent:
             # The client may cancel (or its deadline fire) after the answer is built and
             # before grpc sends it: the call then ends cancelled and the answer never leaves.
@@ -301,21 +351,20 @@ class SettlementServicer:
                                "was not sent")
 
     async def Settle(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        return await self._answer(self.settle_answer, request, context, request)  # type: ignore[no-any-return]
+        return await self._answer("settle", self.settle_answer, request, context, request)  # type: ignore[no-any-return]
 
     async def ValidatePayouts(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ValidatePayoutsResponse:
         inner = request.request if isinstance(request, pb.ValidatePayoutsRequest) else None
-        return await self._answer(self.validate_answer, request, context, inner)  # type: ignore[no-any-return]
+        return await self._answer("validate", self.validate_answer, request, context,  # type: ignore[no-any-return]
+                                  inner)
 
     async def EvaluateArrangement(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.EvaluateArrangementResponse:
-        if self.brings_cold_profile(request):
-            async with self.bulk_turn():
-                return self.evaluate_response(request)
-        return self.evaluate_response(request)
+        return await self._answer("evaluate", self.evaluate_answer, request, context,  # type: ignore[no-any-return]
+                                  request)
 
     async def ListProfiles(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]

@@ -20,6 +20,10 @@ instead of making it buffer: at most the result being written plus what the HTTP
 With worker processes (api/pool.py) it reads one batch ahead, which the workers settle while the
 batch before it is sealed and sent: two batches at most.
 
+A hand whose engine work may run long (a RULES.md §16 profile, or a profile never seen) is
+settled by an engine worker (api/offload.py) when the stream's hands are settled in the server
+process: no hand holds the event loop.
+
 Live tables come first: between two hands the handler waits its turn (``priority.LiveFirst``):
 while unary calls are in flight it lets them finish first, so a live Settle waits behind at most
 one hand of a bulk batch, never behind the batch (``bench/bench_bulk_yield.py`` measures it).
@@ -58,9 +62,10 @@ from ..proof.seal import Issued
 from ..wireformat import message_field, text_field
 from . import wire
 from .codec import Malformed
+from .fair import caller_of
 from .interceptors import RESULT_TOO_LARGE, count_invalid, error_status, status_of
 from .mapping import check_differences, nets_from_proto, player_checks_to_proto
-from .pool import HandResult, StreamPool
+from .pool import HandResult, StreamPool, add_moved
 from .priority import LiveFirst
 
 MAX_ITEMS_PER_BATCH = 1000
@@ -170,6 +175,36 @@ def finish_hand(servicer: Any, hand: HandResult, issued: list[Issued]) -> bytes:
     if sealed is None:
         return hand.head
     return hand.head + _SETTLEMENT(sealed.data) + hand.tail + _with_receipt(sealed.issued)
+
+
+def offloaded(servicer: Any, item: pb.AuditItem) -> bool:
+    """Whether a hand of a stream settled in the server process goes to an engine worker: its
+    profile uses RULES.md §16's searching extensions, or it is new (api/offload.py)."""
+    offload = getattr(servicer, "offload", None)
+    if offload is None or not isinstance(item.request, pb.SettleRequest):
+        return False
+    route, choice = servicer.route(item.request)
+    if route == "read":  # a profile to read first (here, between two hands, as before)
+        try:
+            return bool(servicer.resolver.resolve_cached(choice).extended)
+        except InvalidInput:
+            return False  # the hand's own error, answered by audit_item
+    return bool(route == "worker")
+
+
+async def in_worker(servicer: Any, item: pb.AuditItem, issued: list[Issued],
+                    context: Any) -> bytes:
+    """One hand settled by an engine worker (after its caller's turn), finished here."""
+    data = pb.SettleStreamRequest(items=[item]).SerializeToString()
+    try:
+        async with servicer.engine_turns.turn(caller_of(context)):
+            hands, moved = await servicer.offload.workers.run("settle_chunk", data)
+    except WorkerLost as e:
+        _log.error("stream.item_failed", ref=item.ref[:128], exc_info=e)
+        return pb.AuditResult(ref=item.ref, error=status_of(e)).SerializeToString(
+            deterministic=True)
+    add_moved(moved)
+    return finish_hand(servicer, hands[0], issued)
 
 
 def batch_error(status: status_pb2.Status) -> pb.SettleStreamResponse:
@@ -315,8 +350,12 @@ async def settle_stream(
                     await live.wait_turn()
             else:
                 for item in batch.items:
-                    results.append(_noting_issued(
-                        issued, functools.partial(audit_item, servicer, item)))
+                    if offloaded(servicer, item):
+                        # engine work that may run long: in a worker, never on the loop
+                        results.append(await in_worker(servicer, item, issued, context))
+                    else:
+                        results.append(_noting_issued(
+                            issued, functools.partial(audit_item, servicer, item)))
                     # Live calls first: a live Settle waits behind one hand of this batch at
                     # most.
                     await live.wait_turn()

@@ -1,5 +1,6 @@
-"""A SettleStream worker process: settles the hands a server sends it (api/pool.py says what
-runs where). ``init`` sets a worker up, ``settle_chunk`` settles one share of a batch.
+"""A worker process's side: settles the hands of a SettleStream batch (api/pool.py says what
+runs where) and the engine work of unary calls sent off the event loop (api/offload.py).
+``init`` sets a worker up, ``settle_chunk`` settles one share of a batch, ``unary`` one call.
 
 The worker has no signing key and writes no log line: its sealer only prepares, and the lines
 its work writes (a ``payout.mismatch``, a ``stream.item_failed``) travel back with the hands, as
@@ -9,7 +10,7 @@ do the counters it moved, for the server to write and add.
 from __future__ import annotations
 
 import os
-import signal
+import time
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -17,9 +18,11 @@ import structlog
 
 from cpsettle.v1 import settlement_pb2 as pb
 
+from ..domain.errors import InvalidInput
+from ..errors import NotFound
 from ..profile_files import builtin_registry, with_directory
 from ..proof.seal import Prepared, Sealed, Sealer
-from .pool import HandResult, counts, die_with
+from .pool import HandResult, counts
 from .profiles import ProfileResolver
 from .servicer import SettlementServicer
 from .stream import audit_parts
@@ -68,13 +71,10 @@ _worker: tuple[Any, _PreparingSealer, _Lines] | None = None
 _counted: dict[tuple[int, tuple[str, ...]], float] = {}
 
 
-def init(profile_dir: str, include_request: bool, parent_pid: int, nice: int) -> None:
+def init(profile_dir: str, include_request: bool) -> None:
+    """Set this worker up (``workers.worker_main`` has already made it a worker: signals,
+    niceness, the watch on the server process)."""
     global _worker
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server drains on these, then closes us
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    die_with(parent_pid)
-    if nice:
-        os.nice(nice)
     registry = builtin_registry()
     if profile_dir:  # read again here: the server read it at start, and refused it if invalid
         registry = with_directory(registry, profile_dir)
@@ -89,6 +89,7 @@ def settle_chunk(data: bytes) -> tuple[list[HandResult], dict[tuple[int, tuple[s
     the counters' increments since the last chunk."""
     assert _worker is not None, "_init_worker first"
     servicer, sealer, lines = _worker
+    _fresh(lines)
     out = []
     for item in pb.SettleStreamRequest.FromString(data).items:
         sealer.prepared = None
@@ -98,7 +99,64 @@ def settle_chunk(data: bytes) -> tuple[list[HandResult], dict[tuple[int, tuple[s
         else:
             head, _, tail, _ = parts
             out.append(HandResult(head, sealer.prepared, tail, lines.take()))
+    return out, _moved()
+
+
+# --------------------------------------------------------------------------- unary calls
+
+# Test-only: every unary call a worker takes first spins for this many seconds of CPU, in
+# Python, where an interrupt lands as it does in the engine (tests/hardening/test_off_loop.py:
+# a request that stays slow however fast the engine becomes). Read once, at the worker's start.
+SPIN_VARIABLE = "CPSETTLE_TEST_WORKER_SPIN_SECONDS"
+
+
+def _spin() -> None:
+    seconds = float(os.environ.get(SPIN_VARIABLE) or 0)
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def _moved() -> dict[tuple[int, tuple[str, ...]], float]:
     now = counts()
     moved = {k: v - _counted.get(k, 0.0) for k, v in now.items() if v != _counted.get(k, 0.0)}
     _counted.update(now)
-    return out, moved
+    return moved
+
+
+def _fresh(lines: _Lines) -> None:
+    """Forget what a task stopped midway (api/workers.py: interrupted) left: its log lines and
+    its counters' increments belong to no answer."""
+    lines.take()
+    _moved()
+
+
+def unary(argument: tuple[str, bytes]) -> tuple[Any, ...]:
+    """One unary call's engine work (api/offload.py): ``(kind, request bytes)`` with kind
+    ``settle``, ``validate`` or ``evaluate``. Answers ``(kind, prepared, body, lines, moved)``:
+    the settlement prepared for the server to seal (None for an evaluation), the response's
+    bytes without the settlement (the whole response for an evaluation), the log lines the work
+    wrote, the counters it moved; or ``("invalid", violations, …)`` / ``("not_found", …)``."""
+    assert _worker is not None, "init first"
+    servicer, sealer, lines = _worker
+    kind, data = argument
+    _fresh(lines)
+    _spin()
+    sealer.prepared = None
+    try:
+        if kind == "settle":
+            servicer.settlement_wire(pb.SettleRequest.FromString(data))
+            out: tuple[Any, ...] = (kind, sealer.prepared, b"")
+        elif kind == "validate":
+            response = servicer.validate_response(pb.ValidatePayoutsRequest.FromString(data))
+            response.ClearField("settlement")
+            out = (kind, sealer.prepared, response.SerializeToString())
+        else:
+            answer = servicer.evaluate_response(pb.EvaluateArrangementRequest.FromString(data))
+            out = (kind, None, answer.SerializeToString())
+    except InvalidInput as e:
+        out = ("invalid", [(v.field, v.reason, v.code.value) for v in e.violations], b"")
+    except NotFound as e:
+        out = ("not_found", (str(e), e.resource_type, e.name), b"")
+    return (*out, lines.take(), _moved())
+
