@@ -7,7 +7,7 @@ INVALID_ARGUMENT through ``reject_malformed``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from google.protobuf.message import DecodeError, Message
 
@@ -66,12 +66,22 @@ def tolerant(message_cls: type[Message], max_bytes: int | None = None,
     return deserialize
 
 
-def reject_malformed(request: Any) -> None:
-    """Raise the ``InvalidInput`` of a ``Malformed`` request; anything else passes."""
-    if type(request) is Malformed:
+M = TypeVar("M", bound=Message)
+
+
+def well_formed(request: M | Malformed) -> M:
+    """The request a handler was given, or the ``InvalidInput`` (or ``MessageTooLarge``) of a
+    ``Malformed`` one raised."""
+    if isinstance(request, Malformed):
         if request.too_large:
             raise request.error
         raise request.invalid()
+    return request
+
+
+def reject_malformed(request: Any) -> None:
+    """``well_formed`` for a handler that does not read the request further."""
+    well_formed(request)
 
 
 def reject_unknown(request: Any) -> None:

@@ -302,7 +302,10 @@ def _check_known(req: pb.SettleRequest) -> None:
         raise InvalidInput(problems)
 
 
-def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
+def request_to_domain(req: pb.SettleRequest, choice: LazyChoice | None = None
+                      ) -> tuple[Table, LazyChoice]:
+    """The request's table and its profile choice (``choice``: the one the caller already made
+    of this request, so an inline profile is serialized once per call)."""
     bounds.check_settle_request(req)
     _check_known(req)
     table = Table(
@@ -313,14 +316,15 @@ def request_to_domain(req: pb.SettleRequest) -> tuple[Table, LazyChoice]:
         unit_value=req.unit_value if req.HasField("unit_value") else None,
         currency=req.currency,
     )
-    choice = profile_choice(
-        req.preset,
-        req.HasField("profile"),
-        req.profile,
-        req.HasField("profile_overrides"),
-        req.profile_overrides,
-    )
+    if choice is None:
+        choice = request_choice(req)
     return table, choice
+
+
+def request_choice(req: pb.SettleRequest | pb.EvaluateArrangementRequest) -> LazyChoice:
+    """The profile choice a Settle or EvaluateArrangement request makes."""
+    return profile_choice(req.preset, req.HasField("profile"), req.profile,
+                          req.HasField("profile_overrides"), req.profile_overrides)
 
 
 def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import grpc
 from google.protobuf.message import Message
@@ -21,7 +21,7 @@ from ..observability.logging import audit_size, audit_written
 from ..proof.digests import profile_digest
 from ..proof.seal import Issued, Sealer
 from . import bounds, mapping, stream, wire
-from .codec import reject_malformed, reject_unknown, tolerant
+from .codec import Malformed, reject_malformed, reject_unknown, tolerant, well_formed
 from .fair import FairGate, caller_of
 from .offload import Offload
 from .pool import StreamPool
@@ -72,6 +72,16 @@ def _record(settlement: Settlement, profile_label: str) -> None:
 # 6 ms for the largest profile the rules allow, 6 KB), too little to be worth a worker's trip.
 SMALL_CHOICE_BYTES = 2048
 
+class Settled(NamedTuple):
+    """A request settled, nothing issued yet: the request, the domain's settlement, and the
+    profile's digest and source (what the settlement names)."""
+
+    request: pb.SettleRequest
+    settlement: Settlement
+    profile_digest: str
+    source: str
+
+
 # How a unary call is worked out (``SettlementServicer.route``).
 LIVE = "live"  # on the event loop, at once: a plain table, a profile already read
 READ = "read"  # the server reads the profile (it came back) in a bulk turn, then as LIVE/WORKER
@@ -99,19 +109,25 @@ class SettlementServicer:
         # set when the server drains: streams end at their next batch boundary
         self.draining = asyncio.Event()
 
-    def settlement_wire(
-        self, request: Any, before_seal: Callable[[Settlement], object] | None = None
-    ) -> tuple[bytes, Settlement, Issued | None]:
-        """The ``Settlement`` message as bytes (sealed when there is a sealer), the domain
-        settlement it was written from, and what the sealer issued (its receipt with it; None
-        when nothing was logged). ``before_seal`` runs on the settlement before it is sealed
-        (and logged as issued): a check that rejects the call issues nothing."""
-        reject_malformed(request)
-        table, choice = mapping.request_to_domain(request)
+    # Plain functions: the async RPC methods below, the engine workers (api/offload.py) and the
+    # CLI's --local mode all use them, so a settlement is byte for byte the same wherever it is
+    # worked out. A Settle reads top to bottom: settle_request (map, resolve the profile,
+    # settle: nothing issued yet), then issue (write the bytes, seal, log, count), then the
+    # answer. Each step returns what it made; nothing comes back through context variables.
+
+    def settle_request(self, request: pb.SettleRequest | Malformed,
+                       choice: mapping.LazyChoice | None = None) -> Settled:
+        """The request settled, nothing issued yet. ``choice``: the request's profile choice
+        when the caller made it already (``route``), so it is made once per call."""
+        request = well_formed(request)
+        table, choice = mapping.request_to_domain(request, choice)
         profile, digest, source = self.resolver.resolve(choice)
-        settlement = settle(table, profile)
-        if before_seal is not None:
-            before_seal(settlement)
+        return Settled(request, settle(table, profile), digest, source)
+
+    def issue(self, settled: Settled) -> tuple[bytes, Issued | None]:
+        """The ``Settlement`` message's bytes, sealed when there is a sealer, and what the sealer
+        issued (its ``settlement.issued`` line and receipt; None when nothing was logged)."""
+        request, settlement, digest, source = settled
         data = wire.settlement_body(settlement, digest, source)
         issued = None
         if self.sealer is not None:
@@ -121,39 +137,28 @@ class SettlementServicer:
         # overrides, would make a series per request): inline profiles count as "inline", and a
         # registry profile, overrides or not, under the registry name the request chose.
         _record(settlement, "inline" if source.startswith("inline") else request.preset)
-        return data, settlement, issued
+        return data, issued
 
-    # Plain functions: the async RPC methods below and the CLI's --local mode both use them,
-    # so a local settlement is byte for byte what the server would answer.
-
-    def settle_answer(self, request: Any) -> tuple[bytes, Issued | None]:
+    def settle_answer(self, request: pb.SettleRequest | Malformed,
+                      choice: mapping.LazyChoice | None = None) -> tuple[bytes, Issued | None]:
         """The ``SettleResponse`` bytes the Settle RPC sends (the receipt with the settlement),
         and what was issued."""
-        data, _, issued = self.settlement_wire(request)
+        data, issued = self.issue(self.settle_request(request, choice))
         return wire.settle_response(data, issued.receipt if issued is not None else None), issued
 
-    def settle_wire(self, request: Any) -> bytes:
-        """The ``SettleResponse`` bytes the Settle RPC sends."""
-        return self.settle_answer(request)[0]
-
-    def settle_response(self, request: Any) -> pb.SettleResponse:
-        return pb.SettleResponse.FromString(self.settle_wire(request))
-
-    def validate_response(self, request: Any) -> pb.ValidatePayoutsResponse:
-        return self.validate_answer(request)[0]
-
-    def validate_answer(self, request: Any) -> tuple[pb.ValidatePayoutsResponse, Issued | None]:
+    def validate_answer(self, request: pb.ValidatePayoutsRequest | Malformed,
+                        choice: mapping.LazyChoice | None = None
+                        ) -> tuple[pb.ValidatePayoutsResponse, Issued | None]:
         """The ``ValidatePayoutsResponse`` (the receipt with the settlement) and what was
-        issued."""
-        reject_malformed(request)
-        response = pb.ValidatePayoutsResponse()
+        issued. The proposal is checked before the settlement is issued: a proposal that names
+        an unknown player issues nothing."""
+        request = well_formed(request)
         proposed, pairs = mapping.payouts_from_proto(request)
-        checked = []
-        data, settlement, issued = self.settlement_wire(
-            request.request,
-            lambda s: checked.append(
-                mapping.check_differences(check_payouts(s, proposed, pairs), "proposed")))
-        report = checked[0]
+        settled = self.settle_request(request.request, choice)
+        report = mapping.check_differences(check_payouts(settled.settlement, proposed, pairs),
+                                           "proposed")
+        data, issued = self.issue(settled)
+        response = pb.ValidatePayoutsResponse()
         response.settlement.MergeFromString(data)
         if issued is not None and issued.receipt is not None:
             wire.receipt_to_proto(issued.receipt, response.receipt)
@@ -161,21 +166,17 @@ class SettlementServicer:
         if not report.all_match:
             metrics.PAYOUT_MISMATCHES.inc()
         if self.sealer is not None:
-            self.sealer.payouts_checked(settlement, response.settlement.settlement_id, report)
+            self.sealer.payouts_checked(settled.settlement, response.settlement.settlement_id,
+                                        report)
         return response, issued
 
-    def evaluate_answer(self, request: Any) -> tuple[pb.EvaluateArrangementResponse, None]:
+    def evaluate_answer(self, request: pb.EvaluateArrangementRequest | Malformed,
+                        choice: mapping.LazyChoice | None = None
+                        ) -> tuple[pb.EvaluateArrangementResponse, None]:
         """The ``EvaluateArrangementResponse``; an evaluation issues nothing."""
-        return self.evaluate_response(request), None
-
-    def evaluate_response(self, request: Any) -> pb.EvaluateArrangementResponse:
-        reject_malformed(request)
+        request = well_formed(request)
         bounds.check_evaluate_request(request)
-        choice = mapping.profile_choice(
-            request.preset, request.HasField("profile"), request.profile,
-            request.HasField("profile_overrides"), request.profile_overrides,
-        )
-        profile, digest, source = self.resolver.resolve(choice)
+        profile, digest, source = self.resolver.resolve(choice or mapping.request_choice(request))
         evaluation = evaluate_hand(mapping.evaluate_input(request), profile)
         response = pb.EvaluateArrangementResponse()
         mapping.evaluation_to_proto(evaluation, response)
@@ -183,7 +184,19 @@ class SettlementServicer:
         ref.name, ref.version, ref.digest, ref.source = (
             profile.name, profile.version, digest, source,
         )
-        return response
+        return response, None
+
+    def settle_response(self, request: pb.SettleRequest | Malformed) -> pb.SettleResponse:
+        """``settle_answer`` as a message (the CLI's ``--local``, tests)."""
+        return pb.SettleResponse.FromString(self.settle_answer(request)[0])
+
+    def validate_response(self, request: pb.ValidatePayoutsRequest | Malformed
+                          ) -> pb.ValidatePayoutsResponse:
+        return self.validate_answer(request)[0]
+
+    def evaluate_response(self, request: pb.EvaluateArrangementRequest | Malformed
+                          ) -> pb.EvaluateArrangementResponse:
+        return self.evaluate_answer(request)[0]
 
     def list_response(self) -> pb.ListProfilesResponse:
         response = pb.ListProfilesResponse()
@@ -273,42 +286,41 @@ class SettlementServicer:
         if self.sealer is not None and issued:
             self.sealer.not_delivered(issued, reason, detail)
 
-    def route(self, request: Any) -> tuple[str, mapping.LazyChoice | None]:
+    def route(self, request: object) -> tuple[str, mapping.LazyChoice | None]:
         """How a call whose profile choice ``request`` holds (a Settle or EvaluateArrangement
-        request) is worked out: LIVE, READ (with the choice to read), WORKER or BULK."""
+        request) is worked out -- LIVE, READ, WORKER or BULK -- and the request's profile
+        choice when it names an inline profile or overrides (made here once for the call)."""
         if not isinstance(request, (pb.SettleRequest, pb.EvaluateArrangementRequest)):
             return LIVE, None  # malformed: refused at once
-        has_profile = request.HasField("profile")
-        has_overrides = request.HasField("profile_overrides")
-        if not (has_profile or has_overrides):
+        if not (request.HasField("profile") or request.HasField("profile_overrides")):
             if self.offload is not None and self._preset_extended.get(request.preset):
                 return WORKER, None
             return LIVE, None
-        choice = mapping.profile_choice(request.preset, has_profile, request.profile,
-                                        has_overrides, request.profile_overrides)
+        choice = mapping.request_choice(request)
         cached = self.resolver.lookup(choice)
         if cached is not None:
-            return (WORKER if cached.extended and self.offload is not None else LIVE), None
+            return (WORKER if cached.extended and self.offload is not None else LIVE), choice
         if self.offload is None:
-            return BULK, None
+            return BULK, choice
         _, profile, overrides = choice.key
         small = len(profile or b"") + len(overrides or b"") <= SMALL_CHOICE_BYTES
         if small or self.resolver.seen_before(choice):
             return READ, choice
-        return WORKER, None
+        return WORKER, choice
 
     def bulk_turn(self, caller: str = "") -> AbstractAsyncContextManager[None]:
         """``LiveFirst.bulk_turn`` (refused, RESOURCE_EXHAUSTED, when the queue for it is
         full: calls waiting to read new profiles never take the whole budget of live calls)."""
         return self.live.bulk_turn(caller)
 
-    async def _answer(self, kind: str, build: Callable[[Any], Any], request: Any,
-                      context: grpc.aio.ServicerContext[Any, Any], profile_of: Any) -> Any:
-        """``build(request)`` and deliver it; on the loop, in a bulk turn, or in a worker
-        process (``route``), so that a live table's call never waits behind reading a new
-        profile nor behind engine work that may run long. ``build`` (and the worker's
-        ``Offload.run``) answers ``(answer, what was issued)``: the settlement's
-        ``settlement.issued`` line and receipt, or None when nothing was issued."""
+    async def _answer(self, kind: str, build: Callable[[Any, mapping.LazyChoice | None], Any],
+                      request: Message | Malformed, context: grpc.aio.ServicerContext[Any, Any],
+                      profile_of: object) -> Any:
+        """The answer of one unary call, delivered: worked out on the loop, in a bulk turn, or
+        in a worker process (``route``), so that a live table's call never waits behind reading
+        a new profile nor behind engine work that may run long. ``build`` (and the worker's
+        ``Offload.run``) answers ``(answer, what was issued)``, and the call delivers exactly
+        what was issued: its audit line written, or its ``settlement.not_delivered``."""
         route, choice = self.route(profile_of)
         if route == READ:
             assert choice is not None
@@ -320,10 +332,10 @@ class SettlementServicer:
                     raise
             route = WORKER if cached.extended else LIVE
         if route == LIVE:
-            answer, issued = build(request)
+            answer, issued = build(request, choice)
         elif route == BULK:
             async with self.bulk_turn(caller_of(context)):
-                answer, issued = build(request)
+                answer, issued = build(request, choice)
         else:
             assert self.offload is not None
             async with self.live.away(), self.engine_turns.turn(caller_of(context)):
@@ -350,21 +362,28 @@ class SettlementServicer:
                                "the call ended cancelled after its answer was built: the answer "
                                "was not sent")
 
-    async def Settle(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        return await self._answer("settle", self.settle_answer, request, context, request)  # type: ignore[no-any-return]
+    async def Settle(self, request: pb.SettleRequest | Malformed,
+                     context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        answer: bytes = await self._answer("settle", self.settle_answer, request, context,
+                                           request)
+        return answer
 
     async def ValidatePayouts(
-        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.ValidatePayoutsRequest | Malformed,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> pb.ValidatePayoutsResponse:
         inner = request.request if isinstance(request, pb.ValidatePayoutsRequest) else None
-        return await self._answer("validate", self.validate_answer, request, context,  # type: ignore[no-any-return]
-                                  inner)
+        answer: pb.ValidatePayoutsResponse = await self._answer(
+            "validate", self.validate_answer, request, context, inner)
+        return answer
 
     async def EvaluateArrangement(
-        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.EvaluateArrangementRequest | Malformed,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> pb.EvaluateArrangementResponse:
-        return await self._answer("evaluate", self.evaluate_answer, request, context,  # type: ignore[no-any-return]
-                                  request)
+        answer: pb.EvaluateArrangementResponse = await self._answer(
+            "evaluate", self.evaluate_answer, request, context, request)
+        return answer
 
     async def ListProfiles(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]

@@ -115,14 +115,14 @@ def audit_parts(servicer: Any, item: pb.AuditItem
     whole."""
     try:
         paid = _paid(item) if item.paid else None  # before settling, as ValidatePayouts does
-        reports = []
-        data, settlement, issued = servicer.settlement_wire(
-            item.request,
-            None if paid is None
-            else lambda s: reports.append(check_differences(check_payouts(s, paid), "paid")))
+        settled = servicer.settle_request(item.request)
+        # The recorded payouts are checked before the settlement is issued (a record that names
+        # an unknown player issues nothing), as ValidatePayouts checks a proposal.
+        report = (None if paid is None
+                  else check_differences(check_payouts(settled.settlement, paid), "paid"))
+        data, issued = servicer.issue(settled)
         rest = pb.AuditResult()
-        if paid is not None:
-            report = reports[0]
+        if report is not None:
             player_checks_to_proto(report.players, rest.checks)
             rest.all_match = report.all_match
             if not report.all_match:
@@ -133,7 +133,7 @@ def audit_parts(servicer: Any, item: pb.AuditItem
                 sealer = servicer.sealer
                 if sealer is not None:
                     sid = pb.Settlement.FromString(data).settlement_id
-                    sealer.payouts_checked(settlement, sid, report)
+                    sealer.payouts_checked(settled.settlement, sid, report)
         else:
             rest.all_match = True
         # Fields in number order: ref (1), settlement (2), then all_match (4) and checks (5).

@@ -145,7 +145,7 @@ def unary(argument: tuple[str, bytes]) -> tuple[Any, ...]:
     sealer.prepared = None
     try:
         if kind == "settle":
-            servicer.settlement_wire(pb.SettleRequest.FromString(data))
+            servicer.issue(servicer.settle_request(pb.SettleRequest.FromString(data)))
             out: tuple[Any, ...] = (kind, sealer.prepared, b"")
         elif kind == "validate":
             response = servicer.validate_response(pb.ValidatePayoutsRequest.FromString(data))
