@@ -15,8 +15,33 @@ all. Each hand is resolved on its own, once:
   it whose 13 ranks, sorted from the top, are highest (what ``equalRank: COMPARE_CARDS``
   compares), then the highest card for the first joker as above.
 
-Cost: one hand with one joker tries at most 52 cards, with two at most 52 x 52 = 2,704 pairs;
-each try is three row look-ups (or one natural check). A table without jokers never comes here.
+How, without trying every assignment:
+
+*Arranged hands.* The rows are independent but for the foul order (and, without duplicates,
+two jokers in two rows standing for different cards). Each row holding a joker is evaluated once
+per allowed card (with both jokers in it, once per unordered pair of cards), by summing card
+codes (``hands.hand_of_codes``), and its fills are grouped by what the resolution can tell
+apart: the hand and, for a straight, flush or straight flush in the middle or back, the suit of
+its highest card (all the foul check reads of the cards). Each group keeps its two best joker
+cards in the tie-break order. The groups of the rows are then combined, and the foul check runs
+only for a combination whose score, were it clean, would beat the best found so far.
+
+*Naturals.* The 13 resolved ranks sorted from the top compare as the jokers' highest rank, then
+their other rank (the rest is the same 11 or 12 cards), so the search runs over the jokers'
+ranks from the top and stops at the first that works. A definition's clauses read the rank
+counts (``rankGroups``, ``distinctRanks``, the rank ranges), the suit counts (``sameSuit``,
+colours) or the rows; the first two are decided per choice of the jokers' ranks and per choice
+of their suits, from counts. The ``rows`` clause is the constraint search of ``natural_rows``,
+run once per hand and clause with the jokers as wildcards: it yields the sets of cards the
+jokers may stand for. What is left is bit arithmetic over 52-bit card masks.
+
+Cost, for one hand: an arranged hand with one joker evaluates at most 52 rows; with two in one
+row at most 1,378 (52 x 53 / 2) rows; with two in two rows at most 104 rows and then at most
+(13 + 4) x (13 + 4) or (13 + 4 x 4) x (13 + 4 x 4) groups combined (a group is a hand and, for
+a straight or flush, the suit of its top card: in practice a few dozen), one foul check each at
+most. A natural costs at most one ``natural_rows`` search per distinct ``rows`` clause of the
+profile (shared by the naturals that use it), 91 choices of the jokers' ranks and 4 x 4 of
+their suits, each a few integer operations. A table without jokers never comes here.
 """
 
 from __future__ import annotations
@@ -26,17 +51,27 @@ from itertools import product
 from typing import Callable, Iterable, Iterator, Sequence
 
 from .cards import CARD_BY_SPELLING, DECK, JOKER, Card, Suit
-from .hands import HandRank, evaluate_five, evaluate_three, evaluate_with_repeats
-from .natural_facts import HandFacts, multiset_facts
+from .hands import (
+    CARD_CODES,
+    HandClass,
+    HandRank,
+    Wheel,
+    evaluate_five,
+    evaluate_three,
+    evaluate_with_repeats,
+    hand_of_codes,
+)
+from .natural_rows import ALL_CARDS, RANK_CARDS, SUIT_CARDS, fills
+from .natural_vocabulary import DefinitionParts, definition_parts, groups_fit
 from .profile import RoyaltyMode, RuleProfile
 from .rows import ROWS
 
 __all__ = [
     "Assignment",
+    "Fouls",
+    "NaturalSearch",
     "allowed_cards",
     "assignments",
-    "best_assignment",
-    "natural_facts_of",
     "rows_of",
     "resolve_arrangement",
     "resolve_natural",
@@ -45,7 +80,10 @@ __all__ = [
 
 Fouls = Callable[[Sequence[str], HandRank, HandRank, HandRank], bool]
 """Whether 13 resolved cards (front, middle, back) with these hands foul (the settlement's own
-foul check, suit tie-break included)."""
+foul check, suit tie-break included). It may read the cards only through the suit of the
+highest card of a middle or back that is a straight, flush or straight flush (the suit
+tie-break's ``highest_card``): the resolution calls it with one representative of the cards
+that agree on that."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +111,8 @@ def allowed_cards(table_cards: Iterable[str], duplicates: bool) -> tuple[Card, .
 
 def assignments(cards13: Sequence[str], allowed: Sequence[Card], duplicates: bool
                 ) -> Iterator[Assignment]:
-    """Every allowed assignment of the hand's jokers (none: the hand as it is)."""
+    """Every allowed assignment of the hand's jokers (none: the hand as it is), for tests and
+    tools that want to look at each; the resolution below never enumerates them."""
     positions = tuple(i for i, c in enumerate(cards13) if c == JOKER)
     texts = [str(c) for c in allowed]
     base = list(cards13)
@@ -83,42 +122,6 @@ def assignments(cards13: Sequence[str], allowed: Sequence[Card], duplicates: boo
         for p, c in zip(positions, choice):
             base[p] = c
         yield Assignment(tuple(base), positions, choice)
-
-
-def _joker_order(a: Assignment, suit_rank: dict[Suit, int]) -> tuple[int, ...]:
-    """Higher is better: each joker's card by rank, then by suit order, first joker first."""
-    out: list[int] = []
-    for text in a.stands_for:
-        card = CARD_BY_SPELLING[text]
-        out += (card.rank.value_int, -suit_rank[card.suit])
-    return tuple(out)
-
-
-def best_assignment(
-    cards13: Sequence[str],
-    allowed: Sequence[Card],
-    duplicates: bool,
-    suit_order: Sequence[Suit],
-    score: Callable[[Assignment], tuple[int, ...] | None],
-) -> Assignment | None:
-    """The assignment with the highest ``score`` (``None`` from ``score``: not eligible), ties
-    broken by the jokers' cards; ``None`` when no assignment is eligible."""
-    suit_rank = {s: i for i, s in enumerate(suit_order)}
-    best: Assignment | None = None
-    best_key: tuple[tuple[int, ...], tuple[int, ...]] | None = None
-    for a in assignments(cards13, allowed, duplicates):
-        s = score(a)
-        if s is None:
-            continue
-        key = (s, _joker_order(a, suit_rank))
-        if best_key is None or key > best_key:
-            best, best_key = a, key
-    return best
-
-
-def natural_facts_of(a: Assignment) -> HandFacts:
-    """The natural facts of a resolved hand (its cards may repeat when jokers duplicate)."""
-    return multiset_facts([CARD_BY_SPELLING[c] for c in a.cards])
 
 
 def rows_of(cards13: Sequence[str], profile: RuleProfile) -> tuple[HandRank, HandRank, HandRank]:
@@ -132,27 +135,367 @@ def rows_of(cards13: Sequence[str], profile: RuleProfile) -> tuple[HandRank, Han
             evaluate_five(cards13[8:], wheel))
 
 
+def sorted_ranks(cards13: Sequence[str]) -> tuple[int, ...]:
+    """The 13 ranks from the highest down: what ``equalRank: COMPARE_CARDS`` compares."""
+    return tuple(sorted((CARD_BY_SPELLING[c].rank.value_int for c in cards13), reverse=True))
+
+
+def _card_keys(suit_order: Sequence[Suit]) -> list[int]:
+    """Per ``Card.index``, the tie-break order of a joker's card: higher is better, by rank then
+    by the suit order."""
+    position = {s: i for i, s in enumerate(suit_order)}
+    return [c.index // 4 * 4 + 3 - position[c.suit] for c in DECK]
+
+
+_INDEX: dict[object, int] = {c: i for i, c in enumerate(DECK)}
+_INDEX.update((str(c), i) for i, c in enumerate(DECK))
+_TEXT: tuple[str, ...] = tuple(str(c) for c in DECK)
+
+
+def _resolved(cards13: Sequence[str], positions: tuple[int, ...], chosen: Sequence[int]
+              ) -> Assignment:
+    texts = tuple(_TEXT[i] for i in chosen)
+    cards = list(cards13)
+    for p, t in zip(positions, texts):
+        cards[p] = t
+    return Assignment(tuple(cards), positions, texts)
+
+
+# --------------------------------------------------------------------------- arranged hands
+
+_ROW_SPANS = ((0, 3), (3, 8), (8, 13))
+_SUITED = frozenset({HandClass.STRAIGHT, HandClass.FLUSH, HandClass.STRAIGHT_FLUSH,
+                     HandClass.ROYAL_FLUSH})
+
+
+class _Group:
+    """The fills of one row that the resolution cannot tell apart: the hand, its royalty, one
+    representative of the row's cards, and the best two joker choices (card indexes in position
+    order), best first."""
+
+    __slots__ = ("cards", "choices", "hand", "royalty")
+
+    def __init__(self, hand: HandRank, royalty: int, cards: tuple[str, ...],
+                 choice: tuple[int, ...]) -> None:
+        self.hand = hand
+        self.royalty = royalty
+        self.cards = cards
+        self.choices = [choice]
+
+
+def _top_suit(hand: HandRank, row: Sequence[int]) -> int:
+    """The suit index of a straight's or flush's highest card (``row``: its card indexes, which
+    are distinct)."""
+    target = hand.ranks[0]
+    if target == 1:
+        target = 14
+    for i in row:
+        if i // 4 + 2 == target:
+            return i % 4
+    raise AssertionError("a straight or flush holds its top rank")  # pragma: no cover
+
+
+def _row_groups(row: int, cards13: Sequence[str], ordered: Sequence[int], duplicates: bool,
+                wheel: Wheel, royalty: Callable[[int, HandRank], int]) -> list[_Group]:
+    """The groups of one row's fills: each allowed card (or unordered pair of cards) for the
+    row's jokers, tried best first (``ordered``: the allowed cards' indexes by the tie-break
+    order), so a group's first choices are its best."""
+    start, stop = _ROW_SPANS[row]
+    texts = list(cards13[start:stop])
+    size = stop - start
+    slots = [i for i, t in enumerate(texts) if t == JOKER]
+    fixed = [_INDEX[t] for t in texts if t != JOKER]
+    base = sum(CARD_CODES[i] for i in fixed)
+    held = set(fixed) if duplicates else set()
+    groups: dict[object, _Group] = {}
+    codes = CARD_CODES
+    middle_or_back = row > 0
+
+    def add(total: int, repeated: bool, choice: tuple[int, ...]) -> None:
+        hand = hand_of_codes(total, size, wheel, repeated)
+        key: object = hand.strength
+        if middle_or_back and hand.hand_class in _SUITED:
+            key = (hand.strength, _top_suit(hand, fixed + list(choice)))
+        group = groups.get(key)
+        if group is None:
+            row_cards = texts.copy()
+            for i, c in zip(slots, choice):
+                row_cards[i] = _TEXT[c]
+            groups[key] = _Group(hand, royalty(row, hand), tuple(row_cards), choice)
+        elif len(group.choices) < 2:
+            group.choices.append(choice)
+
+    if len(slots) == 1:
+        for c in ordered:
+            add(base + codes[c], c in held, (c,))
+    else:
+        for n, c in enumerate(ordered):
+            with_c = base + codes[c]
+            c_held = c in held
+            for d in ordered[n if duplicates else n + 1:]:
+                add(with_c + codes[d], c_held or d in held or c == d, (c, d))
+    return list(groups.values())
+
+
+def _fixed_group(row: int, cards13: Sequence[str], wheel: Wheel,
+                 royalty: Callable[[int, HandRank], int]) -> _Group:
+    start, stop = _ROW_SPANS[row]
+    cards = tuple(cards13[start:stop])
+    hand = evaluate_three(cards) if row == 0 else evaluate_five(cards, wheel)
+    return _Group(hand, royalty(row, hand), cards, ())
+
+
+def _choice(groups: Sequence[_Group], duplicates: bool) -> tuple[int, ...] | None:
+    """The best joker cards for one group of each row (the jokers' rows' choices in row order);
+    ``None`` when two jokers in two rows would need the same card and may not."""
+    with_jokers = [g.choices for g in groups if g.choices[0]]
+    if len(with_jokers) == 1:
+        return with_jokers[0][0]
+    first, second = with_jokers
+    if duplicates or first[0] != second[0]:
+        return first[0] + second[0]
+    if len(second) > 1:
+        return first[0] + second[1]
+    if len(first) > 1:
+        return first[1] + second[0]
+    return None
+
+
 def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,
                         fouls: Fouls) -> Assignment | None:
     """The assignment an arranged hand settles with (module docstring); ``None`` only when
     the jokers have no allowed card."""
+    positions = tuple(i for i, c in enumerate(cards13) if c == JOKER)
+    duplicates = profile.deck.joker_duplicates
+    keys = _card_keys(profile.ranking.suit_order)
+    ordered = sorted((_INDEX[c] for c in allowed), key=lambda i: -keys[i])
+    wheel = profile.ranking.wheel
     royalties = profile.royalties
     paid = royalties.mode is not RoyaltyMode.NONE
 
-    def score(a: Assignment) -> tuple[int, ...]:
-        hf, hm, hb = rows_of(a.cards, profile)
-        if fouls(a.cards, hf, hm, hb):
-            return (0, 0, hb.strength, hm.strength, hf.strength)
-        total = sum(royalties.units(row, h) for row, h in zip(ROWS, (hf, hm, hb))) if paid else 0
-        return (1, total, hb.strength, hm.strength, hf.strength)
+    def royalty(row: int, hand: HandRank) -> int:
+        return royalties.units(ROWS[row], hand) if paid else 0
 
-    return best_assignment(cards13, allowed, profile.deck.joker_duplicates,
-                           profile.ranking.suit_order, score)
+    rows_with = {0 if p < 3 else 1 if p < 8 else 2 for p in positions}
+    per_row = [
+        _row_groups(r, cards13, ordered, duplicates, wheel, royalty) if r in rows_with
+        else [_fixed_group(r, cards13, wheel, royalty)]
+        for r in range(3)
+    ]
+    best: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    best_choice: tuple[int, ...] = ()
+    for gf, gm, gb in product(*per_row):
+        choice = _choice((gf, gm, gb), duplicates)
+        if choice is None:
+            continue
+        hf, hm, hb = gf.hand, gm.hand, gb.hand
+        joker_key = tuple(keys[i] for i in choice)
+        clean = (1, gf.royalty + gm.royalty + gb.royalty, hb.strength, hm.strength, hf.strength)
+        if best is not None and (clean, joker_key) <= best:
+            continue  # not better even if it does not foul
+        if fouls(gf.cards + gm.cards + gb.cards, hf, hm, hb):
+            candidate = ((0, 0, hb.strength, hm.strength, hf.strength), joker_key)
+            if best is not None and candidate <= best:
+                continue
+        else:
+            candidate = (clean, joker_key)
+        best, best_choice = candidate, choice
+    if best is None:
+        return None
+    return _resolved(cards13, positions, best_choice)
 
 
-def sorted_ranks(cards13: Sequence[str]) -> tuple[int, ...]:
-    """The 13 ranks from the highest down: what ``equalRank: COMPARE_CARDS`` compares."""
-    return tuple(sorted((CARD_BY_SPELLING[c].rank.value_int for c in cards13), reverse=True))
+# --------------------------------------------------------------------------- naturals
+
+
+_RANK_OF_MASK = {m: r for r, m in enumerate(RANK_CARDS)}
+_SUIT_OF_MASK = {m: s for s, m in enumerate(SUIT_CARDS)}
+
+
+class _Seconds:
+    """A ``rows`` clause's answer for two jokers (``natural_rows.fills``) as a function of the
+    first joker's card: the cards the other joker may then stand for."""
+
+    __slots__ = ("any", "by_card", "by_rank", "by_suit")
+
+    def __init__(self, found: Iterable[tuple[int, ...]]) -> None:
+        self.any = 0
+        self.by_rank = [0] * 13
+        self.by_suit = [0] * 4
+        self.by_card: dict[int, int] = {}
+        for x, y in found:
+            for a, b in ((x, y), (y, x)):
+                if a == ALL_CARDS:
+                    self.any |= b
+                elif a in _RANK_OF_MASK:
+                    self.by_rank[_RANK_OF_MASK[a]] |= b
+                elif a in _SUIT_OF_MASK:
+                    self.by_suit[_SUIT_OF_MASK[a]] |= b
+                else:  # one card
+                    i = a.bit_length() - 1
+                    self.by_card[i] = self.by_card.get(i, 0) | b
+
+    def of(self, card: int) -> int:
+        return (self.any | self.by_rank[card >> 2] | self.by_suit[card & 3]
+                | self.by_card.get(card, 0))
+
+
+class NaturalSearch:
+    """The naturals one hand with jokers makes (RULES.md §16.3), sharing between the naturals of
+    the profile what depends only on the hand: the counts of its standard cards, what the
+    jokers' ranks add to them, and each ``rows`` clause's search."""
+
+    def __init__(self, cards13: Sequence[str], allowed: Sequence[Card],
+                 profile: RuleProfile) -> None:
+        self.cards13 = tuple(cards13)
+        self.profile = profile
+        self.positions = tuple(i for i, c in enumerate(cards13) if c == JOKER)
+        self.jokers = len(self.positions)
+        self.duplicates = profile.deck.joker_duplicates
+        keys = self.keys = _card_keys(profile.ranking.suit_order)
+        self.suits = sorted(range(4), key=lambda s: -keys[s])  # the profile's order, best first
+        masks = [0, 0, 0, 0]
+        counts = [0] * 13
+        suit_counts = [0, 0, 0, 0]
+        for text in cards13:
+            if text != JOKER:
+                r, s = divmod(_INDEX[text], 4)
+                masks[s] |= 1 << r
+                counts[r] += 1
+                suit_counts[s] += 1
+        self.masks = (masks[0], masks[1], masks[2], masks[3])
+        self.suit_counts = suit_counts
+        self.allowed = sum(1 << _INDEX[c] for c in allowed)
+        self.rows_known: dict[object, int | _Seconds] = {}
+        # The jokers' ranks, best first (as the sorted 13 ranks compare): (a,) or (a, b) with
+        # a >= b; for each, its count histogram (an index into ``histograms``) and rank mask.
+        self.choices: list[tuple[tuple[int, ...], int, int]] = []
+        self.histograms: list[tuple[int, ...]] = []
+        seen: dict[tuple[int, ...], int] = {}
+        base_mask = sum(1 << r for r in range(13) if counts[r])
+        if self.jokers == 1:
+            ranks_list: list[tuple[int, ...]] = [(a,) for a in range(12, -1, -1)]
+        else:
+            ranks_list = [(a, b) for a in range(12, -1, -1) for b in range(a, -1, -1)]
+        for ranks in ranks_list:
+            c = counts.copy()
+            mask = base_mask
+            for r in ranks:
+                c[r] += 1
+                mask |= 1 << r
+            histogram = [0] * 7
+            for n in c:
+                histogram[n] += 1
+            h = seen.setdefault(tuple(histogram), len(seen))
+            if h == len(self.histograms):
+                self.histograms.append(tuple(histogram))
+            self.choices.append((ranks, h, mask))
+
+    def _rows(self, parts: DefinitionParts) -> int | _Seconds:
+        """The ``rows`` clause's answer: one joker, the cards it may stand for; two, a
+        ``_Seconds`` (no clause: every card)."""
+        if parts.rows is None:
+            return ALL_CARDS if self.jokers == 1 else _Seconds([(ALL_CARDS, ALL_CARDS)])
+        known = self.rows_known.get(parts.rows)
+        if known is None:
+            found = fills(parts.rows, self.masks, self.jokers)
+            if self.jokers == 1:
+                union = 0
+                for (x,) in found:
+                    union |= x
+                known = union
+            else:
+                known = _Seconds(found)
+            self.rows_known[parts.rows] = known
+        return known
+
+    def _suit_cards(self, parts: DefinitionParts, *first: int) -> int:
+        """The cards whose suit, added to the hand (with ``first``, the other joker's suit),
+        keeps the suit clauses."""
+        if parts.suits is None:
+            return ALL_CARDS
+        out = 0
+        for t in range(4):
+            counts = self.suit_counts.copy()
+            for s in (*first, t):
+                counts[s] += 1
+            if parts.suits(counts):
+                out |= SUIT_CARDS[t]
+        return out
+
+    def _ranks_ok(self, parts: DefinitionParts) -> Callable[[int, int], bool]:
+        """The rank clauses on (histogram index, rank mask) of a choice of the jokers' ranks."""
+        if parts.groups:
+            fit = [groups_fit(parts.groups, h, parts.two_pairs) for h in self.histograms]
+        else:
+            fit = [True] * len(self.histograms)
+        outside, distinct = parts.outside, parts.distinct
+        return lambda h, mask: fit[h] and not mask & outside and mask.bit_count() >= distinct
+
+    def find(self, parts: DefinitionParts) -> tuple[int, ...] | None:
+        """The jokers' cards (indexes, in position order) kept for a natural with these clauses,
+        or ``None`` when no allowed assignment makes it."""
+        allowed = self.allowed
+        rows = self._rows(parts)
+        ranks_ok = self._ranks_ok(parts)
+        keys = self.keys
+        if isinstance(rows, int):  # one joker
+            room = allowed & rows & self._suit_cards(parts)
+            for (r,), h, mask in self.choices:
+                if room & RANK_CARDS[r] and ranks_ok(h, mask):
+                    return (max((c for c in range(4 * r, 4 * r + 4) if room >> c & 1),
+                                key=lambda c: keys[c]),)
+            return None
+        # Two jokers: for each card of the first, the cards the second may stand for.
+        suit_cards = [self._suit_cards(parts, s) for s in range(4)]
+        duplicates = self.duplicates
+        seconds: dict[int, int] = {}
+        reach = [0] * 13  # per rank of one joker: the cards the other may stand for
+        m = allowed
+        while m:
+            low = m & -m
+            c = low.bit_length() - 1
+            m ^= low
+            room = allowed & rows.of(c) & suit_cards[c & 3]
+            if not duplicates:
+                room &= ~low
+            if room:
+                seconds[c] = room
+                reach[c >> 2] |= room
+        for (a, b), h, mask in self.choices:
+            if not (reach[a] & RANK_CARDS[b] or reach[b] & RANK_CARDS[a]):
+                continue
+            if not ranks_ok(h, mask):
+                continue
+            for r1, r2 in ((a, b), (b, a)) if a != b else ((a, a),):
+                for s in self.suits:
+                    c1 = 4 * r1 + s
+                    room = seconds.get(c1, 0) & RANK_CARDS[r2]
+                    if room:
+                        return (c1, max((c for c in range(4 * r2, 4 * r2 + 4) if room >> c & 1),
+                                        key=lambda c: keys[c]))
+        return None
+
+    def parts(self, name: str) -> DefinitionParts:
+        naturals = self.profile.naturals
+        return definition_parts(naturals.by_natural[name].effective_definition,
+                                naturals.quads_as_two_pairs)
+
+    def holds(self, name: str) -> bool:
+        """Whether some allowed assignment makes the natural ``name``."""
+        return self.find(self.parts(name)) is not None
+
+    def best(self, names: Iterable[str]) -> tuple[str, Assignment] | None:
+        """The best of ``names`` (the profile's ``naturals.best_first`` order) some assignment
+        makes, and the assignment kept for it; ``None`` if none."""
+        wanted = set(names)
+        for name in self.profile.naturals.best_first:
+            if name not in wanted:
+                continue
+            chosen = self.find(self.parts(name))
+            if chosen is not None:
+                return name, _resolved(self.cards13, self.positions, chosen)
+        return None
 
 
 def resolve_natural(cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,
@@ -161,23 +504,4 @@ def resolve_natural(cards13: Sequence[str], allowed: Sequence[Card], profile: Ru
     assignment kept for it (highest sorted ranks, then the jokers' cards); ``None`` if none.
 
     Best is the profile's ``naturals.best_first`` order."""
-    table = profile.naturals
-    wanted = set(naturals)
-    predicates = [(n, table.predicates[n]) for n in table.best_first if n in wanted]
-    facts_cache: dict[tuple[str, ...], HandFacts] = {}
-
-    def facts(a: Assignment) -> HandFacts:
-        f = facts_cache.get(a.cards)
-        if f is None:
-            f = facts_cache[a.cards] = natural_facts_of(a)
-        return f
-
-    for name, predicate in predicates:
-        def score(a: Assignment) -> tuple[int, ...] | None:
-            return sorted_ranks(a.cards) if predicate(facts(a)) else None
-
-        found = best_assignment(cards13, allowed, profile.deck.joker_duplicates,
-                                profile.ranking.suit_order, score)
-        if found is not None:
-            return name, found
-    return None
+    return NaturalSearch(cards13, allowed, profile).best(naturals)
