@@ -9,8 +9,12 @@ from typing import Any
 
 from cpsettle_service.domain.cards import CANONICAL, JOKER
 from cpsettle_service.domain.naturals import Natural
-from cpsettle_service.domain.profile import RuleProfile, load_preset, profile_from_dict, \
-    profile_to_dict
+from cpsettle_service.domain.profile import (
+    RuleProfile,
+    load_preset,
+    profile_from_dict,
+    profile_to_dict,
+)
 
 RANK_LETTERS = "23456789TJQKA"
 ROW_CLASSES = (None, "STRAIGHT", "FLUSH", "STRAIGHT_FLUSH")
