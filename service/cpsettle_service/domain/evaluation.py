@@ -313,6 +313,23 @@ class HandEvaluation(NamedTuple):
     fantasyland: Fantasyland | None
 
 
+_ROWS_PROFILE = "_rows_profile"  # where a profile holds it (not a profile field)
+
+
+def _rows_profile(profile: RuleProfile) -> RuleProfile:
+    """The profile an arrangement's rows are judged under before the reveal: no natural detected
+    (one settles only when declared). Built once and held on the profile, as its plan is."""
+    if profile.naturals.require_declaration:
+        return profile
+    try:
+        rows: RuleProfile = profile.__dict__[_ROWS_PROFILE]
+    except KeyError:
+        naturals = profile.naturals
+        rows = profile.__dict__[_ROWS_PROFILE] = replace(
+            profile, naturals=replace(naturals, require_declaration=True, table=()))
+    return rows
+
+
 def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
     """Rows, royalties, foul, naturals and Fantasyland of one hand (no opponents).
 
@@ -362,11 +379,7 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
     fl = None
     if inp.has_arrangement:
         # Rows are judged as arranged: a natural is only settled when declared (or detected).
-        if not naturals.require_declaration:
-            rows_profile = replace(profile, naturals=replace(naturals, require_declaration=True,
-                                                             table=()))
-        else:
-            rows_profile = profile
+        rows_profile = _rows_profile(profile)
         evaluate_player(p, rows_profile, plan_for(rows_profile), errors, 0, allowed)
         fl = fantasyland(p, profile, plan_for(profile))
     return HandEvaluation(

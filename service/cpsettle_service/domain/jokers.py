@@ -47,10 +47,11 @@ their suits, each a few integer operations. A table without jokers never comes h
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
 from typing import Callable, Iterable, Iterator, Sequence
 
-from .cards import CARD_BY_SPELLING, DECK, JOKER, Card, Suit
+from .cards import CARD_BY_SPELLING, CARD_INDEX, DECK, JOKER, Card, Suit
 from .hands import (
     CARD_CODES,
     HandClass,
@@ -105,8 +106,20 @@ def allowed_cards(table_cards: Iterable[str], duplicates: bool) -> tuple[Card, .
     cards and dead cards, canonical; jokers among them are ignored)."""
     if duplicates:
         return DECK
-    taken = {CARD_BY_SPELLING[c] for c in table_cards if c != JOKER}
-    return tuple(c for c in DECK if c not in taken)
+    taken = {CARD_INDEX[c] for c in table_cards if c != JOKER}
+    return tuple(c for i, c in enumerate(DECK) if i not in taken)
+
+
+def _mask_of(allowed: Sequence[Card]) -> int:
+    """The allowed cards as a 52-bit mask (bit ``Card.index``)."""
+    if allowed is DECK:
+        return ALL_CARDS
+    by_id = _INDEX_BY_ID
+    mask = 0
+    for c in allowed:
+        i = by_id.get(id(c))
+        mask |= 1 << (i if i is not None else _INDEX[c])
+    return mask
 
 
 def assignments(cards13: Sequence[str], allowed: Sequence[Card], duplicates: bool
@@ -140,16 +153,18 @@ def sorted_ranks(cards13: Sequence[str]) -> tuple[int, ...]:
     return tuple(sorted((CARD_BY_SPELLING[c].rank.value_int for c in cards13), reverse=True))
 
 
-def _card_keys(suit_order: Sequence[Suit]) -> list[int]:
+@lru_cache(maxsize=32)
+def _card_keys(suit_order: tuple[Suit, ...]) -> tuple[int, ...]:
     """Per ``Card.index``, the tie-break order of a joker's card: higher is better, by rank then
     by the suit order."""
     position = {s: i for i, s in enumerate(suit_order)}
-    return [c.index // 4 * 4 + 3 - position[c.suit] for c in DECK]
+    return tuple(i // 4 * 4 + 3 - position[c.suit] for i, c in enumerate(DECK))
 
 
 _INDEX: dict[object, int] = {c: i for i, c in enumerate(DECK)}
 _INDEX.update((str(c), i) for i, c in enumerate(DECK))
 _TEXT: tuple[str, ...] = tuple(str(c) for c in DECK)
+_INDEX_BY_ID: dict[int, int] = {id(c): i for i, c in enumerate(DECK)}  # DECK's cards live on
 
 
 def _resolved(cards13: Sequence[str], positions: tuple[int, ...], chosen: Sequence[int]
@@ -195,11 +210,14 @@ def _top_suit(hand: HandRank, row: Sequence[int]) -> int:
     raise AssertionError("a straight or flush holds its top rank")  # pragma: no cover
 
 
-def _row_groups(row: int, cards13: Sequence[str], ordered: Sequence[int], duplicates: bool,
-                wheel: Wheel, royalty: Callable[[int, HandRank], int]) -> list[_Group]:
+def _row_groups(row: int, cards13: Sequence[str], by_rank: Sequence[Sequence[int]],
+                duplicates: bool, wheel: Wheel, royalty: Callable[[int, HandRank], int]
+                ) -> list[_Group]:
     """The groups of one row's fills: each allowed card (or unordered pair of cards) for the
-    row's jokers, tried best first (``ordered``: the allowed cards' indexes by the tie-break
-    order), so a group's first choices are its best."""
+    row's jokers, tried best first (``by_rank``: the allowed cards' indexes of each rank, the
+    highest rank first, each rank's best suit first), so a group's first choices are its best.
+    A fill's hand depends only on the jokers' ranks and on whether it makes a flush, so each is
+    evaluated once."""
     start, stop = _ROW_SPANS[row]
     texts = list(cards13[start:stop])
     size = stop - start
@@ -207,12 +225,26 @@ def _row_groups(row: int, cards13: Sequence[str], ordered: Sequence[int], duplic
     fixed = [_INDEX[t] for t in texts if t != JOKER]
     base = sum(CARD_CODES[i] for i in fixed)
     held = set(fixed) if duplicates else set()
+    # the suit a flush needs (every fixed card's, in a 5-card row), else none
+    flush_suit = fixed[0] & 3 if size == 5 and len({i & 3 for i in fixed}) == 1 else -1
     groups: dict[object, _Group] = {}
+    hands: dict[tuple[int, ...], HandRank] = {}
     codes = CARD_CODES
     middle_or_back = row > 0
 
-    def add(total: int, repeated: bool, choice: tuple[int, ...]) -> None:
-        hand = hand_of_codes(total, size, wheel, repeated)
+    def hand_of(choice: tuple[int, ...], flush: bool) -> HandRank:
+        if len(choice) == 1:
+            ranks: tuple[int, ...] = (choice[0] >> 2, flush)
+        else:
+            a, b = choice[0] >> 2, choice[1] >> 2
+            ranks = (a, b, flush) if a <= b else (b, a, flush)
+        hand = hands.get(ranks)
+        if hand is None:
+            total = base + sum(codes[c] for c in choice)
+            hand = hands[ranks] = hand_of_codes(total, size, wheel, not flush)
+        return hand
+
+    def add(hand: HandRank, choice: tuple[int, ...]) -> None:
         key: object = hand.strength
         if middle_or_back and hand.hand_class in _SUITED:
             key = (hand.strength, _top_suit(hand, fixed + list(choice)))
@@ -226,14 +258,34 @@ def _row_groups(row: int, cards13: Sequence[str], ordered: Sequence[int], duplic
             group.choices.append(choice)
 
     if len(slots) == 1:
-        for c in ordered:
-            add(base + codes[c], c in held, (c,))
+        # The cards of one rank make one hand, but for the one that makes a flush; a group's
+        # best two are then the rank's first two (each its own group when the suit of a
+        # straight's top card tells them apart).
+        for cs in by_rank:
+            if not cs:
+                continue
+            flush_card = -1
+            plain = cs
+            if flush_suit >= 0:
+                for c in cs:
+                    if c & 3 == flush_suit and c not in held:
+                        flush_card = c
+                        plain = [x for x in cs if x != c]
+            if plain:
+                hand = hand_of((plain[0],), False)
+                split = middle_or_back and hand.hand_class in _SUITED
+                for c in plain if split else plain[:2]:
+                    add(hand, (c,))
+            if flush_card >= 0:
+                add(hand_of((flush_card,), True), (flush_card,))
     else:
+        ordered = [c for cs in by_rank for c in cs]
         for n, c in enumerate(ordered):
-            with_c = base + codes[c]
-            c_held = c in held
             for d in ordered[n if duplicates else n + 1:]:
-                add(with_c + codes[d], c_held or d in held or c == d, (c, d))
+                choice = (c, d)
+                flush = (flush_suit >= 0 and c & 3 == flush_suit and d & 3 == flush_suit
+                         and c != d and c not in held and d not in held)
+                add(hand_of(choice, flush), choice)
     return list(groups.values())
 
 
@@ -245,13 +297,10 @@ def _fixed_group(row: int, cards13: Sequence[str], wheel: Wheel,
     return _Group(hand, royalty(row, hand), cards, ())
 
 
-def _choice(groups: Sequence[_Group], duplicates: bool) -> tuple[int, ...] | None:
-    """The best joker cards for one group of each row (the jokers' rows' choices in row order);
-    ``None`` when two jokers in two rows would need the same card and may not."""
-    with_jokers = [g.choices for g in groups if g.choices[0]]
-    if len(with_jokers) == 1:
-        return with_jokers[0][0]
-    first, second = with_jokers
+def _choice(first: list[tuple[int, ...]], second: list[tuple[int, ...]], duplicates: bool
+            ) -> tuple[int, ...] | None:
+    """The best cards for two jokers in two rows, given each row group's best choices;
+    ``None`` when they would need the same card and may not."""
     if duplicates or first[0] != second[0]:
         return first[0] + second[0]
     if len(second) > 1:
@@ -261,14 +310,22 @@ def _choice(groups: Sequence[_Group], duplicates: bool) -> tuple[int, ...] | Non
     return None
 
 
+@lru_cache(maxsize=256)
+def _by_rank(allowed: int, keys: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """The allowed cards' indexes of each rank, the highest first, best suit first."""
+    return tuple(tuple(sorted((c for c in range(4 * r, 4 * r + 4) if allowed >> c & 1),
+                              key=lambda c: -keys[c]))
+                 for r in range(12, -1, -1))
+
+
 def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,
                         fouls: Fouls) -> Assignment | None:
     """The assignment an arranged hand settles with (module docstring); ``None`` only when
     the jokers have no allowed card."""
     positions = tuple(i for i, c in enumerate(cards13) if c == JOKER)
     duplicates = profile.deck.joker_duplicates
-    keys = _card_keys(profile.ranking.suit_order)
-    ordered = sorted((_INDEX[c] for c in allowed), key=lambda i: -keys[i])
+    keys = _card_keys(tuple(profile.ranking.suit_order))
+    by_rank = _by_rank(_mask_of(allowed), keys)
     wheel = profile.ranking.wheel
     royalties = profile.royalties
     paid = royalties.mode is not RoyaltyMode.NONE
@@ -276,20 +333,26 @@ def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile
     def royalty(row: int, hand: HandRank) -> int:
         return royalties.units(ROWS[row], hand) if paid else 0
 
-    rows_with = {0 if p < 3 else 1 if p < 8 else 2 for p in positions}
+    rows_with = sorted({0 if p < 3 else 1 if p < 8 else 2 for p in positions})
     per_row = [
-        _row_groups(r, cards13, ordered, duplicates, wheel, royalty) if r in rows_with
+        _row_groups(r, cards13, by_rank, duplicates, wheel, royalty) if r in rows_with
         else [_fixed_group(r, cards13, wheel, royalty)]
         for r in range(3)
     ]
+    first, last = rows_with[0], rows_with[-1]
     best: tuple[tuple[int, ...], tuple[int, ...]] | None = None
     best_choice: tuple[int, ...] = ()
     for gf, gm, gb in product(*per_row):
-        choice = _choice((gf, gm, gb), duplicates)
-        if choice is None:
-            continue
+        if first == last:
+            choice = (gf, gm, gb)[first].choices[0]
+        else:
+            paired = _choice((gf, gm, gb)[first].choices, (gf, gm, gb)[last].choices,
+                             duplicates)
+            if paired is None:
+                continue
+            choice = paired
         hf, hm, hb = gf.hand, gm.hand, gb.hand
-        joker_key = tuple(keys[i] for i in choice)
+        joker_key = tuple([keys[i] for i in choice])
         clean = (1, gf.royalty + gm.royalty + gb.royalty, hb.strength, hm.strength, hf.strength)
         if best is not None and (clean, joker_key) <= best:
             continue  # not better even if it does not foul
@@ -352,7 +415,7 @@ class NaturalSearch:
         self.positions = tuple(i for i, c in enumerate(cards13) if c == JOKER)
         self.jokers = len(self.positions)
         self.duplicates = profile.deck.joker_duplicates
-        keys = self.keys = _card_keys(profile.ranking.suit_order)
+        keys = self.keys = _card_keys(tuple(profile.ranking.suit_order))
         self.suits = sorted(range(4), key=lambda s: -keys[s])  # the profile's order, best first
         masks = [0, 0, 0, 0]
         counts = [0] * 13
@@ -365,31 +428,43 @@ class NaturalSearch:
                 suit_counts[s] += 1
         self.masks = (masks[0], masks[1], masks[2], masks[3])
         self.suit_counts = suit_counts
-        self.allowed = sum(1 << _INDEX[c] for c in allowed)
+        self.allowed = _mask_of(allowed)
         self.rows_known: dict[object, int | _Seconds] = {}
+        self.suit_known: dict[tuple[object, tuple[int, ...]], int] = {}
         # The jokers' ranks, best first (as the sorted 13 ranks compare): (a,) or (a, b) with
         # a >= b; for each, its count histogram (an index into ``histograms``) and rank mask.
         self.choices: list[tuple[tuple[int, ...], int, int]] = []
         self.histograms: list[tuple[int, ...]] = []
+        base = [0] * 7
+        for n in counts:
+            base[n] += 1
         seen: dict[tuple[int, ...], int] = {}
         base_mask = sum(1 << r for r in range(13) if counts[r])
+
+        def histogram_of(ranks: tuple[int, ...]) -> int:
+            # what adding the jokers' ranks does to the histogram depends on their counts only
+            shape = tuple(sorted(counts[r] for r in ranks)) + (len(set(ranks)),)
+            h = seen.get(shape)
+            if h is None:
+                hist = base.copy()
+                added: dict[int, int] = {}
+                for r in ranks:
+                    k = counts[r] + added.get(r, 0)
+                    hist[k] -= 1
+                    hist[k + 1] += 1
+                    added[r] = added.get(r, 0) + 1
+                h = seen[shape] = len(self.histograms)
+                self.histograms.append(tuple(hist))
+            return h
+
         if self.jokers == 1:
-            ranks_list: list[tuple[int, ...]] = [(a,) for a in range(12, -1, -1)]
+            for a in range(12, -1, -1):
+                self.choices.append(((a,), histogram_of((a,)), base_mask | 1 << a))
         else:
-            ranks_list = [(a, b) for a in range(12, -1, -1) for b in range(a, -1, -1)]
-        for ranks in ranks_list:
-            c = counts.copy()
-            mask = base_mask
-            for r in ranks:
-                c[r] += 1
-                mask |= 1 << r
-            histogram = [0] * 7
-            for n in c:
-                histogram[n] += 1
-            h = seen.setdefault(tuple(histogram), len(seen))
-            if h == len(self.histograms):
-                self.histograms.append(tuple(histogram))
-            self.choices.append((ranks, h, mask))
+            for a in range(12, -1, -1):
+                for b in range(a, -1, -1):
+                    self.choices.append(((a, b), histogram_of((a, b)),
+                                         base_mask | 1 << a | 1 << b))
 
     def _rows(self, parts: DefinitionParts) -> int | _Seconds:
         """The ``rows`` clause's answer: one joker, the cards it may stand for; two, a
@@ -414,6 +489,14 @@ class NaturalSearch:
         keeps the suit clauses."""
         if parts.suits is None:
             return ALL_CARDS
+        key = (parts.suits, first)
+        known = self.suit_known.get(key)
+        if known is None:
+            known = self.suit_known[key] = self._suits_of(parts, *first)
+        return known
+
+    def _suits_of(self, parts: DefinitionParts, *first: int) -> int:
+        assert parts.suits is not None
         out = 0
         for t in range(4):
             counts = self.suit_counts.copy()
@@ -446,9 +529,19 @@ class NaturalSearch:
                     return (max((c for c in range(4 * r, 4 * r + 4) if room >> c & 1),
                                 key=lambda c: keys[c]),)
             return None
+        duplicates = self.duplicates
+        if parts.rows is None and parts.suits is None:  # the ranks decide alone
+            for (a, b), h, mask in self.choices:
+                if allowed & RANK_CARDS[a] and allowed & RANK_CARDS[b] and ranks_ok(h, mask):
+                    c1 = max((c for c in range(4 * a, 4 * a + 4) if allowed >> c & 1),
+                             key=lambda c: keys[c])
+                    room = allowed & RANK_CARDS[b] & (ALL_CARDS if duplicates else ~(1 << c1))
+                    if room:
+                        return (c1, max((c for c in range(4 * b, 4 * b + 4) if room >> c & 1),
+                                        key=lambda c: keys[c]))
+            return None
         # Two jokers: for each card of the first, the cards the second may stand for.
         suit_cards = [self._suit_cards(parts, s) for s in range(4)]
-        duplicates = self.duplicates
         seconds: dict[int, int] = {}
         reach = [0] * 13  # per rank of one joker: the cards the other may stand for
         m = allowed
@@ -477,9 +570,7 @@ class NaturalSearch:
         return None
 
     def parts(self, name: str) -> DefinitionParts:
-        naturals = self.profile.naturals
-        return definition_parts(naturals.by_natural[name].effective_definition,
-                                naturals.quads_as_two_pairs)
+        return _parts_of(self.profile)[name]
 
     def holds(self, name: str) -> bool:
         """Whether some allowed assignment makes the natural ``name``."""
@@ -496,6 +587,22 @@ class NaturalSearch:
             if chosen is not None:
                 return name, _resolved(self.cards13, self.positions, chosen)
         return None
+
+
+_PARTS = "_natural_parts"  # where a profile holds its naturals' parts (not a profile field)
+
+
+def _parts_of(profile: RuleProfile) -> dict[str, DefinitionParts]:
+    """Each natural's definition split by what its clauses read, computed once per profile and
+    held on the profile itself (as ``working.plan_for`` holds the plan)."""
+    try:
+        parts: dict[str, DefinitionParts] = profile.__dict__[_PARTS]
+    except KeyError:
+        naturals = profile.naturals
+        parts = profile.__dict__[_PARTS] = {
+            name: definition_parts(entry.effective_definition, naturals.quads_as_two_pairs)
+            for name, entry in naturals.by_natural.items()}
+    return parts
 
 
 def resolve_natural(cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,

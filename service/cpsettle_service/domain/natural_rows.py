@@ -246,10 +246,7 @@ class _Search:
         # Only patterns the cards could fill with all the holes (the cards only get fewer).
         self.sf_patterns = {k: [(s, w) for s, w in _SF_PATTERNS[k]
                                 if (w & ~masks[s]).bit_count() <= holes] for k in set(sf)}
-        present = masks[0] | masks[1] | masks[2] | masks[3]
-        windows_of = {k: [w for w in _WINDOWS[k] if (w & ~present).bit_count() <= holes]
-                      for k in set(straight)}
-        self.demands = _demands(straight, windows_of)
+        self.demands = _DEMANDS[straight]
         # The straight and flush rows' answers by what they depend on: the cards left (only
         # their ranks when no row is a flush) and the holes left.
         self.known: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
@@ -338,8 +335,7 @@ class _Search:
                     raise _Saturated
 
 
-def _demands(sizes: tuple[int, ...], windows_of: dict[int, list[int]]
-             ) -> list[tuple[int, int, int]]:
+def _demands(sizes: tuple[int, ...]) -> list[tuple[int, int, int]]:
     """Every choice of a window for each straight row (rows of one size unordered), as the
     ranks wanted at least once, twice and three times; each distinct choice once."""
     out: dict[tuple[int, int, int], None] = {}
@@ -350,13 +346,19 @@ def _demands(sizes: tuple[int, ...], windows_of: dict[int, list[int]]
             return
         k = sizes[i]
         start = last if i and sizes[i - 1] == k else 0
-        windows = windows_of[k]
+        windows = _WINDOWS[k]
         for j in range(start, len(windows)):
             w = windows[j]
             walk(i + 1, j, d1 | w, d2 | (d1 & w), d3 | (d2 & w))
 
     walk(0, 0, 0, 0, 0)
     return list(out)
+
+
+# The straight rows a clause may name besides others (three straights is a table lookup):
+# none, one of 3 or 5 cards (12, 10 choices), 3 + 5 (120), 5 + 5 (55).
+_DEMANDS: dict[tuple[int, ...], list[tuple[int, int, int]]] = {
+    sizes: _demands(sizes) for sizes in ((), (3,), (5,), (3, 5), (5, 5), (3, 5, 5))}
 
 
 def _rank_key(masks: Sequence[int]) -> int:
@@ -395,23 +397,36 @@ def _all_flushes(masks: Sequence[int], holes: int) -> set[tuple[int, ...]]:
     return {(SUIT_CARDS[s], SUIT_CARDS[t]) for s in range(4) for t in range(s, 4) if shaped(s, t)}
 
 
-def search(classes: Classes, masks: Sequence[int], holes: int
-           ) -> tuple[frozenset[tuple[int, ...]], int]:
-    """``fills``, uncached, with the number of search steps it took (for the tests)."""
-    if not 0 <= holes <= 2 or sum(m.bit_count() for m in masks) + holes != 13:
-        raise ValueError(f"a rows clause needs 13 cards and at most 2 holes, got "
-                         f"{sum(m.bit_count() for m in masks)} cards and {holes} holes")
+@lru_cache(maxsize=64)
+def _spec(classes: Classes) -> tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """A clause by kind: "straights" or "flushes" when its three rows are all that, else
+    "search", with the sizes of its straight-flush, flush and straight rows."""
     named = [(size, c) for size, c in zip((3, 5, 5), classes) if c is not None]
     kinds = {c for _, c in named}
     if len(named) == 3 and kinds == {STRAIGHT}:
-        return frozenset(_all_straights(masks, holes)), 1
+        return "straights", (), (), ()
     if len(named) == 3 and kinds == {FLUSH}:
-        return frozenset(_all_flushes(masks, holes)), 1
+        return "flushes", (), (), ()
 
     def sizes(kind: str) -> tuple[int, ...]:
         return tuple(size for size, c in named if c == kind)
 
-    s = _Search(sizes(STRAIGHT_FLUSH), sizes(FLUSH), sizes(STRAIGHT), masks, holes)
+    return "search", sizes(STRAIGHT_FLUSH), sizes(FLUSH), sizes(STRAIGHT)
+
+
+def search(classes: Classes, masks: Sequence[int], holes: int
+           ) -> tuple[frozenset[tuple[int, ...]], int]:
+    """``fills``, uncached, with the number of search steps it took (for the tests)."""
+    cards = sum(m.bit_count() for m in masks)
+    if not 0 <= holes <= 2 or cards + holes != 13:
+        raise ValueError(f"a rows clause needs 13 cards and at most 2 holes, got {cards} cards "
+                         f"and {holes} holes")
+    how, sf, flush, straight = _spec(classes)
+    if how == "straights":
+        return frozenset(_all_straights(masks, holes)), 1
+    if how == "flushes":
+        return frozenset(_all_flushes(masks, holes)), 1
+    s = _Search(sf, flush, straight, masks, holes)
     try:
         s.sf_step(0, 0, list(masks), holes, ())
     except _Saturated:
