@@ -18,30 +18,38 @@ all. Each hand is resolved on its own, once:
 How, without trying every assignment:
 
 *Arranged hands.* The rows are independent but for the foul order (and, without duplicates,
-two jokers in two rows standing for different cards). Each row holding a joker is evaluated once
-per allowed card (with both jokers in it, once per unordered pair of cards), by summing card
-codes (``hands.hand_of_codes``), and its fills are grouped by what the resolution can tell
-apart: the hand and, for a straight, flush or straight flush in the middle or back, the suit of
-its highest card (all the foul check reads of the cards). Each group keeps its two best joker
-cards in the tie-break order. The groups of the rows are then combined, and the foul check runs
-only for a combination whose score, were it clean, would beat the best found so far.
+two jokers in two rows standing for different cards). A row's hand with its jokers depends only
+on their ranks and on whether they complete a flush, so each row holding a joker is evaluated
+once per rank (and once for the card that makes its flush), by summing card codes
+(``hands.hand_of_codes``); with both jokers in one row, once per unordered pair of cards. The
+fills are grouped by what the score and the foul check can tell apart: the hand and, for a
+straight, flush or straight flush in the middle or back, the suit of its highest card (the only
+thing the suit tie-break reads of the cards). Each group keeps its two best joker cards in the
+tie-break order (two, for the other row's joker may need the best). The groups of the rows are
+then combined, and the foul check runs only for a combination whose score, were it clean, would
+beat the best found so far.
 
 *Naturals.* The 13 resolved ranks sorted from the top compare as the jokers' highest rank, then
-their other rank (the rest is the same 11 or 12 cards), so the search runs over the jokers'
-ranks from the top and stops at the first that works. A definition's clauses read the rank
-counts (``rankGroups``, ``distinctRanks``, the rank ranges), the suit counts (``sameSuit``,
-colours) or the rows; the first two are decided per choice of the jokers' ranks and per choice
-of their suits, from counts. The ``rows`` clause is the constraint search of ``natural_rows``,
-run once per hand and clause with the jokers as wildcards: it yields the sets of cards the
-jokers may stand for. What is left is bit arithmetic over 52-bit card masks.
+their other rank (the other 11 or 12 cards are the same), so the search runs over the jokers'
+ranks from the top and stops at the first choice that works; within it, the first joker's card
+by the suit order, then the second's. A definition's clauses read the rank counts
+(``rankGroups``, ``distinctRanks``, the rank ranges: decided per choice of the jokers' ranks),
+the suit counts (``sameSuit``, ``sameColour``, ``colourSplit``: per choice of their suits) or
+the rows; the ``rows`` clause is ``natural_rows``' constraint search, run once per hand and
+clause with the jokers as wildcards, which yields the sets of cards they may stand for. What is
+left is integer arithmetic over 52-bit card masks.
 
-Cost, for one hand: an arranged hand with one joker evaluates at most 52 rows; with two in one
-row at most 1,378 (52 x 53 / 2) rows; with two in two rows at most 104 rows and then at most
-(13 + 4) x (13 + 4) or (13 + 4 x 4) x (13 + 4 x 4) groups combined (a group is a hand and, for
-a straight or flush, the suit of its top card: in practice a few dozen), one foul check each at
-most. A natural costs at most one ``natural_rows`` search per distinct ``rows`` clause of the
-profile (shared by the naturals that use it), 91 choices of the jokers' ranks and 4 x 4 of
-their suits, each a few integer operations. A table without jokers never comes here.
+Cost, for one hand: an arranged hand with one joker evaluates at most 26 rows (13 ranks, with
+and without the flush) and combines at most 65 groups with the fixed rows (13 ranks, each the
+flush card and up to four suits of a straight's top card; in practice under 30); two jokers in
+two rows evaluate at most 2 x 26 rows and combine at most 65 x 65 groups; two in one row
+evaluate at most 1,378 unordered pairs of cards. Each combination is a few integer operations,
+and the foul check only for a combination that could beat the best so far. A natural
+costs one ``natural_rows`` search per distinct ``rows`` clause of the profile (shared by the
+naturals that use it; at most about 6,000 steps of a few integer operations each), then at
+most 52 first cards and 91 choices of the jokers' ranks, each a few integer operations. The
+worst hand bench/bench_jokers.py finds (two duplicating jokers, 32 house naturals with every
+clause) costs a few milliseconds. A table without jokers never comes here.
 """
 
 from __future__ import annotations
@@ -279,13 +287,36 @@ def _row_groups(row: int, cards13: Sequence[str], by_rank: Sequence[Sequence[int
             if flush_card >= 0:
                 add(hand_of((flush_card,), True), (flush_card,))
     else:
-        ordered = [c for cs in by_rank for c in cs]
-        for n, c in enumerate(ordered):
-            for d in ordered[n if duplicates else n + 1:]:
-                choice = (c, d)
-                flush = (flush_suit >= 0 and c & 3 == flush_suit and d & 3 == flush_suit
-                         and c != d and c not in held and d not in held)
-                add(hand_of(choice, flush), choice)
+        # Both jokers here: by pair of ranks, the first joker the higher card. The pairs of one
+        # pair of ranks make one hand but for the one making a flush, so a group's best two
+        # are the first two pairs (per first card when a straight's top suit tells them apart).
+        def flushes(c: int, d: int) -> bool:
+            return (flush_suit >= 0 and c & 3 == flush_suit and d & 3 == flush_suit
+                    and c != d and c not in held and d not in held)
+
+        for i, cs in enumerate(by_rank):
+            for j in range(i, len(by_rank)):
+                ds = by_rank[j]
+                if not cs or not ds:
+                    continue
+                if i == j:  # one rank: the second joker's card after the first's
+                    pairs = [(c, d) for n, c in enumerate(cs)
+                             for d in cs[n if duplicates else n + 1:]]
+                else:
+                    pairs = [(c, d) for c in cs for d in ds]
+                no_flush = [pair for pair in pairs if not flushes(*pair)]
+                if no_flush:
+                    hand = hand_of(no_flush[0], False)
+                    if middle_or_back and hand.hand_class in _SUITED:
+                        for c in cs:
+                            for pair in [pair for pair in no_flush if pair[0] == c][:2]:
+                                add(hand, pair)
+                    else:
+                        for pair in no_flush[:2]:
+                            add(hand, pair)
+                for pair in pairs:
+                    if flushes(*pair):
+                        add(hand_of(pair, True), pair)
     return list(groups.values())
 
 
@@ -515,12 +546,29 @@ class NaturalSearch:
         outside, distinct = parts.outside, parts.distinct
         return lambda h, mask: fit[h] and not mask & outside and mask.bit_count() >= distinct
 
+    def _possible(self, parts: DefinitionParts, ranks_ok: Callable[[int, int], bool]) -> bool:
+        """Whether some choice of the jokers' ranks keeps the rank clauses and some choice of
+        their suits the suit clauses, among the allowed cards (each on its own: a necessary
+        condition, cheap)."""
+        allowed = self.allowed
+        if not any(all(allowed & RANK_CARDS[r] for r in ranks) and ranks_ok(h, mask)
+                   for ranks, h, mask in self.choices):
+            return False
+        if parts.suits is None:
+            return True
+        if self.jokers == 1:
+            return bool(allowed & self._suit_cards(parts))
+        return any(allowed & SUIT_CARDS[s] and allowed & self._suit_cards(parts, s)
+                   for s in range(4))
+
     def find(self, parts: DefinitionParts) -> tuple[int, ...] | None:
         """The jokers' cards (indexes, in position order) kept for a natural with these clauses,
         or ``None`` when no allowed assignment makes it."""
         allowed = self.allowed
-        rows = self._rows(parts)
         ranks_ok = self._ranks_ok(parts)
+        if parts.rows is not None and not self._possible(parts, ranks_ok):
+            return None  # the other clauses alone rule it out: no rows search
+        rows = self._rows(parts)
         keys = self.keys
         if isinstance(rows, int):  # one joker
             room = allowed & rows & self._suit_cards(parts)
