@@ -371,32 +371,34 @@ def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile
         for r in range(3)
     ]
     first, last = rows_with[0], rows_with[-1]
-    best: tuple[tuple[int, ...], tuple[int, ...]] | None = None
-    best_choice: tuple[int, ...] = ()
-    for gf, gm, gb in product(*per_row):
+    # Every combination's score were it clean, best first: the first that does not foul wins
+    # (a fouled score is below every clean one); when all foul, the best fouled score.
+    scored: list[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[_Group, ...]]]
+    scored = []
+    for groups in product(*per_row):
         if first == last:
-            choice = (gf, gm, gb)[first].choices[0]
+            choice = groups[first].choices[0]
         else:
-            paired = _choice((gf, gm, gb)[first].choices, (gf, gm, gb)[last].choices,
-                             duplicates)
+            paired = _choice(groups[first].choices, groups[last].choices, duplicates)
             if paired is None:
                 continue
             choice = paired
-        hf, hm, hb = gf.hand, gm.hand, gb.hand
-        joker_key = tuple([keys[i] for i in choice])
-        clean = (1, gf.royalty + gm.royalty + gb.royalty, hb.strength, hm.strength, hf.strength)
-        if best is not None and (clean, joker_key) <= best:
-            continue  # not better even if it does not foul
-        if fouls(gf.cards + gm.cards + gb.cards, hf, hm, hb):
-            candidate = ((0, 0, hb.strength, hm.strength, hf.strength), joker_key)
-            if best is not None and candidate <= best:
-                continue
-        else:
-            candidate = (clean, joker_key)
-        best, best_choice = candidate, choice
-    if best is None:
+        gf, gm, gb = groups
+        clean: tuple[int, ...] = (1, gf.royalty + gm.royalty + gb.royalty, gb.hand.strength,
+                                  gm.hand.strength, gf.hand.strength)
+        scored.append((clean, tuple([keys[i] for i in choice]), choice, groups))
+    if not scored:
         return None
-    return _resolved(cards13, positions, best_choice)
+    scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
+    fouled: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None = None
+    for clean, joker_key, choice, (gf, gm, gb) in scored:
+        if not fouls(gf.cards + gm.cards + gb.cards, gf.hand, gm.hand, gb.hand):
+            return _resolved(cards13, positions, choice)
+        candidate = ((0, 0) + clean[2:], joker_key, choice)
+        if fouled is None or candidate[:2] > fouled[:2]:
+            fouled = candidate
+    assert fouled is not None
+    return _resolved(cards13, positions, fouled[2])
 
 
 # --------------------------------------------------------------------------- naturals
@@ -474,7 +476,11 @@ class NaturalSearch:
 
         def histogram_of(ranks: tuple[int, ...]) -> int:
             # what adding the jokers' ranks does to the histogram depends on their counts only
-            shape = tuple(sorted(counts[r] for r in ranks)) + (len(set(ranks)),)
+            if len(ranks) == 1:
+                shape: tuple[int, ...] = (counts[ranks[0]],)
+            else:
+                ka, kb = counts[ranks[0]], counts[ranks[1]]
+                shape = (ka, kb, ranks[0] == ranks[1]) if ka <= kb else (kb, ka, False)
             h = seen.get(shape)
             if h is None:
                 hist = base.copy()
