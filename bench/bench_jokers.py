@@ -242,11 +242,16 @@ def candidates(rng: random.Random, n: int, jokers: int = 2) -> list[Case]:
 def mutate(case: Case, rng: random.Random) -> Case:
     c = case.copy()
     roll = rng.random()
-    if roll < 0.35:  # a standard card of the joker hand swapped for one nobody holds
+    if roll < 0.35:  # a standard card of the first hand swapped for one nobody (else another)
         taken = set(c.cards) | {x for o in c.others for x in o}
         free = [x for x in CANONICAL if x not in taken]
         i = rng.choice([i for i, x in enumerate(c.cards) if x != JOKER])
-        c.cards[i] = rng.choice(free)
+        if free:
+            c.cards[i] = rng.choice(free)
+        else:
+            other = rng.choice(c.others)
+            j = rng.randrange(13)
+            c.cards[i], other[j] = other[j], c.cards[i]
     elif roll < 0.5 and JOKER in c.cards:  # a joker moved
         i = rng.choice([i for i, x in enumerate(c.cards) if x == JOKER])
         j = rng.randrange(13)

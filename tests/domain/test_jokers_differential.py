@@ -99,6 +99,21 @@ def test_two_duplicating_jokers_naturals_without_rows():
     assert made >= 1
 
 
+def test_the_edges_agree_no_joker_and_no_card_left():
+    rng = random.Random(21)
+    profile = random_profile(rng, jokers=2, duplicates=False, naturals=3, rows_share=0.3,
+                             front=True)
+    plain, _ = random_hand(rng, 0)
+    assert resolve_arrangement(plain, (), profile, foul_check(profile)).cards == plain
+    check_arrangement(profile, plain, ())
+    cards, _ = random_hand(rng, 2)
+    for allowed in ((), allowed_cards(cards, False)[:1]):  # none left, or one for two jokers
+        assert resolve_arrangement(cards, allowed, profile, foul_check(profile)) is None
+        check_arrangement(profile, cards, allowed)
+        assert resolve_natural(cards, allowed, profile, profile.naturals.best_first) is None
+        check_naturals(profile, cards, allowed, each=True)
+
+
 def test_evaluate_hand_lists_the_naturals_the_brute_force_finds():
     rng = random.Random(8)
     for _ in range(6):
@@ -112,14 +127,21 @@ def test_evaluate_hand_lists_the_naturals_the_brute_force_finds():
             if reference.resolve_natural(cards, allowed, profile, (n,)) is not None]
 
 
+LARGER_RUNS = [  # seed, hands, jokers, duplicates, naturals, rows share, dead cards, front named
+    (11, 150, 1, False, 4, 0.5, (0, 20), True),
+    (12, 150, 1, True, 4, 0.5, (0,), True),
+    (13, 30, 1, False, 3, 0.5, (0,), False),
+    (14, 200, 2, False, 0, 0.0, (0, 20), True),
+    (15, 120, 2, True, 0, 0.0, (0,), True),
+    (16, 40, 2, False, 4, 0.5, (30, 34), True),
+    (17, 30, 2, True, 4, 0.0, (0,), True),
+    (18, 3, 2, True, 2, 0.5, (0,), True),
+]
+
+
 @pytest.mark.slow
-def test_many_more_hands():
-    run_hands(11, 200, jokers=1, duplicates=False, naturals=4, rows_share=0.5, dead=(0, 20))
-    run_hands(12, 200, jokers=1, duplicates=True, naturals=4, rows_share=0.5, dead=(0,))
-    run_hands(13, 40, jokers=1, duplicates=False, naturals=3, rows_share=0.5, dead=(0,),
-              front=False)
-    run_hands(14, 200, jokers=2, duplicates=False, naturals=0, rows_share=0, dead=(0, 20))
-    run_hands(15, 120, jokers=2, duplicates=True, naturals=0, rows_share=0, dead=(0,))
-    run_hands(16, 60, jokers=2, duplicates=False, naturals=4, rows_share=0.5, dead=(30, 34))
-    run_hands(17, 40, jokers=2, duplicates=True, naturals=4, rows_share=0, dead=(0,))
-    run_hands(18, 4, jokers=2, duplicates=True, naturals=2, rows_share=0.5, dead=(0,))
+@pytest.mark.parametrize("run", LARGER_RUNS, ids=lambda r: f"seed{r[0]}")
+def test_many_more_hands(run):
+    seed, hands, jokers, duplicates, naturals, rows_share, dead, front = run
+    run_hands(seed, hands, jokers=jokers, duplicates=duplicates, naturals=naturals,
+              rows_share=rows_share, dead=dead, front=front)

@@ -21,13 +21,14 @@ How, without trying every assignment:
 two jokers in two rows standing for different cards). A row's hand with its jokers depends only
 on their ranks and on whether they complete a flush, so each row holding a joker is evaluated
 once per rank (and once for the card that makes its flush), by summing card codes
-(``hands.hand_of_codes``); with both jokers in one row, once per unordered pair of cards. The
-fills are grouped by what the score and the foul check can tell apart: the hand and, for a
-straight, flush or straight flush in the middle or back, the suit of its highest card (the only
-thing the suit tie-break reads of the cards). Each group keeps its two best joker cards in the
-tie-break order (two, for the other row's joker may need the best). The groups of the rows are
-then combined, and the foul check runs only for a combination whose score, were it clean, would
-beat the best found so far.
+(``hands.hand_of_codes``); with both jokers in one row, once per pair of ranks. The fills are
+grouped by what the score and the foul check can tell apart: the hand and, for a straight,
+flush or straight flush in the middle or back, the suit of its highest card (the only thing the
+suit tie-break reads of the cards). Each group keeps its two best joker cards in the tie-break
+order (two, for the other row's joker may need the best). The combinations of the rows' groups
+are scored as if clean and taken best first: the first that does not foul is the answer (every
+fouled score is below every clean one), so the foul check usually runs once; when all foul,
+the best fouled score wins.
 
 *Naturals.* The 13 resolved ranks sorted from the top compare as the jokers' highest rank, then
 their other rank (the other 11 or 12 cards are the same), so the search runs over the jokers'
@@ -43,12 +44,13 @@ Cost, for one hand: an arranged hand with one joker evaluates at most 26 rows (1
 and without the flush) and combines at most 65 groups with the fixed rows (13 ranks, each the
 flush card and up to four suits of a straight's top card; in practice under 30); two jokers in
 two rows evaluate at most 2 x 26 rows and combine at most 65 x 65 groups; two in one row
-evaluate at most 1,378 unordered pairs of cards. Each combination is a few integer operations,
-and the foul check only for a combination that could beat the best so far. A natural
-costs one ``natural_rows`` search per distinct ``rows`` clause of the profile (shared by the
-naturals that use it; at most about 6,000 steps of a few integer operations each), then at
-most 52 first cards and 91 choices of the jokers' ranks, each a few integer operations. The
-worst hand bench/bench_jokers.py finds (two duplicating jokers, 32 house naturals with every
+evaluate at most 91 x 2 hands and look at the at most 16 pairs of cards of each pair of ranks.
+The combinations are sorted, then the foul check runs until one is clean. A natural costs one
+``natural_rows`` search per distinct ``rows`` clause of the profile (shared by the naturals
+that use it, and skipped for a natural whose rank or suit clauses no choice of the jokers
+keeps; at most about 6,000 steps of a few integer operations each), then at most 52 first
+cards and 91 choices of the jokers' ranks, each a few integer operations. The worst hand
+bench/bench_jokers.py finds (two duplicating jokers, 32 house naturals over every ``rows``
 clause) costs a few milliseconds. A table without jokers never comes here.
 """
 
@@ -354,6 +356,8 @@ def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile
     """The assignment an arranged hand settles with (module docstring); ``None`` only when
     the jokers have no allowed card."""
     positions = tuple(i for i, c in enumerate(cards13) if c == JOKER)
+    if not positions:
+        return Assignment(tuple(cards13), (), ())
     duplicates = profile.deck.joker_duplicates
     keys = _card_keys(tuple(profile.ranking.suit_order))
     by_rank = _by_rank(_mask_of(allowed), keys)

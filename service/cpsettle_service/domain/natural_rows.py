@@ -133,24 +133,26 @@ class _Hall:
     A *unit* is one slot a hole may take, as a bit: bit r (< 13) a straight slot of rank r, bit
     13 + i a slot of the i-th flush suit."""
 
-    __slots__ = ("holes", "memo", "suits", "terms", "unit_cards")
+    __slots__ = ("holes", "suits", "terms", "unit_cards")
 
     def __init__(self, masks: Sequence[int], suits: list[int], demand: list[int],
-                 holes: int) -> None:
+                 holes: int, straights: bool = True) -> None:
         self.suits = suits
         self.holes = holes
         self.unit_cards = _UNIT_CARDS if not suits else {
             **_UNIT_CARDS, **{1 << (13 + i): SUIT_CARDS[f] for i, f in enumerate(suits)}}
-        self.memo: dict[tuple[int, int, int], list[tuple[int, ...]]] = {}
         # One term per set of flush suits (bit i: suits[i]): its constant part (flush slots
         # less cards of those suits), the ranks held once, twice, three times outside those
-        # suits, and the set's units (bits 13 + i).
+        # suits (not needed without straight rows), and the set's units (bits 13 + i).
         self.terms: list[tuple[int, int, int, int, int]] = []
         for subset in range(1 << len(suits)):
-            inside = {f for i, f in enumerate(suits) if subset >> i & 1}
-            const = sum(demand[i] - masks[f].bit_count() for i, f in enumerate(suits)
-                        if subset >> i & 1)
-            l1, l2, l3 = _at_least([masks[s] for s in range(4) if s not in inside])
+            const = 0
+            outside = [0, 1, 2, 3]
+            for i, f in enumerate(suits):
+                if subset >> i & 1:
+                    const += demand[i] - masks[f].bit_count()
+                    outside.remove(f)
+            l1, l2, l3 = _at_least([masks[s] for s in outside]) if straights else (0, 0, 0)
             self.terms.append((const, l1, l2, l3, subset << 13))
 
     def needed(self, d1: int, d2: int, d3: int) -> int:
@@ -163,57 +165,67 @@ class _Hall:
                 most = v
         return most
 
-    def hole_cards(self, d1: int, d2: int, d3: int) -> list[tuple[int, ...]]:
-        """Every tuple of card sets the holes may stand for, these slots being filled (pairs in
-        increasing order)."""
-        key = (d1, d2, d3)
-        known = self.memo.get(key)
-        if known is None:
-            known = self.memo[key] = self._hole_cards(d1, d2, d3)
-        return known
+    def fill(self, demands: Sequence[tuple[int, int, int]]) -> set[tuple[int, ...]]:
+        """Every tuple of card sets the holes may stand for (pairs in increasing order), over
+        these choices of straight slots; ``_Saturated`` when the holes may all be left over.
 
-    def _hole_cards(self, d1: int, d2: int, d3: int) -> list[tuple[int, ...]]:
-        # Each term's value, the units whose removal lowers it by one (first) and the units
-        # whose second removal lowers it again (a rank wanted at least two more times than the
-        # cards outside the term's suits can give; a flush suit: always).
-        values: list[tuple[int, int, int]] = []
-        need = 0
-        for const, l1, l2, l3, suit_units in self.terms:
-            a, b, c = d1 & ~l1, d2 & ~l2, d3 & ~l3
-            v = const + a.bit_count() + b.bit_count() + c.bit_count()
-            if v > 0:
-                values.append((v, a | b | c | suit_units,
-                               (d2 & ~l1) | (d3 & ~l2) | suit_units))
-                if v > need:
-                    need = v
+        A hole may fill a slot whose removal lowers every term at the maximum: with one hole
+        needed, any such slot (the other hole, if any, left over); with two, any two slots
+        whose removal together brings every term to 0 (the first lowering every term at 2;
+        the same rank twice only while it is still wanted beyond the cards outside the term's
+        suits; a flush suit's slot twice always). Collected as unit bits first, cards last."""
         h = self.holes
-        if need > h:
-            return []
-        if need == 0:
-            return [(ALL_CARDS,) * h]
+        terms = self.terms
+        singles = 0  # units a lone needed hole may take
+        pairs: dict[int, int] = {}  # unit -> the units (>= it) the second hole may then take
+        for d1, d2, d3 in demands:
+            # each term's value, the units whose removal lowers it (first) and those whose
+            # second removal lowers it again (again)
+            values: list[tuple[int, int, int]] = []
+            need = 0
+            for const, l1, l2, l3, suit_units in terms:
+                a, b, c = d1 & ~l1, d2 & ~l2, d3 & ~l3
+                v = const + a.bit_count() + b.bit_count() + c.bit_count()
+                if v > 0:
+                    if v > h:
+                        break
+                    values.append((v, a | b | c | suit_units,
+                                   (d2 & ~l1) | (d3 & ~l2) | suit_units))
+                    if v > need:
+                        need = v
+            else:
+                if need == 0:
+                    raise _Saturated
+                if need == 1:
+                    units = ~0
+                    for _, first, _ in values:
+                        units &= first
+                    singles |= units
+                    continue
+                firsts = ~0
+                for v, first, _ in values:
+                    if v == 2:
+                        firsts &= first
+                while firsts:
+                    u = firsts & -firsts
+                    firsts ^= u
+                    others = again_too = ~0
+                    for v, first, again in values:
+                        if v - (1 if first & u else 0) == 1:
+                            others &= first
+                            again_too &= again
+                    got = (others & ~(2 * u - 1)) | (u if again_too & u else 0)
+                    if got:
+                        pairs[u] = pairs.get(u, 0) | got
         cards = self.unit_cards
-        if need == 1:
-            units = ~0
-            for _, first, _ in values:
-                units &= first
-            return [tuple(sorted((cards[u],) + (ALL_CARDS,) * (h - 1))) for u in _bits(units)]
-        out: list[tuple[int, ...]] = []
-        firsts = ~0
-        for v, first, _ in values:
-            if v == 2:
-                firsts &= first
-        for u in _bits(firsts):
-            others = second = ~0
-            for v, first, again in values:
-                if v - (1 if first & u else 0) == 1:
-                    others &= first
-                    second &= again
+        out: set[tuple[int, ...]] = set()
+        for u in _bits(singles):
+            out.add(tuple(sorted((cards[u],) + (ALL_CARDS,) * (h - 1))))
+        for u, got in pairs.items():
             cu = cards[u]
-            if second & u:
-                out.append((cu, cu))
-            for w in _bits(others & ~(2 * u - 1)):  # w > u: each pair once
+            for w in _bits(got):
                 cw = cards[w]
-                out.append((cu, cw) if cu <= cw else (cw, cu))
+                out.add((cu, cw) if cu <= cw else (cw, cu))
         return out
 
 
@@ -287,9 +299,11 @@ class _Search:
     def rest(self, masks: list[int], h: int) -> list[tuple[int, ...]]:
         """The straight and flush rows on the cards left, with ``h`` holes: the tuples of
         ``h`` card sets (remembered)."""
-        if self.flush:
-            key: tuple[int, ...] = (*masks, h)
-        else:
+        if not self.straight:  # flush rows only: how many cards each suit holds
+            key: tuple[int, ...] = (*(m.bit_count() for m in masks), h)
+        elif self.flush:
+            key = (*masks, h)
+        else:  # straight rows only: how many cards each rank holds
             key = (*_at_least(masks), h)
         known = self.known.get(key)
         if known is None:
@@ -307,7 +321,7 @@ class _Search:
         if i == len(self.flush):
             flush_suits = sorted(set(suits))
             demand = [sum(k for k, s in zip(self.flush, suits) if s == f) for f in flush_suits]
-            hall = _Hall(masks, flush_suits, demand, h)
+            hall = _Hall(masks, flush_suits, demand, h, bool(self.straight))
             if hall.needed(0, 0, 0) <= h:
                 self.windows(hall, out)
             return
@@ -329,12 +343,8 @@ class _Search:
                     if const + (d[0] & ~l1).bit_count() + (d[1] & ~l2).bit_count()
                     + (d[2] & ~l3).bit_count() <= h]
         else:
-            fits = [d for d in self.demands if hall.needed(*d) <= h]
-        for d1, d2, d3 in fits:
-            for t in hall.hole_cards(d1, d2, d3):
-                out.add(t)
-                if not t or t[0] == ALL_CARDS:  # every hole left over: nothing to add
-                    raise _Saturated
+            fits = self.demands
+        out |= hall.fill(fits)
 
 
 def _demands(sizes: tuple[int, ...]) -> list[tuple[int, int, int]]:
