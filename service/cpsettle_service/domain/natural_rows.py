@@ -27,12 +27,14 @@ The search takes the most constrained rows first:
 1. straight-flush patterns (a card present always serves there best: a hole filling its slot
    instead could only stand for that card, while the card's other use accepts at least it);
 2. the suits of the flush rows (each suit must hold its rows' cards but for the holes);
-3. the windows of the straight rows. Whether the straight and flush slots left can all be filled
-   is Hall's condition on cards against rank slots and suit slots: for every set S of the flush
-   suits, ``flush slots of S - cards of S + Σ_r max(0, d_r - cards of rank r outside S)`` is at
-   most the holes (``d_r`` the straight slots of rank r). Each term is a few bit operations, and
-   a partial choice of windows is dropped as soon as a term exceeds the holes (terms only grow as
-   windows are added).
+3. the windows of the straight rows (every choice, from a table built at import: 12 or 10 for
+   one row, 120 for a 3- and a 5-card row, 55 for two 5-card rows). Whether the straight and
+   flush slots left can all be filled is Hall's condition on cards against rank slots and suit
+   slots: for every set S of the flush suits, ``flush slots of S - cards of S + Σ_r max(0, d_r -
+   cards of rank r outside S)`` is at most the holes (``d_r`` the straight slots of rank r).
+   Each term is a few bit operations. What the straight and flush rows give is remembered by
+   what it depends on (the cards left; only their rank counts without a flush row, only their
+   suit counts without a straight row).
 
 The holes' cards follow from the same terms: with ``n`` holes needed, a hole may fill a slot
 whose removal lowers every term that reaches ``n`` (a rank slot: any card of that rank; a flush
@@ -42,12 +44,12 @@ tables of ``natural_facts``): one lookup per choice of the holes' ranks or suits
 
 Cost: a straight-flush pattern is followed only when all but the holes left of its cards are
 present (with 11 cards, at most 33 patterns of 3 cards and 18 of 5 qualify); the straight and
-flush rows after them are decided at most once per distinct set of cards left (remembered), over
-at most 4 x 4 flush suits and 120 choices of windows (55 for two 5-card straights), each a Hall
-check of at most four terms. So a clause takes at most about 6,000 steps of a few integer
-operations; the most ``tests/domain/test_natural_rows.py`` and bench/bench_jokers.py have
-found is about 1,200 (a front and middle straight and a back straight flush, two holes). All
-straights or all flushes: at most 91 lookups.
+flush rows after them are decided at most once per distinct set of what they depend on, over at
+most 4 x 4 flush suits and 120 choices of windows, each a Hall check of at most four terms. So a
+clause takes at most about 6,000 steps of a few integer operations; the most
+``tests/domain/test_natural_rows.py`` counts on its hands is about 1,200 (a front and middle
+straight and a back straight flush, two holes). All straights or all flushes: at most 91 table
+lookups.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ __all__ = [
     "fills",
     "rows_hold",
     "rows_hold_with_repeats",
+    "search",
 ]
 
 STRAIGHT = "STRAIGHT"
