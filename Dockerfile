@@ -2,13 +2,14 @@
 #
 #   docker build -t REGISTRY/cpsettle:0.1.0 .
 #
-# The base image is pinned by its full tag. In the casino's registry also pin
-# it by digest (FROM python:3.11.11-slim-bookworm@sha256:...) so that a rebuild
-# uses the same bytes; a digest is not written here because it would be
-# checked against a registry this repository cannot see.
+# The base image is pinned by tag and digest (its multi-platform index): a
+# rebuild uses the same bytes. Its Debian packages are listed in
+# deploy/image/base-packages.txt, which .ci/supply-chain adds to the SBOM; a
+# new base means a new list (the list names the base it is for; a test checks).
+# The image installs no Debian package of its own.
 
 # ---- builder: build the wheel and install it into a virtualenv --------------
-FROM python:3.11.11-slim-bookworm AS builder
+FROM python:3.11.16-slim-bookworm@sha256:c425d915a89a6dcd3183b1797ad9bd8878caff5a417f6371c8df93c8ea8b727f AS builder
 
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -25,7 +26,9 @@ COPY proto/ proto/
 # The venv has no pip of its own: the builder's pip installs into it, so the
 # final image carries no installer. Dependencies come only from
 # requirements.lock (scripts/lock), every file checked against its SHA-256,
-# wheels only; then the project's own wheel without resolving anything.
+# wheels only (the OTLP exporter included: traces stay off until
+# CPSETTLE_OTEL_ENDPOINT is set); then the project's own wheel without
+# resolving anything.
 RUN pip wheel --no-deps --wheel-dir /wheels . \
  && python -m venv --without-pip /opt/cpsettle \
  && pip --python /opt/cpsettle/bin/python install --require-hashes --only-binary=:all: \
@@ -34,7 +37,7 @@ RUN pip wheel --no-deps --wheel-dir /wheels . \
  && pip --python /opt/cpsettle/bin/python check
 
 # ---- final: the virtualenv on a clean Python, nothing else ------------------
-FROM python:3.11.11-slim-bookworm
+FROM python:3.11.16-slim-bookworm@sha256:c425d915a89a6dcd3183b1797ad9bd8878caff5a417f6371c8df93c8ea8b727f
 
 LABEL org.opencontainers.image.title="cpsettle" \
       org.opencontainers.image.description="Stateless gRPC settlement service for Chinese Poker"

@@ -19,7 +19,7 @@ Editable installs get no manifest: they run the source tree itself (the ``.pth``
 imported -- the source tree -- so it reports a development install. See docs/INTEGRITY.md.
 
 The definitions (canonical JSON, which files are the engine, the engine digest) are the run-time
-check's own: this hook loads ``service/cpsettle_service/integrity.py`` (standard library only)
+check's own: this hook loads ``service/cpsettle_service/proof/integrity.py`` (standard library only)
 from the source tree, so the two cannot drift apart; tests/integrity checks that they agree with
 ``scripts/manifest-digest`` (the auditor's tool) too.
 """
@@ -45,7 +45,7 @@ PACKAGES = ("cpsettle", "cpsettle_client", "cpsettle_service")
 
 def _load_integrity() -> Any:
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "service", "cpsettle_service", "integrity.py")
+                        "service", "cpsettle_service", "proof", "integrity.py")
     spec = importlib.util.spec_from_file_location("_cpsettle_integrity_for_build", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -73,14 +73,43 @@ def _shipped(path: str) -> bool:
 _sha256_file = _integrity._sha256_file
 
 
+CATALOGS = "clients/python/cpsettle_client/i18n/locale"  # the client's gettext catalogs
+
+
+def compile_catalogs(root: str) -> dict[str, str]:
+    """Compile every ``messages.po`` of the client's catalogs into the ``messages.mo`` beside it
+    (git-ignored; what ``scripts/catalogs compile`` does) and return them as force-include
+    entries (source -> path in the wheel), so the manifest below lists them like any file."""
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    out: dict[str, str] = {}
+    base = os.path.join(root, CATALOGS)
+    for lang in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        po = os.path.join(base, lang, "LC_MESSAGES", "messages.po")
+        if not os.path.isfile(po):
+            continue
+        with open(po, "rb") as f:
+            catalog = read_po(f, locale=lang)
+        mo = po[:-3] + ".mo"
+        with open(mo, "wb") as f:
+            write_mo(f, catalog)
+        out[mo] = f"cpsettle_client/i18n/locale/{lang}/LC_MESSAGES/messages.mo"
+    return out
+
+
 class IntegrityManifestHook(BuildHookInterface):
     PLUGIN_NAME = "custom"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         self._tmpdir: str | None = None
         self._manifest: dict[str, Any] | None = None
+        # the catalogs first: an editable install runs the tree (the .mo beside the .po), a
+        # wheel ships them, listed in the manifest
+        catalogs = compile_catalogs(self.root)
         if version != "standard":
             return  # editable: runs the source tree, see the module docstring
+        build_data["force_include"].update(catalogs)
         builder = self.build_config.builder
         sources: dict[str, str] = {}
         # Exactly the files the wheel builder will add (project selection + force-include,

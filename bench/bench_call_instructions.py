@@ -60,14 +60,19 @@ def write_requests(root: Path, preset: str, count: int) -> None:
     """(Inner mode.) ``count`` random legal tables of ``preset`` as ``root``'s client writes
     them, to stdout, each as a 4-byte length and the SettleRequest's bytes. The tables come from
     this checkout's generator, so every source settles the same deals."""
-    for sub in PATHS:
-        sys.path.insert(0, str(root / sub))
     import random
 
-    from cpsettle_client.client import request_from_json
-
-    sys.path.append(str(ROOT))  # tests.support, after the source's own packages
+    # The tables from this checkout's generator and packages (the layout may differ from the
+    # source's), then written by the source's own client.
+    sys.path.append(str(ROOT))
     from tests.support.random_tables import random_table
+
+    for name in [m for m in sys.modules if m.split(".")[0] in ("cpsettle", "cpsettle_service",
+                                                               "cpsettle_client")]:
+        del sys.modules[name]
+    for sub in PATHS:
+        sys.path.insert(0, str(root / sub))
+    from cpsettle_client.client import request_from_json
 
     rng = random.Random(SEED)
     out = sys.stdout.buffer
@@ -110,6 +115,10 @@ def measure(root: Path, presets: list[str], calls: int, work: Path) -> dict[str,
 
     port = free_port()
     out_file = work / "callgrind.out"
+    # the timed audit-log line: the chain's head before issue 26, the checkpoint after
+    config = (root / "service" / "cpsettle_service" / "config.py").read_text("utf-8")
+    clock = ("CPSETTLE_AUDIT_CHECKPOINT_SECONDS" if "audit_checkpoint_seconds" in config
+             else "CPSETTLE_AUDIT_HEAD_SECONDS")
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join(str(root / d) for d in PATHS),
@@ -121,8 +130,8 @@ def measure(root: Path, presets: list[str], calls: int, work: Path) -> dict[str,
         # under valgrind everything is ~50x slower: no timing may fail a call, and nothing may
         # run on a clock (the audit chain's timed head) rather than per call
         CPSETTLE_AUDIT_LOG_STALL_SECONDS="600",
-        CPSETTLE_AUDIT_HEAD_SECONDS="100000",
         CPSETTLE_DEFAULT_DEADLINE_SECONDS="600",
+        **{clock: "100000"},
     )
     cmd = ["setarch", platform.machine(), "-R", "valgrind", "--tool=callgrind",
            f"--callgrind-out-file={out_file}", python_of(root), "-m", "cpsettle_service.server"]

@@ -25,12 +25,12 @@ from typing import Callable, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 try:
-    import cpsettle_service.domain.hands  # noqa: F401
+    import cpsettle_service.domain.cards.hands  # noqa: F401
 except ImportError:
     sys.path.insert(0, str(ROOT / "service"))
 
-from cpsettle_service.domain.cards import DECK  # noqa: E402
-from cpsettle_service.domain.hands import evaluate_five, evaluate_three  # noqa: E402
+from cpsettle_service.domain.cards.cards import DECK  # noqa: E402
+from cpsettle_service.domain.cards.hands import evaluate_five, evaluate_three  # noqa: E402
 
 
 def time_loop(fn: Callable[[Sequence[object]], object], hands: list) -> float:
@@ -49,7 +49,7 @@ def import_times() -> tuple[float, float] | None:
     code = (
         "import sys, time; sys.path.insert(0, sys.argv[1]); t0 = time.perf_counter(); "
         "import cpsettle_service.domain.cards; t1 = time.perf_counter(); "
-        "import cpsettle_service.domain.hands; t2 = time.perf_counter(); "
+        "import cpsettle_service.domain.cards.hands; t2 = time.perf_counter(); "
         "print(t2 - t1, t2 - t0)"
     )
     best: tuple[float, float] | None = None

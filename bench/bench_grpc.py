@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cpsettle_service.profile_files import builtin_registry
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _support import (  # noqa: E402
@@ -166,14 +168,12 @@ def profile_handler(request: bytes, calls: int, top: int) -> None:
 
     import grpc
 
+    from cpsettle_service import server as server_module
     from cpsettle_service.api.interceptors import ServiceInterceptor
     from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer, generic_handler
-    from cpsettle_service.domain.profile import ProfileRegistry
+    from cpsettle_service.config import Settings
     from cpsettle_service.observability.logging import configure
     from cpsettle_service.server import HEALTH_SERVICE, REFLECTION_SERVICE
-
-    from cpsettle_service import server as server_module
-    from cpsettle_service.config import Settings
 
     sink = open("/dev/null", "w")
     configure("info", "json", stream=sink)  # the server's log lines per call, to nowhere
@@ -181,7 +181,7 @@ def profile_handler(request: bytes, calls: int, top: int) -> None:
     # The servicer as build_server() makes it (with the audit sealer when the build has one).
     make_sealer = getattr(server_module, "make_sealer", None)
     sealer = make_sealer(settings) if make_sealer is not None else None
-    servicer = SettlementServicer(ProfileResolver(ProfileRegistry.builtin()), sealer)
+    servicer = SettlementServicer(ProfileResolver(builtin_registry()), sealer)
     generic = generic_handler(servicer)
     interceptor = ServiceInterceptor(skip_services=(HEALTH_SERVICE, REFLECTION_SERVICE))
 

@@ -43,28 +43,24 @@ ROOT = Path(__file__).resolve().parents[1]
 for sub in ("service", "proto", "clients/python", ""):
     sys.path.insert(0, str(ROOT / sub))
 
-from cpsettle_service.domain import natural_rows  # noqa: E402
-from cpsettle_service.domain.cards import CANONICAL, JOKER, parse_cards  # noqa: E402
-from cpsettle_service.domain.evaluation import evaluate_hand  # noqa: E402
-from cpsettle_service.domain.jokers import NaturalSearch, allowed_cards  # noqa: E402
-from cpsettle_service.domain.natural_facts import hand_facts  # noqa: E402
-from cpsettle_service.domain.profile import (  # noqa: E402
-    ProfileRegistry,
-    RuleProfile,
-    load_preset,
-    profile_from_dict,
-    profile_to_dict,
-)
-from cpsettle_service.domain.settlement import settle  # noqa: E402
-from cpsettle_service.domain.table import (  # noqa: E402
+from cpsettle_service.domain.cards.cards import CANONICAL, JOKER, parse_cards  # noqa: E402
+from cpsettle_service.domain.naturals import rows as natural_rows  # noqa: E402
+from cpsettle_service.domain.naturals.facts import hand_facts  # noqa: E402
+from cpsettle_service.domain.profile.model import RuleProfile  # noqa: E402
+from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict  # noqa: E402
+from cpsettle_service.domain.settle import settle  # noqa: E402
+from cpsettle_service.domain.settle.evaluation import evaluate_hand  # noqa: E402
+from cpsettle_service.domain.settle.jokers import NaturalSearch, allowed_cards  # noqa: E402
+from cpsettle_service.domain.settle.table import (  # noqa: E402
     PlayerInput,
     request_from_dict,
     resolve_profile,
 )
+from cpsettle_service.profile_files import builtin_registry, load_preset  # noqa: E402
 from tests.support.joker_cases import random_definition, random_rows  # noqa: E402
 from tests.support.random_tables import legal_arrangement, random_table  # noqa: E402
 
-REGISTRY = ProfileRegistry.builtin()
+REGISTRY = builtin_registry()
 ROW_CLASSES = (None, "STRAIGHT", "FLUSH", "STRAIGHT_FLUSH")
 EVERY_ROWS_CLAUSE = [(f, m, b) for f in ROW_CLASSES
                      for m, b in combinations_with_replacement(ROW_CLASSES, 2) if f or m or b]
@@ -430,18 +426,26 @@ def audit_part(rng: random.Random, hands: int, folder: Path) -> None:
 _REPLAY = r"""
 import json, sys, time
 sys.path[:0] = [sys.argv[1] + "/service", sys.argv[1] + "/proto", sys.argv[1]]
-from cpsettle_service.domain.profile import ProfileRegistry
-from cpsettle_service.domain.table import request_from_dict, resolve_profile, PlayerInput
-from cpsettle_service.domain.settlement import settle
-from cpsettle_service.domain.evaluation import evaluate_hand
+try:  # the domain in wings (#25)
+    from cpsettle_service.domain.settle import settle
+    from cpsettle_service.domain.settle.evaluation import evaluate_hand
+    from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile, PlayerInput
+    from cpsettle_service.profile_files import builtin_registry
+    registry = builtin_registry()
+except ImportError:  # a checkout from before
+    from cpsettle_service.domain.profile import ProfileRegistry
+    from cpsettle_service.domain.table import request_from_dict, resolve_profile, PlayerInput
+    from cpsettle_service.domain.settlement import settle
+    from cpsettle_service.domain.evaluation import evaluate_hand
+    registry = ProfileRegistry.builtin()
 req = json.load(open(sys.argv[3]))
 if sys.argv[2] == "settle":
     table, choice = request_from_dict(req)
-    profile = resolve_profile(choice, ProfileRegistry.builtin())
+    profile = resolve_profile(choice, registry)
     run = lambda: settle(table, profile)
 else:
     table, choice = request_from_dict({"profile": req["profile"], "players": []})
-    profile = resolve_profile(choice, ProfileRegistry.builtin())
+    profile = resolve_profile(choice, registry)
     a = req["arrangement"]
     inp = PlayerInput("player", 0, tuple(a["front"]), tuple(a["middle"]), tuple(a["back"]))
     run = lambda: evaluate_hand(inp, profile)

@@ -27,7 +27,7 @@ SOURCE_DIRS = ("service", "proto", "clients/python", ".")
 # Run in a fresh interpreter with a checkout's sources first on the path: prints one JSON line.
 MEASURE = """
 import json, sys, time
-from cpsettle_service.domain.profile import profile_from_dict, profile_to_dict
+from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
 data = json.load(open(sys.argv[1]))
 def per_profile(fn, items):
     start = time.process_time()

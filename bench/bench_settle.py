@@ -13,16 +13,17 @@ import argparse
 import random
 import sys
 import time
-from typing import Callable
 from pathlib import Path
+from typing import Callable
+
+from cpsettle_service.profile_files import builtin_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 for sub in ("service", "proto", "clients/python", ""):
     sys.path.insert(0, str(ROOT / sub))
 
-from cpsettle_service.domain.profile import ProfileRegistry  # noqa: E402
-from cpsettle_service.domain.settlement import settle  # noqa: E402
-from cpsettle_service.domain.table import request_from_dict, resolve_profile  # noqa: E402
+from cpsettle_service.domain.settle import settle  # noqa: E402
+from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile  # noqa: E402
 from tests.support.random_tables import random_table  # noqa: E402
 
 
@@ -32,7 +33,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    registry = ProfileRegistry.builtin()
+    registry = builtin_registry()
     rng = random.Random(args.seed)
 
     # Every workload is timed once per round, the rounds interleaved (treys, then each preset,

@@ -24,6 +24,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from cpsettle_service.profile_files import builtin_registry
+
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = 2000
 SEED = 7
@@ -34,12 +36,11 @@ def inner(count: int, preset: str) -> None:
         sys.path.insert(0, str(ROOT / sub))
     import random
 
-    from cpsettle_service.domain.profile import ProfileRegistry
-    from cpsettle_service.domain.settlement import settle
-    from cpsettle_service.domain.table import request_from_dict, resolve_profile
+    from cpsettle_service.domain.settle import settle
+    from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile
     from tests.support.random_tables import random_table
 
-    registry = ProfileRegistry.builtin()
+    registry = builtin_registry()
     rng = random.Random(SEED)
     tables = []
     profile = None

@@ -32,18 +32,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cpsettle_service.profile_files import builtin_registry
+
 ROOT = Path(__file__).resolve().parents[1]
 try:
-    import cpsettle_service.domain.settlement  # noqa: F401
+    import cpsettle_service.domain.settle.settlement  # noqa: F401
 except ImportError:
     sys.path.insert(0, str(ROOT / "service"))
 
-from cpsettle_service.domain.cards import CANONICAL, parse_cards  # noqa: E402
-from cpsettle_service.domain.hands import evaluate_five, evaluate_three  # noqa: E402
-from cpsettle_service.domain.naturals import naturals_held  # noqa: E402
-from cpsettle_service.domain.profile import ProfileRegistry, RuleProfile  # noqa: E402
-from cpsettle_service.domain.settlement import ItemKind, PairKind, Settlement, settle  # noqa: E402
-from cpsettle_service.domain.table import request_from_dict, resolve_profile  # noqa: E402
+from cpsettle_service.domain.cards.cards import CANONICAL, parse_cards  # noqa: E402
+from cpsettle_service.domain.cards.hands import evaluate_five, evaluate_three  # noqa: E402
+from cpsettle_service.domain.naturals.catalogue import naturals_held  # noqa: E402
+from cpsettle_service.domain.profile.model import RuleProfile  # noqa: E402
+from cpsettle_service.domain.settle import ItemKind, PairKind, Settlement, settle  # noqa: E402
+from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile  # noqa: E402
 
 RECORDED_FIELD = "recordedPayouts"
 DATE = "2026-11-29"
@@ -136,7 +138,7 @@ class TableState:
 class Day:
     def __init__(self, seed: int, tables: int) -> None:
         self.rng = random.Random(seed)
-        self.registry = ProfileRegistry.builtin()
+        self.registry = builtin_registry()
         self.next_player = 10_400
         self.dealers = [f"D{n:02d}" for n in range(1, 9)]
         self.next_dealer = 0

@@ -19,7 +19,7 @@ What one input means (the first byte chooses the mode, the rest is the payload):
   profiles). The request is then serialized and decoded through the same tolerant deserializer,
   so the fuzzer gets past decoding and deep into validation and settlement.
 
-The oracle: ``SettlementServicer(ProfileResolver(ProfileRegistry.builtin())).settle_response``
+The oracle: ``SettlementServicer(ProfileResolver(builtin_registry())).settle_response``
 may raise the domain's ``InvalidInput`` and nothing else. A successful settlement must also
 serialize and be zero-sum (nets plus rake sum to 0, units sum to 0, rake = sum of player rakes
 >= 0: the invariants of tests/domain/test_properties.py). Anything else is a crash.
@@ -35,6 +35,8 @@ import random
 import sys
 from pathlib import Path
 from typing import Any, Callable
+
+from cpsettle_service.profile_files import builtin_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 for _sub in ("service", "proto", "clients/python", ""):
@@ -55,19 +57,15 @@ with atheris.instrument_imports(include=["cpsettle_service", "cpsettle"]):
     from cpsettle.v1 import settlement_pb2 as pb
     from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer, tolerant
     from cpsettle_service.domain.errors import InvalidInput
-    from cpsettle_service.domain.naturals import Natural
-    from cpsettle_service.domain.profile import (
-        ProfileRegistry,
-        load_preset,
-        preset_names,
-        profile_to_dict,
-    )
+    from cpsettle_service.domain.naturals.catalogue import Natural
+    from cpsettle_service.domain.profile.parse import profile_to_dict
+    from cpsettle_service.profile_files import load_preset, preset_names
 
 from google.protobuf import json_format  # noqa: E402
 
 from cpsettle_client.client import request_from_json  # noqa: E402
 
-SERVICER = SettlementServicer(ProfileResolver(ProfileRegistry.builtin()))
+SERVICER = SettlementServicer(ProfileResolver(builtin_registry()))
 DECODE = tolerant(pb.SettleRequest)
 
 # --------------------------------------------------------------------------- the pool of bases

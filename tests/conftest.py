@@ -26,7 +26,6 @@ from cpsettle_client.client import SettlementClient  # noqa: E402
 from cpsettle_service.config import Settings  # noqa: E402
 from cpsettle_service.server import Running, build_server  # noqa: E402
 
-
 EXAMPLES = ROOT / "examples"
 
 

@@ -263,10 +263,44 @@ export function readKeys(json) {
   return keys;
 }
 
-/** A stored settlement's Settlement: a SettleResponse ({"settlement": …}) or a bare one. */
+/**
+ * The first key that one JSON object of `text` gives twice (`netMoney` twice, or `net_money`
+ * beside `netMoney`: JSON.parse keeps the last, and protobuf's JSON takes both names), or null.
+ * `text` must be valid JSON.
+ */
+export function keyGivenTwice(text) {
+  const stack = [];
+  const camel = (k) => k.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const top = stack.at(-1);
+      if (top && top.expectKey) {
+        const key = camel(JSON.parse(text.slice(i, j + 1)));
+        if (top.keys.has(key)) return key;
+        top.keys.add(key);
+        top.expectKey = false;
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c === '{') stack.push({ keys: new Set(), expectKey: true, object: true });
+    else if (c === '[') stack.push({ keys: null, expectKey: false, object: false });
+    else if (c === '}' || c === ']') stack.pop();
+    else if (c === ',' && stack.at(-1)?.object) stack.at(-1).expectKey = true;
+    i += 1;
+  }
+  return null;
+}
+
+/** A stored settlement's Settlement: a SettleResponse ({"settlement": …, "receipt": …}) or a
+ * bare one. */
 export function unwrap(stored) {
-  if (stored && typeof stored === 'object' && Object.keys(stored).length === 1 &&
-      'settlement' in stored) {
+  if (stored && typeof stored === 'object' && 'settlement' in stored &&
+      Object.keys(stored).every((k) => k === 'settlement' || k === 'receipt')) {
     return stored.settlement;
   }
   return stored;

@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { readKeys, verifySettlement } from './proof.mjs';
+import { keyGivenTwice, readKeys, verifySettlement } from './proof.mjs';
 
 export { encode, ENUMS, NotASettlement, readKeys, SCHEMA, verifySettlement } from './proof.mjs';
 
@@ -37,7 +37,10 @@ async function main(argv) {
   }
   let stored;
   try {
-    stored = JSON.parse(readFileSync(args[0], 'utf8'));
+    const text = readFileSync(args[0], 'utf8');
+    stored = JSON.parse(text);
+    const twice = keyGivenTwice(text);
+    if (twice) throw new Error(`the field ${twice} is given twice`);
   } catch (e) {
     process.stdout.write(JSON.stringify({ verdict: 'invalid', failures: ['file'],
       reason: e.message }) + '\n');

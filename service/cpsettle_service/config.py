@@ -6,12 +6,13 @@ import os
 from dataclasses import dataclass, fields
 from typing import Mapping
 
+from .errors import ConfigError
+
+# Settings renamed: an old name set is refused, never silently ignored.
+RENAMED = {"CPSETTLE_AUDIT_HEAD_SECONDS": "CPSETTLE_AUDIT_CHECKPOINT_SECONDS",
+           "CPSETTLE_AUDIT_HEAD_EVENTS": "CPSETTLE_AUDIT_CHECKPOINT_EVENTS"}
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
-
-
-class ConfigError(ValueError):
-    """A setting that cannot be used; names the variable."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +48,16 @@ class Settings:
     signing_key_id: str = ""  # "" = the key's fingerprint (keys.py)
     require_signing_key: bool = False
     verification_keys_file: str = ""  # retired public keys, published beside the signing key
-    audit_head_seconds: float = 60.0  # sign the audit chain's head this often (if it moved)
-    audit_head_events: int = 1000  # ... and after this many events
+    # the audit log's signed checkpoint this often (if lines came since the last) ...
+    audit_checkpoint_seconds: float = 1.0
+    audit_checkpoint_events: int = 1000  # ... and after this many lines (docs/AUDIT.md)
+    audit_log_origin: str = "cpsettle.audit"  # the log's origin: this + "/" + a random id
+    # the witnesses' URL prefixes (comma-separated) that each checkpoint goes to ("" = none)
+    witness_url: str = ""
+    witness_timeout_seconds: float = 2.0  # one add-checkpoint call, at most
+    # leaf hashes kept for the witness's consistency proof while it cannot be reached, at most
+    # (32 bytes each); past it the run's later checkpoints cannot be shown to it (README)
+    witness_max_pending_lines: int = 2_000_000
     require_manifest: bool = False  # refuse to start without an intact build manifest
     audit_include_request: bool = True
     audit_log_queue_lines: int = 2048  # log lines waiting for a slow sink, at most
@@ -57,6 +66,13 @@ class Settings:
     tls_key_file: str = ""
     tls_client_ca_file: str = ""
     auth_tokens_file: str = ""
+    # Refuse to start unless callers must authenticate: client certificates
+    # (CPSETTLE_TLS_CLIENT_CA_FILE) or bearer tokens (CPSETTLE_AUTH_TOKENS_FILE). The prod
+    # overlay sets it, with mutual TLS as its default.
+    require_caller_auth: bool = False
+    # grpc's channelz service (connections, sockets, calls per channel) on the plaintext
+    # admin port (CPSETTLE_HEALTH_PORT), for debugging stuck connections: off by default.
+    channelz: bool = False
     # OTLP/gRPC collector address (e.g. http://otel-collector:4317): spans are exported when set
     # (needs the `otel` extra). Empty = no spans.
     otel_endpoint: str = ""
@@ -66,6 +82,10 @@ class Settings:
         env = os.environ if env is None else env
         values: dict[str, object] = {}
         problems: list[str] = []
+        for old, new in RENAMED.items():
+            if old in env:
+                problems.append(f"{old} is now {new} (the audit log's checkpoints replaced its "
+                                "signed heads: docs/AUDIT.md)")
         for f in fields(cls):
             var = f"CPSETTLE_{f.name.upper()}"
             if var not in env:
@@ -123,10 +143,20 @@ class Settings:
             out.append("CPSETTLE_GRACE_SECONDS must be 0 or more")
         if self.default_deadline_seconds <= 0:
             out.append("CPSETTLE_DEFAULT_DEADLINE_SECONDS must be more than 0")
-        if self.audit_head_seconds <= 0:
-            out.append("CPSETTLE_AUDIT_HEAD_SECONDS must be more than 0")
-        if self.audit_head_events < 1:
-            out.append("CPSETTLE_AUDIT_HEAD_EVENTS must be at least 1")
+        if self.audit_checkpoint_seconds <= 0:
+            out.append("CPSETTLE_AUDIT_CHECKPOINT_SECONDS must be more than 0")
+        if self.audit_checkpoint_events < 1:
+            out.append("CPSETTLE_AUDIT_CHECKPOINT_EVENTS must be at least 1")
+        if not self.audit_log_origin or any(c.isspace() or c == "+" for c in
+                                            self.audit_log_origin):
+            out.append("CPSETTLE_AUDIT_LOG_ORIGIN must be non-empty, without spaces or '+'")
+        if self.witness_timeout_seconds <= 0:
+            out.append("CPSETTLE_WITNESS_TIMEOUT_SECONDS must be more than 0")
+        if self.witness_max_pending_lines < 1000:
+            out.append("CPSETTLE_WITNESS_MAX_PENDING_LINES must be at least 1000")
+        for url in self.witness_urls:
+            if not url.startswith(("http://", "https://")):
+                out.append(f"CPSETTLE_WITNESS_URL: {url!r} is not an http(s) URL")
         if self.log_format not in ("auto", "json", "console"):
             out.append("CPSETTLE_LOG_FORMAT must be auto, json or console")
         if self.log_level.lower() not in ("debug", "info", "warning", "error", "critical"):
@@ -135,7 +165,17 @@ class Settings:
             out.append("CPSETTLE_TLS_CERT_FILE and CPSETTLE_TLS_KEY_FILE go together")
         if self.tls_client_ca_file and not self.tls_cert_file:
             out.append("CPSETTLE_TLS_CLIENT_CA_FILE needs CPSETTLE_TLS_CERT_FILE")
+        if self.require_caller_auth and not (self.tls_client_ca_file or self.auth_tokens_file):
+            out.append("CPSETTLE_REQUIRE_CALLER_AUTH needs CPSETTLE_TLS_CLIENT_CA_FILE (mutual "
+                       "TLS) or CPSETTLE_AUTH_TOKENS_FILE (bearer tokens)")
+        if self.channelz and not self.health_port:
+            out.append("CPSETTLE_CHANNELZ needs CPSETTLE_HEALTH_PORT (channelz is served on "
+                       "that admin port only)")
         return out
+
+    @property
+    def witness_urls(self) -> list[str]:
+        return [u.strip().rstrip("/") for u in self.witness_url.split(",") if u.strip()]
 
     @property
     def address(self) -> str:

@@ -6,22 +6,35 @@ process), so a local answer is byte for byte what a server with the same profile
 send (only ``issuedAt`` and the signature over it differ). Rejections raise ``InvalidInput``
 (every violation) or ``NotFound`` (an unknown profile), both exported here, so a caller needs
 nothing else of the service.
+
+For the bulk audit's quick check (``cpsettle_client.audit.quick``) it also hands out the domain's
+table types, the profile a preset and its overrides resolve to (through the servicer's own
+resolver, so the server's choice exactly), and the engine's ``settle``: a hand that matches its
+recorded payouts needs nothing more; the rest go through ``settle_batch`` for their evidence.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+
+from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 
-from .api import stream, wire
-from .api.interceptors import NotFound
+from .api import mapping, stream
 from .api.profiles import ProfileResolver
 from .api.servicer import SettlementServicer
-from .audit import Sealer
 from .domain.errors import InvalidInput
-from .domain.profile import ProfileRegistry
-from .keys import SigningKey
+from .domain.profile import RuleProfile
+from .domain.settle import AuditContext, PlayerInput, Settlement, Table, settle
+from .errors import NotFound
+from .profile_files import builtin_registry, with_directory
+from .proof.keys import SigningKey
+from .proof.seal import Sealer
 
-__all__ = ["InvalidInput", "LocalService", "NotFound"]
+__all__ = ["AuditContext", "InvalidInput", "LocalService", "NotFound", "PlayerInput", "Table",
+           "settle"]
 
 
 class LocalService:
@@ -29,10 +42,10 @@ class LocalService:
     ``profile_dir``'s; signed with ``key`` when one is given)."""
 
     def __init__(self, profile_dir: str | None = None, key: SigningKey | None = None) -> None:
-        registry = ProfileRegistry.builtin()
+        registry = builtin_registry()
         if profile_dir:
-            registry = registry.with_directory(profile_dir)
-        self._servicer = SettlementServicer(ProfileResolver(registry), Sealer(key, wire))
+            registry = with_directory(registry, profile_dir)
+        self._servicer = SettlementServicer(ProfileResolver(registry), Sealer(key))
 
     def settle(self, request: pb.SettleRequest) -> pb.SettleResponse:
         return self._servicer.settle_response(request)
@@ -56,3 +69,18 @@ class LocalService:
                      max_items: int = stream.MAX_ITEMS_PER_BATCH) -> pb.SettleStreamResponse:
         """What ``SettleStream`` answers for ``batch`` (one result per item, in order)."""
         return stream.settle_batch(self._servicer, batch, max_items=max_items)
+
+    def profile_for(self, preset: str, overrides: Any) -> RuleProfile:
+        """The profile a ``SettleRequest`` with this ``preset`` and ``profileOverrides`` (its
+        JSON value; None: none sent) settles under, resolved and cached as the server does.
+        ``InvalidInput`` (or json_format's ``ParseError``) when it cannot be."""
+        sent = overrides is not None
+        struct = json_format.ParseDict(overrides, struct_pb2.Struct()) if sent else None
+        choice = mapping.profile_choice(preset, False, profile_pb2.RuleProfile(), sent,
+                                        struct if struct is not None else struct_pb2.Struct())
+        return self._servicer.resolver.resolve(choice)[0]
+
+    @staticmethod
+    def settle_table(table: Table, profile: RuleProfile) -> Settlement:
+        """The engine alone: ``table`` settled under ``profile`` (no bytes, no seal)."""
+        return settle(table, profile)

@@ -13,31 +13,37 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from .api import stream_worker, wire
+from .api import stream_worker
 from .api.interceptors import ServiceInterceptor
 from .api.pool import StreamPool, default_size
-from .api.profiles import ProfileResolver, profile_digest
+from .api.profiles import ProfileResolver
 from .api.servicer import SERVICE_NAME, SettlementServicer, generic_handler
-from .audit import Sealer
-from .config import ConfigError, Settings
+from .config import Settings
 from .domain.errors import InvalidInput
-from .domain.profile import ProfileRegistry
-from .integrity import PACKAGE_VERSION, check_installation
-from .keys import KeyProblem, load_signing_key, published_keys
+from .domain.profile.registry import ProfileRegistry
+from .errors import ConfigError, KeyProblem
 from .observability import metrics, tracing
 from .observability.exposition import start_metrics_server
-from .observability.logging import chain, configure, get_logger
-from .security import TokenChecker, server_credentials
+from .observability.logging import audit_log, configure, get_logger
+from .profile_files import builtin_registry, with_directory
+from .proof.digests import profile_digest
+from .proof.feed import FeedState, WitnessFeed
+from .proof.integrity import PACKAGE_VERSION, check_installation
+from .proof.keys import key_file_exposed, load_signing_key, published_keys
+from .proof.log import Log
+from .proof.seal import Sealer
+from .security import CertificateFiles, CertificateProblem, TokenChecker, server_credentials
 
 VERSION = PACKAGE_VERSION  # one version: the installed package's (pyproject.toml)
 LIVENESS = "liveness"
 HEALTH_SERVICE = "grpc.health.v1.Health"
 REFLECTION_SERVICE = "grpc.reflection.v1alpha.ServerReflection"
+TLS_REFRESH_SECONDS = 10.0  # how often the certificate files are looked at without a handshake
 
 
 @dataclass
@@ -53,12 +59,16 @@ class Running:
     draining: bool = False
     # SettleStream's worker processes (None: streams settle in this process)
     pool: StreamPool | None = None
+    # The TLS files, read again when they change (None: plaintext)
+    certificates: CertificateFiles | None = None
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     def watch_audit_log(self) -> None:
         """Readiness follows the audit log: NOT_SERVING while it cannot take events."""
-        audit_chain = chain()
-        if audit_chain is None:
+        log_ = audit_log()
+        if log_ is None:
             return
+        metrics.watch_audit_sink(log_.sink.state)
         loop = asyncio.get_running_loop()
         log = get_logger("cpsettle.server")
 
@@ -71,7 +81,7 @@ class Running:
 
             loop.call_soon_threadsafe(apply)
 
-        audit_chain.sink.watch(changed)
+        log_.sink.watch(changed)
 
     async def set_serving(self, serving: bool) -> None:
         status = (
@@ -81,6 +91,15 @@ class Running:
         )
         for name in ("", SERVICE_NAME):
             await self.health.set(name, status)
+        metrics.READY.set(1 if serving else 0)
+
+    async def refresh_certificates(self) -> None:
+        """Look at the TLS files every few seconds, so a renewal shows in the expiry metric
+        (and is ready for the next handshake) even while no new connection comes."""
+        assert self.certificates is not None
+        while True:
+            await asyncio.sleep(TLS_REFRESH_SECONDS)
+            self.certificates.refresh()
 
     async def drain(self) -> None:
         """Stop taking calls, let accepted ones finish within the grace period (streams end at
@@ -94,6 +113,8 @@ class Running:
     async def stop(self, grace: float | None) -> None:
         """Stop the server (calls in flight get ``grace`` seconds), then the health port and
         the stream workers: no worker process outlives the server."""
+        for task in self.tasks:
+            task.cancel()
         await self.server.stop(grace)
         # The health port outlives the drain: liveness keeps answering while calls finish.
         if self.health_server is not None:
@@ -102,10 +123,19 @@ class Running:
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
 
 
+def service_methods() -> list[tuple[str, str]]:
+    """(method, grpc_type) of every RPC of the settlement service, as the metrics name them."""
+    from cpsettle.v1 import settlement_pb2
+
+    service = settlement_pb2.DESCRIPTOR.services_by_name["SettlementService"]
+    return [(m.name, "bidi_stream" if m.client_streaming or m.server_streaming else "unary")
+            for m in service.methods]
+
+
 def load_registry(settings: Settings) -> ProfileRegistry:
-    registry = ProfileRegistry.builtin()
+    registry = builtin_registry()
     if settings.profile_dir:
-        registry = registry.with_directory(settings.profile_dir)
+        registry = with_directory(registry, settings.profile_dir)
     return registry
 
 
@@ -113,7 +143,7 @@ def make_sealer(settings: Settings) -> Sealer:
     """Digests and signatures for every settlement, with the audit log events."""
     key = load_signing_key(settings)
     log = metrics.CountedAuditLog(get_logger("cpsettle.audit"))
-    return Sealer(key, wire, log=log, include_request=settings.audit_include_request,
+    return Sealer(key, log=log, include_request=settings.audit_include_request,
                   keys=published_keys(settings, key))
 
 
@@ -176,7 +206,12 @@ async def build_server(
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, server)
-    credentials = server_credentials(settings)
+    certificates = None
+    if settings.tls_cert_file:
+        log = get_logger("cpsettle.server")
+        certificates = CertificateFiles.from_settings(
+            settings, lambda result, detail: log.warning(f"tls.{result}", detail=detail))
+    credentials = server_credentials(settings, certificates)
     if credentials is not None:
         port = server.add_secure_port(settings.address, credentials)
     else:
@@ -184,7 +219,10 @@ async def build_server(
     if not settings.unix_socket and port == 0:
         raise RuntimeError(f"could not bind {settings.address}")
     await server.start()
-    running = Running(server, health_servicer, port, settings, servicer=servicer, pool=pool)
+    running = Running(server, health_servicer, port, settings, servicer=servicer, pool=pool,
+                      certificates=certificates)
+    if certificates is not None:
+        running.tasks.append(asyncio.create_task(running.refresh_certificates()))
     if settings.health_port:
         running.health_server, running.health_port = await start_health_server(
             settings, health_servicer
@@ -200,9 +238,15 @@ async def start_health_server(
 ) -> tuple[grpc.aio.Server, int]:
     """A plaintext listener that serves only ``grpc.health.v1`` (the same servicer, so the same
     statuses): the kubelet's native gRPC probes cannot speak TLS, the main port may. Any other
-    method on it is UNIMPLEMENTED; settlements never travel in plaintext."""
+    method on it is UNIMPLEMENTED; settlements never travel in plaintext. With
+    ``CPSETTLE_CHANNELZ`` it is also the admin port of grpc's channelz service (the process's
+    channels, servers and sockets, the main port's included), reached by port-forward only."""
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)], maximum_concurrent_rpcs=64)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    if settings.channelz:
+        from grpc_channelz.v1 import channelz
+
+        channelz.add_channelz_servicer(server)
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     port = server.add_insecure_port(f"{host}:{settings.health_port}")
     if port == 0:
@@ -228,16 +272,24 @@ async def serve(settings: Settings) -> int:
     except (KeyProblem, OSError) as e:
         log.error("signing.key_unusable", reason=str(e))
         return 2
+    exposed = key_file_exposed(settings)
+    if exposed and sealer.key is not None:
+        log.warning("signing.key_exposed", message="THE SIGNING KEY FILE IS EXPOSED: " + exposed)
     if sealer.key is None:
         log.warning(
             "signing.disabled",
-            message="NO SIGNING KEY: settlements and audit-log heads are unsigned. Development "
-            "only; set CPSETTLE_SIGNING_KEY_FILE (and CPSETTLE_REQUIRE_SIGNING_KEY=true in "
-            "production).",
+            message="NO SIGNING KEY: settlements and audit-log checkpoints are unsigned. "
+            "Development only; set CPSETTLE_SIGNING_KEY_FILE (and "
+            "CPSETTLE_REQUIRE_SIGNING_KEY=true in production).",
         )
-    audit_chain = chain()
-    if audit_chain is not None:
-        audit_chain.signer = sealer.key
+    audit = audit_log()
+    feeds: list[WitnessFeed] = []
+    if audit is not None:
+        audit.set_signer(sealer.key)
+        feeds = start_feeds(settings, audit)
+        # The run's first line: its log's checkpoint of size 0, which registers the log with
+        # the witness before anything else is written (a run cannot be withheld).
+        audit.checkpoint("start")
     if settings.otel_endpoint:
         try:
             tracing.configure(settings.otel_endpoint, service_version=VERSION)
@@ -250,7 +302,12 @@ async def serve(settings: Settings) -> int:
                              "engine_digest": sealer.engine_digest})
     metrics.SIGNING_ENABLED.set(1 if sealer.key is not None else 0)
     metrics.MAX_CONCURRENT_RPCS.set(settings.max_concurrent_rpcs)
-    running = await build_server(settings, registry, sealer)
+    metrics.prime(SERVICE_NAME, service_methods())
+    try:
+        running = await build_server(settings, registry, sealer)
+    except CertificateProblem as e:
+        log.error("tls.unusable", reason=str(e))
+        return 2
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -267,29 +324,69 @@ async def serve(settings: Settings) -> int:
         health_port=running.health_port or None,
         metrics_port=settings.metrics_port,
         signing_key_id=sealer.key.key_id if sealer.key else None,
-        audit_chain=audit_chain.chain_id if audit_chain is not None else None,
+        audit_log=audit.origin if audit is not None else None,
+        witnesses=settings.witness_urls or None,
         tls=bool(settings.tls_cert_file),
         otel_endpoint=settings.otel_endpoint or None,
         mutual_tls=bool(settings.tls_client_ca_file),
+        caller_tokens=bool(settings.auth_tokens_file),
+        tls_expires=running.certificates.not_after if running.certificates else None,
+        channelz=settings.channelz,
         profiles=[
             {"name": e.profile.name, "version": e.profile.version, "source": e.source,
              "digest": profile_digest(e.profile)}
             for e in registry.entries()
         ],
     )
-    while True:  # the audit chain's head signed every interval it moved, until SIGTERM
+    while True:  # the audit log's checkpoint every interval it moved, until SIGTERM
         try:
-            await asyncio.wait_for(stop.wait(), settings.audit_head_seconds)
+            await asyncio.wait_for(stop.wait(), settings.audit_checkpoint_seconds)
             break
         except asyncio.TimeoutError:
-            if audit_chain is not None:
-                audit_chain.sign_head("interval")
+            if audit is not None:
+                audit.checkpoint("interval")
     log.info("service.draining", grace_seconds=settings.grace_seconds)
     await running.drain()
+    tracing.shutdown()  # the spans still batched go out before the process ends
     log.info("service.stopped")
-    if audit_chain is not None:
-        audit_chain.sign_head("shutdown")
+    if audit is not None:
+        audit.checkpoint("shutdown")
+        loop = asyncio.get_running_loop()
+        for feed in feeds:  # the last checkpoint to the witness, within the grace period
+            if not await loop.run_in_executor(None, feed.close, settings.grace_seconds):
+                log.warning("witness.not_cosigned", witness=feed.url,
+                            pending_lines=feed.pending_lines)
     return 0
+
+
+def start_feeds(settings: Settings, audit: Log) -> list[WitnessFeed]:
+    """One witness feed per ``CPSETTLE_WITNESS_URL``, its state in the metrics and, on each
+    change, in a log line (``witness.unreachable``, ``witness.reachable``, ``witness.gap``)."""
+    log = get_logger("cpsettle.witness")
+    feeds = []
+    for url in settings.witness_urls:
+        was_up = [True]
+
+        def changed(state: FeedState, url: str = url, was_up: list[bool] = was_up) -> None:
+            # from the feed's thread
+            metrics.WITNESS_UP.set(1 if state.up else 0)
+            metrics.WITNESS_PENDING_LINES.set(state.pending_lines)
+            if state.cosigned_at:
+                metrics.WITNESS_LAST_COSIGNED.set(state.cosigned_at)
+            if state.gap:
+                log.error("witness.gap", witness=url, reason=state.why)
+            elif not state.up:
+                log.warning("witness.unreachable", witness=url, reason=state.why,
+                            pending_lines=state.pending_lines)
+            elif not was_up[0]:
+                log.info("witness.reachable", witness=url)
+            was_up[0] = state.up
+
+        feed = WitnessFeed(url, settings.witness_timeout_seconds,
+                           settings.witness_max_pending_lines, changed)
+        audit.add_feed(feed)
+        feeds.append(feed)
+    return feeds
 
 
 def main() -> None:
@@ -298,13 +395,15 @@ def main() -> None:
     except ConfigError as e:
         print(f"cpsettle-server: {e}", file=sys.stderr)
         sys.exit(2)
-    configure(settings.log_level, settings.log_format, head_every=settings.audit_head_events,
-              background=True, queue_lines=settings.audit_log_queue_lines,
-              stall_seconds=settings.audit_log_stall_seconds)
+    configure(settings.log_level, settings.log_format,
+              checkpoint_every=settings.audit_checkpoint_events, background=True,
+              queue_lines=settings.audit_log_queue_lines,
+              stall_seconds=settings.audit_log_stall_seconds,
+              origin_prefix=settings.audit_log_origin)
     code = asyncio.run(serve(settings))
-    audit_chain = chain()
-    if audit_chain is not None:  # the writer thread's last lines, as far as stdout takes them
-        audit_chain.sink.flush(settings.grace_seconds)
+    audit = audit_log()
+    if audit is not None:  # the writer thread's last lines, as far as stdout takes them
+        audit.sink.flush(settings.grace_seconds)
     sys.exit(code)
 
 

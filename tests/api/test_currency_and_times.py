@@ -12,11 +12,12 @@ import pytest
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError
-from cpsettle_service.audit import verify
-from cpsettle_service.domain.currencies import MINOR_UNITS, NO_CURRENCY
-from cpsettle_service.domain.profile import load_preset, profile_from_dict, profile_to_dict
-from cpsettle_service.keys import KeySet, signing_key_from_pem
-from cpsettle_service.times import time_text
+from cpsettle_service.domain.profile.currencies import MINOR_UNITS, NO_CURRENCY
+from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
+from cpsettle_service.profile_files import load_preset
+from cpsettle_service.proof.keys import KeySet, signing_key_from_pem
+from cpsettle_service.proof.times import time_text
+from cpsettle_service.proof.verify import verify
 from tests.conftest import start_server, stop_server
 from tests.support.fixed_keys import fixed_test_key
 from tests.support.tables import table
@@ -171,8 +172,8 @@ def test_the_currency_table_is_iso_4217_shaped() -> None:
 def test_module_doctests() -> None:
     import doctest
 
-    from cpsettle_service import times
-    from cpsettle_service.domain import currencies
+    from cpsettle_service.domain.profile import currencies
+    from cpsettle_service.proof import times
 
     for module in (currencies, times):
         result = doctest.testmod(module)

@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from cpsettle_client.client import SettlementClient, SettlementError
-from cpsettle_service.domain.currencies import MINOR_UNITS
+from cpsettle_service.domain.profile.currencies import MINOR_UNITS
 from tests.support.tables import table
 
 WITHDRAWN = {

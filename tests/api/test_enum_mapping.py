@@ -17,10 +17,11 @@ from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_service.api import mapping
-from cpsettle_service.domain.cards import Suit
-from cpsettle_service.domain.hands import HandClass, Wheel
-from cpsettle_service.domain.natural_vocabulary import RowClass
-from cpsettle_service.domain.profile import (
+from cpsettle_service.domain.cards.cards import Suit
+from cpsettle_service.domain.cards.hands import HandClass, Wheel
+from cpsettle_service.domain.cards.rows import Row
+from cpsettle_service.domain.naturals.vocabulary import RowClass
+from cpsettle_service.domain.profile.model import (
     CapBasis,
     CapOrder,
     FoulPenalty,
@@ -29,12 +30,10 @@ from cpsettle_service.domain.profile import (
     RowTie,
     RoyaltyMode,
     VsFoul,
-    load_preset,
-    preset_names,
-    profile_to_dict,
 )
-from cpsettle_service.domain.reader import json_name
-from cpsettle_service.domain.rows import Row
+from cpsettle_service.domain.profile.parse import profile_to_dict
+from cpsettle_service.domain.reading.reader import json_name
+from cpsettle_service.profile_files import load_preset, preset_names
 
 TABLES: dict[str, dict[str, int]] = {
     "Row": mapping.ROW,
@@ -109,7 +108,9 @@ def test_no_closed_set_left_as_a_string() -> None:
                         # ISO 4217 codes: a list its agency amends, checked against a table
                         "currency",
                         "preset", "cards", "front", "middle", "back", "rank", "order", "winner",
-                        "first", "second", "payer", "payee", "dead_cards")
+                        "first", "second", "payer", "payee", "dead_cards",
+                        # the audit log's origin (a C2SP checkpoint's) and a leaf hash
+                        "origin", "leaf_hash")
     open_sets = {"NaturalEntry.natural", "Player.declared_natural", "PlayerResult.natural",
                  "PlayerResult.declared_natural", "EvaluateArrangementResponse.naturals",
                  "EvaluateArrangementResponse.playable_naturals",

@@ -3,7 +3,7 @@ declaration, through the real server and our own client: what domain/evaluation.
 ``evaluate_hand`` names (field, reason and codes) for bad loose cards, a missing row, a card
 repeated and jokers past the deck.
 
-Written to kill the mutants the mutation run found alive (tests/README.md, "Mutation testing").
+Written to kill the mutants the mutation run found alive (docs/MUTATION.md).
 """
 
 from __future__ import annotations

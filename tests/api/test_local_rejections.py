@@ -2,8 +2,7 @@
 ``--local`` embed): the ``InvalidInput`` raised carries every problem, and its message says them
 all as ``field: reason``; an ``InvalidInput`` without a problem cannot be made.
 
-Written to kill the mutants the mutation run found alive in domain/errors.py (tests/README.md,
-"Mutation testing").
+Written to kill the mutants the mutation run found alive in domain/errors.py (docs/MUTATION.md).
 """
 
 from __future__ import annotations

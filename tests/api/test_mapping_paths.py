@@ -3,8 +3,7 @@ the real server and our own client: ValidatePayouts' checks and its refusals, th
 of a difference, fields an inline profile's nested messages carry that the schema does not
 know, overrides that are not JSON, and EvaluateArrangement's Fantasyland flag.
 
-Written to kill the mutants the mutation run found alive here (tests/README.md, "Mutation
-testing"): each test names what it pins down.
+Written to kill the mutants the mutation run found alive here (docs/MUTATION.md): each test names what it pins down.
 """
 
 from __future__ import annotations
@@ -20,7 +19,8 @@ from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
 from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
-from cpsettle_service.domain.profile import load_preset, profile_to_dict
+from cpsettle_service.domain.profile.parse import profile_to_dict
+from cpsettle_service.profile_files import load_preset
 from tests.support.tables import ARRANGEMENTS, table
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

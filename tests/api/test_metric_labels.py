@@ -12,7 +12,6 @@ from cpsettle_client.client import SettlementClient, SettlementError, request_fr
 from cpsettle_service.api.interceptors import count_invalid
 from cpsettle_service.domain.errors import InvalidInput, Violation, ViolationCode
 from cpsettle_service.observability.metrics import REGISTRY
-
 from tests.conftest import EXAMPLES
 
 METRIC = "cpsettle_validation_errors_total"

@@ -4,7 +4,7 @@ preset and an inline profile at once, an unknown preset (with the names it knows
 real server and the project's client, word for word with the violation codes.
 
 Written to kill the mutants the mutation run found alive in domain/table.py's
-``resolve_profile`` (tests/README.md, "Mutation testing").
+``resolve_profile`` (docs/MUTATION.md).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from cpsettle_client.client import SettlementClient
-from cpsettle_service.domain.profile import load_preset, profile_to_dict
+from cpsettle_service.domain.profile.parse import profile_to_dict
+from cpsettle_service.profile_files import load_preset
 from tests.support.refusals import refused as refusal_of
 from tests.support.tables import table
 

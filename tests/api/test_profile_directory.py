@@ -12,7 +12,8 @@ import pytest
 
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient
-from cpsettle_service.domain.profile import load_preset, preset_names, profile_to_dict
+from cpsettle_service.domain.profile.parse import profile_to_dict
+from cpsettle_service.profile_files import load_preset, preset_names
 from tests.conftest import start_server, stop_server
 from tests.support.tables import table
 

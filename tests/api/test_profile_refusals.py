@@ -15,7 +15,8 @@ import grpc
 import pytest
 
 from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
-from cpsettle_service.domain.profile import load_preset, profile_to_dict
+from cpsettle_service.domain.profile.parse import profile_to_dict
+from cpsettle_service.profile_files import load_preset
 from tests.support.tables import table
 
 OVERRIDES = "profileOverrides"

@@ -12,7 +12,7 @@ import pytest
 from google.protobuf import json_format
 
 from cpsettle_client.client import SettlementClient, SettlementError
-from cpsettle_service.domain.naturals import Natural
+from cpsettle_service.domain.naturals.catalogue import Natural
 from tests.support.refusals import refused as refusal_of
 from tests.support.tables import table
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cpsettle_client.client import SettlementClient
-from cpsettle_service.audit import content_bytes, sha256_hex
-from cpsettle_service.domain.profile import ProfileRegistry
+from cpsettle_service.profile_files import builtin_registry
+from cpsettle_service.proof.digests import content_bytes, sha256_hex
 from tests.conftest import start_server, stop_server
 from tests.support.tables import table
 
@@ -27,7 +27,7 @@ def test_a_new_server_answers_with_written_bytes_and_with_messages(tmp_path: Pat
     finally:
         stop_server(handle)
     assert s.settlement_digest == sha256_hex(content_bytes(s))
-    assert sorted(p.name for p in listing.profiles) == sorted(ProfileRegistry.builtin().names())
+    assert sorted(p.name for p in listing.profiles) == sorted(builtin_registry().names())
     assert profile.summary.digest == s.profile.digest
     assert payouts.all_match
     assert payouts.settlement.settlement_id == s.settlement_id  # the same hand, the same id

@@ -14,7 +14,8 @@ from google.protobuf import json_format
 from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
-from cpsettle_service.domain.profile import load_preset, profile_to_dict
+from cpsettle_service.domain.profile.parse import profile_to_dict
+from cpsettle_service.profile_files import load_preset
 from tests.support.tables import ARRANGEMENTS, table
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "cases"

@@ -4,7 +4,6 @@ digest (format v2, docs/AUDIT.md) covers the rules without the table's stake."""
 from __future__ import annotations
 
 from cpsettle_client.client import SettlementClient
-
 from tests.support.tables import table
 
 

@@ -21,14 +21,13 @@ import pytest
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, request_from_json
-from cpsettle_service.api import wire
-from cpsettle_service.audit import Sealer
 from cpsettle_service.config import Settings
-from cpsettle_service.keys import generate_pem, signing_key_from_pem
 from cpsettle_service.observability import metrics
 from cpsettle_service.observability.logging import get_logger
+from cpsettle_service.proof.keys import generate_pem, signing_key_from_pem
+from cpsettle_service.proof.seal import Sealer
+from cpsettle_service.proof.times import millis_text
 from cpsettle_service.server import build_server
-from cpsettle_service.times import millis_text
 from tests.conftest import EXAMPLES, LogStream, ServerHandle
 
 ISSUED_MS = 1_796_126_400_000  # 2026-12-01T12:00:00.000Z
@@ -38,8 +37,7 @@ TABLES = sorted((EXAMPLES / "tables").glob("*.json"))
 def start(sock: Path, workers: int = 2) -> ServerHandle:
     settings = Settings(unix_socket=str(sock), metrics_port=0, grace_seconds=2.0,
                         stream_workers=workers)
-    sealer = Sealer(signing_key_from_pem(generate_pem()), wire,
-                    log=metrics.CountedAuditLog(get_logger("cpsettle.audit")),
+    sealer = Sealer(signing_key_from_pem(generate_pem()), log=metrics.CountedAuditLog(get_logger("cpsettle.audit")),
                     clock=lambda: ISSUED_MS)
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True, name="grpc-loop").start()

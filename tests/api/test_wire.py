@@ -11,22 +11,22 @@ import pytest
 from google.protobuf import json_format
 
 from cpsettle.v1 import settlement_pb2 as pb
-from cpsettle_service.api import wire
+from cpsettle_service.api import mapping, wire
 from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
-from cpsettle_service.audit import Sealer, content_bytes, sha256_hex, verify
-from cpsettle_service.keys import KeySet, SigningKey, signing_key_from_pem
-from cpsettle_service.times import millis_of_text
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.profile import ProfileRegistry
-from cpsettle_service.domain.settlement import settle
-from cpsettle_service.api import mapping
-
+from cpsettle_service.domain.settle import settle
+from cpsettle_service.profile_files import builtin_registry
+from cpsettle_service.proof.digests import content_bytes, sha256_hex
+from cpsettle_service.proof.keys import KeySet, SigningKey, signing_key_from_pem
+from cpsettle_service.proof.seal import Sealer, late_fields
+from cpsettle_service.proof.times import millis_of_text
+from cpsettle_service.proof.verify import verify
 from tests.support.fixed_keys import fixed_test_key
 from tests.support.random_tables import random_table
 from tests.support.reference_proto import settlement_to_proto
 
 GOLDEN = sorted((Path(__file__).parents[1] / "golden" / "cases").glob("*.json"))
-REGISTRY = ProfileRegistry.builtin()
+REGISTRY = builtin_registry()
 RESOLVER = ProfileResolver(REGISTRY)
 KEY = signing_key_from_pem(fixed_test_key(1), "k1")
 
@@ -39,7 +39,7 @@ def both(request: dict) -> tuple[bytes, bytes]:
     profile, digest, source = RESOLVER.resolve(choice)
     s = settle(table, profile)
     reference = settlement_to_proto(s, pb.Settlement(), digest, source)
-    mine = wire.settlement_body(s, digest, source) + wire.late_fields(s.currency)
+    mine = wire.settlement_body(s, digest, source) + late_fields(s.currency)
     return mine, reference.SerializeToString(deterministic=True)
 
 
@@ -94,7 +94,7 @@ def test_long_strings_get_multi_byte_lengths() -> None:
 @pytest.mark.parametrize("key", [KEY, None], ids=["signed", "unsigned"])
 def test_sealed_settlement_is_canonical_and_verifies(key: SigningKey | None) -> None:
     issued = millis_of_text("2026-11-30T09:31:02.123Z")
-    servicer = SettlementServicer(RESOLVER, Sealer(key, wire, clock=lambda: issued))
+    servicer = SettlementServicer(RESOLVER, Sealer(key, clock=lambda: issued))
     for request in random_requests(40, seed=11):
         req = json_format.ParseDict(request, pb.SettleRequest())
         try:
@@ -143,10 +143,24 @@ def _set_fields(msg, out: set[str]) -> None:
 def test_every_settlement_field_is_written_by_some_golden_table() -> None:
     """A field added to settlement.proto but not to wire.py fails here (and the reference
     mapping's comparison fails if only one of the two writes it)."""
-    servicer = SettlementServicer(RESOLVER, Sealer(KEY, wire))
+    servicer = SettlementServicer(RESOLVER, Sealer(KEY))
     written: set[str] = set()
     for path in GOLDEN:
         request = json_format.ParseDict(json.loads(path.read_text("utf-8"))["request"],
                                         pb.SettleRequest())
         _set_fields(pb.SettleResponse.FromString(servicer.settle_wire(request)), written)
-    assert _fields(pb.SettleResponse.DESCRIPTOR, set()) - written == set()
+    # the receipt: only with an audit log (test_the_receipt_is_written_as_the_runtime_does)
+    receipt = {"cpsettle.v1.SettleResponse.receipt"} | {
+        f"cpsettle.v1.LogReceipt.{f.name}" for f in pb.LogReceipt.DESCRIPTOR.fields}
+    assert _fields(pb.SettleResponse.DESCRIPTOR, set()) - written - receipt == set()
+
+
+@pytest.mark.parametrize("index", [0, 1, 127, 128, 16383, 16384, 2**40, 2**63 - 1])
+def test_the_receipt_is_written_as_the_runtime_does(index: int) -> None:
+    from cpsettle_service.proof.log import Receipt
+
+    r = Receipt("cpsettle.audit/" + "ab" * 16, index, bytes(range(32)))
+    expected = pb.SettleResponse(settlement=pb.Settlement(settlement_id="x"), receipt=pb.LogReceipt(
+        origin=r.origin, index=index, leaf_hash=r.leaf_hash.hex()))
+    got = wire.settle_response(pb.Settlement(settlement_id="x").SerializeToString(), r)
+    assert got == expected.SerializeToString(deterministic=True)

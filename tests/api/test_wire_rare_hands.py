@@ -16,11 +16,11 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient
 from cpsettle_service.api import mapping
 from cpsettle_service.api.servicer import ProfileResolver
-from cpsettle_service.domain.profile import ProfileRegistry
-from cpsettle_service.domain.settlement import settle
+from cpsettle_service.domain.settle import settle
+from cpsettle_service.profile_files import builtin_registry
 from tests.support.reference_proto import settlement_to_proto
 
-RESOLVER = ProfileResolver(ProfileRegistry.builtin())
+RESOLVER = ProfileResolver(builtin_registry())
 # What the sealer writes (ids, digests, time, signature): not the settlement's content.
 SEAL = ("settlement_id", "request_digest", "engine_version", "engine_digest",
         "settlement_digest", "issued_at", "signature")

@@ -6,19 +6,20 @@ import dataclasses
 import io
 import json
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 from google.rpc import code_pb2
+
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.audit import command, running
 from cpsettle_client.audit.outcome import Outcome, Tally
 from cpsettle_client.audit.progress import Progress
 from cpsettle_client.audit.report import Report
 from cpsettle_client.cli import build_parser, main
-
 from tests.audit.conftest import HANDS, Day, load_generator, read_report
 from tests.conftest import ServerHandle
 
@@ -366,3 +367,17 @@ def test_batch_errors_from_the_server_are_retried_hand_by_hand() -> None:
     assert running.is_batch_error(refused)
     answer = s._one_by_one(batch, refused)
     assert [r.ref for r in answer.results] == ["x:0", "x:1", "x:2"]
+
+
+def test_a_sharded_history_without_the_cluster_extra_says_what_to_install(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "part-0.jsonl").write_text("{}\n")
+    monkeypatch.setitem(sys.modules, "fsspec", None)  # as if not installed: import fails
+    code, _, err = run(capsys, "audit", str(tmp_path), "--local")
+    assert code == 2 and "pip install 'cpsettle[cluster]'" in err
+    monkeypatch.undo()
+    pytest.importorskip("fsspec")
+    monkeypatch.setitem(sys.modules, "distributed", None)  # fsspec there, Dask not
+    code, _, err = run(capsys, "audit", str(tmp_path / "part-0.jsonl"), "--cluster", "local")
+    assert code == 2 and "the [cluster] extra" in err and "distributed" in err

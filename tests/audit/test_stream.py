@@ -9,12 +9,12 @@ from typing import Any, AsyncIterator, Iterator
 
 import grpc
 import pytest
+
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
 from cpsettle_service.api import stream
 from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
-from cpsettle_service.domain.profile import ProfileRegistry
-
+from cpsettle_service.profile_files import builtin_registry
 from tests.conftest import EXAMPLES, ServerHandle, start_server, stop_server
 
 METHOD = "/cpsettle.v1.SettlementService/SettleStream"
@@ -134,7 +134,7 @@ def test_malformed_and_oversized_batches_are_answered_and_the_stream_goes_on(
 
 
 def test_results_too_big_for_one_message_are_a_batch_error() -> None:
-    servicer = SettlementServicer(ProfileResolver(ProfileRegistry.builtin()))
+    servicer = SettlementServicer(ProfileResolver(builtin_registry()))
     batch = pb.SettleStreamRequest(items=[item(str(i), request("western")) for i in range(4)])
     whole = stream.settle_batch(servicer, batch)
     assert len(whole.results) == 4

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from cpsettle_client.cli import main
-from cpsettle_service.domain.profile import load_preset, profile_from_dict, profile_to_dict
+from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
+from cpsettle_service.profile_files import load_preset
 from tests.conftest import EXAMPLES
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "cases"

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from google.protobuf import descriptor_pb2
 
-from cpsettle_client.client import SettlementClient, request_from_json
 from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_client.client import SettlementClient, request_from_json
 from tests.conftest import ServerHandle
 from tests.support.buf_gen import generate
 

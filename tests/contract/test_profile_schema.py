@@ -1,5 +1,5 @@
 """The profile's schema is written once (``domain/schema.py``, on the fields of
-``domain/profile.py``); the proto and the docs are checked against it, so none of the three can
+``domain/profile/``); the proto and the docs are checked against it, so none of the three can
 drift from the others:
 
 - every field of ``cpsettle.v1.RuleProfile`` and the messages below it is declared, with the
@@ -19,10 +19,11 @@ from pathlib import Path
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from cpsettle.v1 import profile_pb2
-from cpsettle_service.domain import profile, schema
-from cpsettle_service.domain.profile import Money, RuleProfile
-from cpsettle_service.domain.reader import json_name
-from cpsettle_service.domain.schema import lines, markdown_table, message_name, specs
+from cpsettle_service.domain import profile
+from cpsettle_service.domain.profile.model import Money, RuleProfile
+from cpsettle_service.domain.reading import schema
+from cpsettle_service.domain.reading.reader import json_name
+from cpsettle_service.domain.reading.schema import lines, markdown_table, message_name, specs
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTO = ROOT / "proto" / "cpsettle" / "v1" / "profile.proto"
@@ -187,7 +188,7 @@ def test_the_rules_field_table_is_the_schema() -> None:
     assert _rules_table() == expected, (
         "docs/RULES.md §17 differs from the schema; its table is printed by: python -c "
         "'from cpsettle_service.domain.profile import RuleProfile; from "
-        "cpsettle_service.domain.schema import markdown_table; "
+        "cpsettle_service.domain.reading.schema import markdown_table; "
         "print(markdown_table(RuleProfile), end=\"\")'")
 
 

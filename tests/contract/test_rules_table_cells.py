@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cpsettle_service.domain.schema import integer, markdown_table
+from cpsettle_service.domain.reading.schema import integer, markdown_table
 
 
 @dataclass(frozen=True)

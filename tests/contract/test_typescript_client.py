@@ -19,7 +19,7 @@ from typing import Iterator
 import pytest
 
 from cpsettle_client.client import SettlementClient, SettlementError
-from cpsettle_service.times import time_text
+from cpsettle_service.proof.times import time_text
 from tests.conftest import ServerHandle, start_server, stop_server
 from tests.support.node import build_ts_client
 

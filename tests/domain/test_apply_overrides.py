@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from cpsettle_service.domain.errors import InvalidInput, ViolationCode
-from cpsettle_service.domain.profile import apply_overrides, load_preset, profile_to_dict
+from cpsettle_service.domain.profile.parse import apply_overrides, profile_to_dict
+from cpsettle_service.profile_files import load_preset
 
 
 @pytest.mark.parametrize("overrides", [[{"caps": {"wins": False}}], "caps.wins=false", None])

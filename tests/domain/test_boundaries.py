@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from cpsettle_service.domain import presets
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.profile import ProfileRegistry
-from cpsettle_service.domain.settlement import evaluate_hand, settle
-from cpsettle_service.domain.table import request_from_dict, resolve_profile
+from cpsettle_service.domain.profile import presets
+from cpsettle_service.domain.settle import evaluate_hand, settle
+from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile
+from cpsettle_service.profile_files import builtin_registry
 
-REGISTRY = ProfileRegistry.builtin()
+REGISTRY = builtin_registry()
 PRESETS = Path(presets.__file__).parent  # the preset data files: the profile JSON form
 RANKS = "23456789TJQKA"
 SUITS = "shdc"
@@ -529,7 +529,7 @@ def test_player_count_limits() -> None:
 
 
 def test_unit_value_limits() -> None:
-    from cpsettle_service.domain.profile import MAX_UNIT_VALUE
+    from cpsettle_service.domain.profile.model import MAX_UNIT_VALUE
 
     assert _violations(request(_two(), "western", unitValue=1)) == []
     assert _violations(request(_two(), "western", unitValue=MAX_UNIT_VALUE)) == []

@@ -8,8 +8,8 @@ from itertools import combinations
 
 import pytest
 
-from cpsettle_service.domain.cards import DECK
-from cpsettle_service.domain.hands import (
+from cpsettle_service.domain.cards.cards import DECK
+from cpsettle_service.domain.cards.hands import (
     HandClass,
     HandRank,
     Wheel,

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cpsettle_service.domain import hands
-from cpsettle_service.domain.cards import DECK, Card, CardError, Suit, parse_card
-from cpsettle_service.domain.hands import (
+from cpsettle_service.domain.cards import hands
+from cpsettle_service.domain.cards.cards import DECK, Card, CardError, Suit, parse_card
+from cpsettle_service.domain.cards.hands import (
     HandClass,
     HandRank,
     Wheel,
@@ -453,7 +453,7 @@ def test_lowest_wheel_agrees_with_treys(treys_rank) -> None:  # type: ignore[no-
 def test_order_key_orders_exactly_like_the_compared_fields() -> None:
     import random
 
-    from cpsettle_service.domain.cards import CANONICAL
+    from cpsettle_service.domain.cards.cards import CANONICAL
 
     rng = random.Random(11)
     deck = list(CANONICAL)

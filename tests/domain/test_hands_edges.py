@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cpsettle_service.domain.hands import evaluate_five, evaluate_row, evaluate_three
+from cpsettle_service.domain.cards.hands import evaluate_five, evaluate_row, evaluate_three
 
 from .test_house_rules_settlement import arranged, run
 

@@ -9,21 +9,22 @@ import copy
 import pytest
 
 from cpsettle_service.api.mapping import profile_dict_from_proto, profile_to_proto
+from cpsettle_service.domain.cards.cards import parse_cards
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.natural_facts import hand_facts
-from cpsettle_service.domain.cards import parse_cards
-from cpsettle_service.domain.profile import (
-    EXTENSION_DEFAULTS,
+from cpsettle_service.domain.naturals.catalogue import Natural
+from cpsettle_service.domain.naturals.facts import hand_facts
+from cpsettle_service.domain.profile.model import (
     MAX_NATURAL_ENTRIES,
     Deck,
     HouseNatural,
     NaturalTie,
-    load_preset,
-    preset_names,
+)
+from cpsettle_service.domain.profile.parse import (
+    EXTENSION_DEFAULTS,
     profile_from_dict,
     profile_to_dict,
 )
-from cpsettle_service.domain.naturals import Natural
+from cpsettle_service.profile_files import load_preset, preset_names
 
 
 def base() -> dict:

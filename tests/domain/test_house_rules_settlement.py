@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpsettle_service.domain.cards import DECK, JOKER
+from cpsettle_service.domain.cards.cards import DECK, JOKER
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.evaluation import evaluate_hand
-from cpsettle_service.domain.jokers import allowed_cards, assignments
-from cpsettle_service.domain.profile import ProfileRegistry
-from cpsettle_service.domain.settlement import settle
-from cpsettle_service.domain.table import PlayerInput, request_from_dict, resolve_profile
+from cpsettle_service.domain.settle import settle
+from cpsettle_service.domain.settle.evaluation import evaluate_hand
+from cpsettle_service.domain.settle.jokers import allowed_cards, assignments
+from cpsettle_service.domain.settle.table import PlayerInput, request_from_dict, resolve_profile
+from cpsettle_service.profile_files import builtin_registry
 
-REGISTRY = ProfileRegistry.builtin()
+REGISTRY = builtin_registry()
 
 
 def run(preset: str, players: list[dict], overrides: dict | None = None, dead=()):

@@ -11,21 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from cpsettle_service.domain.cards import JOKER, is_joker, parse_card
-from cpsettle_service.domain.evaluation import foul_check
-from cpsettle_service.domain.hands import HandClass
-from cpsettle_service.domain.jokers import (
+from cpsettle_service.domain.cards.cards import JOKER, is_joker, parse_card
+from cpsettle_service.domain.cards.hands import HandClass
+from cpsettle_service.domain.profile.model import RuleProfile
+from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
+from cpsettle_service.domain.settle.evaluation import foul_check
+from cpsettle_service.domain.settle.jokers import (
     allowed_cards,
     resolve_arrangement,
     resolve_natural,
     rows_of,
 )
-from cpsettle_service.domain.profile import (
-    RuleProfile,
-    load_preset,
-    profile_from_dict,
-    profile_to_dict,
-)
+from cpsettle_service.profile_files import load_preset
 
 from ..support import reference_jokers as reference
 

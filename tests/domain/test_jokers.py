@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpsettle_service.domain.cards import DECK, JOKER, CardError, is_joker, parse_card
-from cpsettle_service.domain.hands import (
+from cpsettle_service.domain.cards.cards import DECK, JOKER, CardError, is_joker, parse_card
+from cpsettle_service.domain.cards.hands import (
     CARD_CODES,
     HandClass,
     Wheel,
@@ -18,15 +18,16 @@ from cpsettle_service.domain.hands import (
     evaluate_with_repeats,
     hand_of_codes,
 )
-from cpsettle_service.domain.jokers import (
+from cpsettle_service.domain.cards.rows import ROWS
+from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
+from cpsettle_service.domain.settle.jokers import (
     allowed_cards,
     assignments,
     resolve_arrangement,
     resolve_natural,
     rows_of,
 )
-from cpsettle_service.domain.profile import load_preset, profile_from_dict, profile_to_dict
-from cpsettle_service.domain.rows import ROWS
+from cpsettle_service.profile_files import load_preset
 
 
 def with_deck(preset: str, jokers: int = 2, duplicates: bool = False, **naturals):

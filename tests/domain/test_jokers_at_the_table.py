@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from cpsettle_service.domain.profile import load_preset, profile_to_dict
-from cpsettle_service.domain.rows import ROWS
+from cpsettle_service.domain.cards.rows import ROWS
+from cpsettle_service.domain.profile.parse import profile_to_dict
+from cpsettle_service.profile_files import load_preset
 
 from .test_house_rules_settlement import arranged, run
 

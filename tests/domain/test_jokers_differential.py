@@ -19,15 +19,15 @@ import random
 
 import pytest
 
-from cpsettle_service.domain.evaluation import evaluate_hand, foul_check
-from cpsettle_service.domain.jokers import (
+from cpsettle_service.domain.settle.evaluation import evaluate_hand, foul_check
+from cpsettle_service.domain.settle.jokers import (
     NaturalSearch,
     allowed_cards,
     resolve_arrangement,
     resolve_natural,
     rows_of,
 )
-from cpsettle_service.domain.table import PlayerInput
+from cpsettle_service.domain.settle.table import PlayerInput
 
 from ..support import reference_jokers as reference
 from ..support.joker_cases import random_hand, random_profile

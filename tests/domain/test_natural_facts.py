@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpsettle_service.domain.cards import DECK, Card, Rank, Suit, parse_cards
-from cpsettle_service.domain.natural_facts import MultisetFacts, hand_facts, multiset_facts
-from cpsettle_service.domain.naturals import Natural, find_split, holds, naturals_held
+from cpsettle_service.domain.cards.cards import DECK, Card, Rank, Suit, parse_cards
+from cpsettle_service.domain.naturals.catalogue import Natural, find_split, holds, naturals_held
+from cpsettle_service.domain.naturals.facts import MultisetFacts, hand_facts, multiset_facts
 
 from .test_naturals import RANK_SHAPES, SUIT_SHAPES, _hand_from_rank_counts
 

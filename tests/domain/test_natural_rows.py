@@ -1,4 +1,4 @@
-"""The ``rows`` clause's constraint search (domain/natural_rows.py, RULES.md §16.1, §16.3)
+"""The ``rows`` clause's constraint search (domain/naturals/rows.py, RULES.md §16.1, §16.3)
 against a plain enumeration of the rows the clause names: for every clause, on distinct cards,
 on cards a joker repeats, and with one or two jokers as wildcards (every card they may stand
 for); and the search's steps stay within the bound its docstring states."""
@@ -10,15 +10,15 @@ from itertools import combinations, combinations_with_replacement, product
 
 import pytest
 
-from cpsettle_service.domain.cards import DECK
-from cpsettle_service.domain.natural_rows import (
+from cpsettle_service.domain.cards.cards import DECK
+from cpsettle_service.domain.naturals.rows import (
     ALL_CARDS,
     fills,
     rows_hold,
     rows_hold_with_repeats,
     search,
 )
-from cpsettle_service.domain.natural_vocabulary import RowClass, RowsClause
+from cpsettle_service.domain.naturals.vocabulary import RowClass, RowsClause
 
 from ..support.reference_jokers import split_rows
 
@@ -177,7 +177,7 @@ def test_wrong_counts_are_refused():
 # ---------------------------------------------------------------------------------------------
 # The bound.
 
-STEP_BOUND = 6000  # natural_rows's docstring: "at most about 6,000 steps"
+STEP_BOUND = 6000  # naturals/rows.py's docstring: "at most about 6,000 steps"
 
 
 def test_the_steps_stay_within_the_bound_on_the_hands_that_cost_most():

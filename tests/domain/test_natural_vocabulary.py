@@ -11,15 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpsettle_service.domain.cards import DECK, Card, Rank, Suit, parse_cards
+from cpsettle_service.domain.cards.cards import DECK, Card, Rank, Suit, parse_cards
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.natural_facts import hand_facts, multiset_facts
-from cpsettle_service.domain.natural_vocabulary import (
+from cpsettle_service.domain.naturals.catalogue import (
+    BUILTIN_DEFINITIONS,
+    Natural,
+    builtin_predicate,
+)
+from cpsettle_service.domain.naturals.facts import hand_facts, multiset_facts
+from cpsettle_service.domain.naturals.vocabulary import (
     compile_definition,
     definition_from_dict,
     definition_to_dict,
 )
-from cpsettle_service.domain.naturals import BUILTIN_DEFINITIONS, Natural, builtin_predicate
 
 from ..support.reference_jokers import split_rows
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from cpsettle_service.domain.cards import parse_cards
-from cpsettle_service.domain.naturals import (
+from cpsettle_service.domain.cards.cards import parse_cards
+from cpsettle_service.domain.naturals.catalogue import (
     BUILTIN_DEFINITIONS,
     Natural,
     builtin_definition,

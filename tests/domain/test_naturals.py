@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from cpsettle_service.domain.cards import DECK, Card, Rank, Suit, parse_cards
-from cpsettle_service.domain.naturals import (
+from cpsettle_service.domain.cards.cards import DECK, Card, Rank, Suit, parse_cards
+from cpsettle_service.domain.naturals.catalogue import (
     PREDICATES,
     SPLIT_NATURALS,
     Natural,

@@ -7,10 +7,10 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from cpsettle_service.domain.profile import load_preset
-from cpsettle_service.domain.settlement import settle
-from cpsettle_service.domain.table import request_from_dict
-from cpsettle_service.domain.working import PLAN_CACHE_ENTRIES, plan_for
+from cpsettle_service.domain.settle import settle
+from cpsettle_service.domain.settle.table import request_from_dict
+from cpsettle_service.domain.settle.working import PLAN_CACHE_ENTRIES, plan_for
+from cpsettle_service.profile_files import load_preset
 from tests.support.random_tables import random_table
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from cpsettle_service.domain.errors import InvalidInput, ViolationCode
-from cpsettle_service.domain.profile import ProfileRegistry, profile_from_dict
-from cpsettle_service.domain.table import request_from_dict
+from cpsettle_service.domain.profile.parse import profile_from_dict
+from cpsettle_service.domain.settle.table import request_from_dict
+from cpsettle_service.profile_files import builtin_registry, with_directory
 
 
 def problems(error: pytest.ExceptionInfo[InvalidInput], root: Path | None = None,
@@ -30,7 +31,7 @@ def test_house_profile_files_with_mistakes_are_each_named(tmp_path: Path) -> Non
         "caps": {"wins": None}, "rake": "none",
     }))
     with pytest.raises(InvalidInput) as refused:
-        ProfileRegistry.builtin().with_directory(str(tmp_path))
+        with_directory(builtin_registry(), str(tmp_path))
     assert problems(refused, tmp_path) == [
         ("a-empty.json.name", "is required"),  # an empty file's profile still needs a name
         ("b-list.json", "must be an object, got a list"),  # and nothing more about it

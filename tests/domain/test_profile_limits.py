@@ -9,17 +9,13 @@ from typing import Any
 import pytest
 
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.profile import (
-    EXTENSION_DEFAULTS,
-    MAX_UNIT_VALUE,
-    ProfileRegistry,
-    RuleProfile,
-    profile_to_dict,
-)
-from cpsettle_service.domain.schema import lines
-from cpsettle_service.domain.table import request_from_dict, resolve_profile
+from cpsettle_service.domain.profile.model import MAX_UNIT_VALUE, RuleProfile
+from cpsettle_service.domain.profile.parse import EXTENSION_DEFAULTS, profile_to_dict
+from cpsettle_service.domain.reading.schema import lines
+from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile
+from cpsettle_service.profile_files import builtin_registry
 
-REGISTRY = ProfileRegistry.builtin()
+REGISTRY = builtin_registry()
 
 # (path in the profile JSON form, minimum, maximum)
 LIMITS = [

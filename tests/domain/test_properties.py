@@ -9,12 +9,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cpsettle_service.domain.profile import ProfileRegistry, preset_names
-from cpsettle_service.domain.settlement import Settlement, Status, settle
-from cpsettle_service.domain.table import ProfileChoice, request_from_dict, resolve_profile
+from cpsettle_service.domain.settle import Settlement, Status, settle
+from cpsettle_service.domain.settle.table import ProfileChoice, request_from_dict, resolve_profile
+from cpsettle_service.profile_files import builtin_registry, preset_names
 from tests.support.random_tables import random_table
 
-REGISTRY = ProfileRegistry.builtin()
+REGISTRY = builtin_registry()
 PRESETS = list(preset_names())
 SURRENDER_PRESETS = {"western", "eastern"}
 

@@ -3,8 +3,7 @@ files, table software that embeds the engine): it reads the same table the servi
 mapping reads from the same JSON, absent and null fields included, and it names every problem of
 shape at once, word for word with its path and code.
 
-Written to kill the mutants the mutation run found alive in domain/table.py (tests/README.md,
-"Mutation testing").
+Written to kill the mutants the mutation run found alive in domain/table.py (docs/MUTATION.md).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from google.protobuf import json_format
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_service.api.mapping import request_to_domain
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.table import ProfileChoice, Table, request_from_dict
+from cpsettle_service.domain.settle.table import ProfileChoice, Table, request_from_dict
 from tests.support.tables import ARRANGEMENTS
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "cases"

@@ -9,14 +9,22 @@ import inspect
 from pathlib import Path
 
 import pytest
-from cpsettle_service.domain import evaluation, payouts, results
-from cpsettle_service.domain.errors import Collector, Violation, ViolationCode
-from cpsettle_service.domain.profile import load_preset
-from cpsettle_service.domain.results import PlayerResult, RowResult
-from cpsettle_service.domain.working import plan_for
 
-DOMAIN = Path(results.__file__).resolve().parent
-SOURCES = sorted(DOMAIN.glob("*.py"))
+from cpsettle_service.domain.errors import Collector, Violation, ViolationCode
+from cpsettle_service.domain.settle import evaluation, payouts, results
+from cpsettle_service.domain.settle.results import PlayerResult, RowResult
+from cpsettle_service.domain.settle.working import plan_for
+from cpsettle_service.profile_files import load_preset
+
+DOMAIN = Path(results.__file__).resolve().parents[1]
+SOURCES = sorted(DOMAIN.rglob("*.py"))
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(DOMAIN).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(("cpsettle_service.domain", *parts))
 
 
 def _record_types() -> dict[str, type]:
@@ -38,7 +46,7 @@ def _calls(name: str, target: object = None) -> list[tuple[Path, ast.Call]]:
     Fantasyland of its own: the rules, not the result)."""
     found = []
     for path in SOURCES:
-        module = importlib.import_module(f"cpsettle_service.domain.{path.stem}")
+        module = importlib.import_module(_module_name(path))
         if getattr(module, name, None) is not (target or RECORDS[name]):
             continue
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
@@ -52,7 +60,7 @@ def _calls(name: str, target: object = None) -> list[tuple[Path, ast.Call]]:
 
 
 def test_the_result_types_are_found() -> None:
-    assert {"PlayerResult", "PairResult", "LineItem", "Settlement", "Fantasyland",
+    assert {"PlayerResult", "PairResult", "LineItem", "Settlement", "FantasylandResult",
             "EvaluatedRow", "RowResult", "HandEvaluation", "PayoutCheck"} <= set(RECORDS)
     assert set(results.FACTORIES) <= set(RECORDS.values())
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.profile import MAX_UNIT_VALUE, ProfileRegistry, RuleProfile
-from cpsettle_service.domain.settlement import Settlement, settle
-from cpsettle_service.domain.table import request_from_dict, resolve_profile
-from cpsettle_service.domain.working import plan_for
 
+from cpsettle_service.domain.errors import InvalidInput
+from cpsettle_service.domain.profile.model import MAX_UNIT_VALUE, RuleProfile
+from cpsettle_service.domain.settle import Settlement, settle
+from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile
+from cpsettle_service.domain.settle.working import plan_for
+from cpsettle_service.profile_files import builtin_registry
 from tests.support.tables import table
 
-REGISTRY = ProfileRegistry.builtin()
+REGISTRY = builtin_registry()
 
 
 def settled(preset: str = "western", **extra: object) -> tuple[Settlement, RuleProfile]:

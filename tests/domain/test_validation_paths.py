@@ -5,7 +5,7 @@ cards, dead cards, jokers, player ids and seats, each named where it is.
 A good hand takes a fast path (all 13 cards looked up at once) and only a hand with a problem is
 walked card by card; these tables each take the slow path at least once, so a mutant that lets
 a bad hand through the fast path, or names a problem wrongly on the slow one, fails here.
-Written to kill the mutants the mutation run found alive (tests/README.md, "Mutation testing").
+Written to kill the mutants the mutation run found alive (docs/MUTATION.md).
 """
 
 from __future__ import annotations

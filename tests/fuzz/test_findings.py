@@ -17,13 +17,13 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import request_from_json
 from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer, tolerant
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.profile import ProfileRegistry
+from cpsettle_service.profile_files import builtin_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def settle(request: pb.SettleRequest) -> pb.SettleResponse:
-    servicer = SettlementServicer(ProfileResolver(ProfileRegistry.builtin()))
+    servicer = SettlementServicer(ProfileResolver(builtin_registry()))
     return servicer.settle_response(tolerant(pb.SettleRequest)(request.SerializeToString()))
 
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from cpsettle_service.domain.profile import ProfileRegistry
-from cpsettle_service.domain.settlement import settle
-from cpsettle_service.domain.table import request_from_dict, resolve_profile
+from cpsettle_service.domain.settle import settle
+from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile
+from cpsettle_service.profile_files import builtin_registry
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.json"))
-REGISTRY = ProfileRegistry.builtin()
+REGISTRY = builtin_registry()
 
 
 def load(path: Path) -> dict:
@@ -85,7 +85,8 @@ def _leaves(data: object, prefix: str = "") -> dict[str, object]:
 
 
 def test_cases_touch_every_preset_and_every_profile_field() -> None:
-    from cpsettle_service.domain.profile import EXTENSION_DEFAULTS, preset_names, profile_to_dict
+    from cpsettle_service.domain.profile.parse import EXTENSION_DEFAULTS, profile_to_dict
+    from cpsettle_service.profile_files import preset_names
 
     presets_used = set()
     values: dict[str, set[object]] = {}

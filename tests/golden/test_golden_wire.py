@@ -20,6 +20,7 @@ from google.protobuf import json_format
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient
+from cpsettle_service.profile_files import builtin_registry
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.json"))
 
@@ -97,14 +98,13 @@ def test_golden_items_through_the_server_match_the_documented_json_form(
         path: Path, client: SettlementClient) -> None:
     """Every line item, row and sentence the server writes is the one the engine writes for the
     same table read from its documented JSON form (``table.request_from_dict``)."""
-    from cpsettle_service.domain.profile import ProfileRegistry
-    from cpsettle_service.domain.settlement import settle
-    from cpsettle_service.domain.table import request_from_dict, resolve_profile
+    from cpsettle_service.domain.settle import settle
+    from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile
 
     request = load(path)["request"]
     s = served(client, request)
     table, choice = request_from_dict(request)
-    local = settle(table, resolve_profile(choice, ProfileRegistry.builtin()))
+    local = settle(table, resolve_profile(choice, builtin_registry()))
     assert _items(s) == [(pr.first, pr.second, f"PAIR_KIND_{pr.kind.name}",
                           *(i.text for i in pr.items))
                          for pr in local.pairs]

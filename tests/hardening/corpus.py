@@ -55,7 +55,8 @@ class Corpus:
         self.rng = random.Random(seed)
         self.base_json = table()
         self.base = request_from_json(self.base_json).SerializeToString()
-        from cpsettle_service.domain.profile import load_preset, profile_to_dict
+        from cpsettle_service.domain.profile.parse import profile_to_dict
+        from cpsettle_service.profile_files import load_preset
 
         self.profile_json = profile_to_dict(load_preset("western"))
         self.inline = self._inline_profile_request()

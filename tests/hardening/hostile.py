@@ -7,10 +7,12 @@ from typing import Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import request_from_json
-from cpsettle_service.domain.hands import HandClass
-from cpsettle_service.domain.naturals import Natural
-from cpsettle_service.domain.profile import FRONT_CLASSES, load_preset, profile_to_dict
-from cpsettle_service.domain.reader import json_name
+from cpsettle_service.domain.cards.hands import HandClass
+from cpsettle_service.domain.naturals.catalogue import Natural
+from cpsettle_service.domain.profile.model import FRONT_CLASSES
+from cpsettle_service.domain.profile.parse import profile_to_dict
+from cpsettle_service.domain.reading.reader import json_name
+from cpsettle_service.profile_files import load_preset
 from tests.support.tables import table
 
 RANKS = "23456789TJQKA"

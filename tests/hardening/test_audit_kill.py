@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client import strict_json
 from cpsettle_client.audit import running
 from cpsettle_client.audit.outcome import AuditFailure
 from cpsettle_client.audit.reading import chunks
-
 from tests.audit.conftest import load_generator
 from tests.conftest import ServerHandle
 from tests.hardening.cli_process import cli, spawn
@@ -139,8 +139,9 @@ def test_resume_after_sigkill_gives_the_uninterrupted_report(
     checkpoint = tmp_path / "r.json.checkpoint"
     args = ["audit", str(history), *where, "--workers", workers, "--progress", "none",
             "--report", str(report)]
-    # Past the first write (the second, ≥ 1 s later, locally; the server is quick).
-    past = 200 if kind == "local" else 1
+    # Past the first write (right after the first batch: the quick check settles a local
+    # audit's 10,000 lines in about a second, too soon for the second write, 1 s later).
+    past = 50 if kind == "local" else 1
     start_and_kill(args, checkpoint, past)
     assert not report.exists()
     stopped = checkpoint_line(checkpoint)
@@ -163,7 +164,7 @@ def test_resume_refuses_a_history_changed_since(history: Path, tmp_path: Path) -
     report = tmp_path / "r.json"
     args = ["audit", str(copy), "--local", "--batch", "50", "--progress", "none",
             "--report", str(report)]
-    start_and_kill(args, tmp_path / "r.json.checkpoint", 100)
+    start_and_kill(args, tmp_path / "r.json.checkpoint", 40)
     lines = copy.read_text().splitlines(keepends=True)
     lines[10] = lines[10].replace('"handId":"', '"handId":"X', 1)  # an edit before it
     assert lines[10] != history.read_text().splitlines(keepends=True)[10]
@@ -276,8 +277,8 @@ def test_the_checkpoint_is_replaced_whole(history: Path, tmp_path: Path) -> None
             except FileNotFoundError:
                 continue
             data = strict_json.loads(text)  # always whole JSON
-            assert data["format"] == "cpsettle.audit-checkpoint/v1"
-            assert data["outcome"]["last_line"] == data["nextLine"] - 1
+            assert data["format"] == "cpsettle.audit-checkpoint/v2"
+            assert data["segments"][-1]["lastLine"] == data["nextLine"] - 1
             seen += 1
     finally:
         proc.wait(120)

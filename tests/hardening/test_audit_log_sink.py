@@ -4,7 +4,7 @@ nobody reads, a closed pipe and a full disk (/dev/full), against a real server p
 Throughout, health checks answer within 100 ms; settlements fail closed with UNAVAILABLE and a
 clear message while the log cannot take their events, and readiness says NOT_SERVING; no
 settlement reaches a client without its ``settlement.issued`` line; when the sink takes lines
-again the replica recovers by itself, and the log it wrote is an intact chain.
+again the replica recovers by itself, and the log it wrote is intact (one tree, no gap).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import pytest
 
 from cpsettle_client.client import SettlementClient, SettlementError
-from cpsettle_service.audit_chain import check_logs
+from cpsettle_service.proof.logcheck import check_logs
 from tests.hardening.support import (
     HealthProbe,
     good_request,
@@ -161,8 +161,8 @@ def test_a_log_pipe_nobody_reads(tmp_path: Path, sock: Path,
     path = tmp_path / "audit.log"
     path.write_bytes(bytes(log))
     report = check_logs([str(path)])
-    assert report.intact, [c.problems for c in report.chains]
-    assert len(report.chains) == 1
+    assert report.intact, [c.problems for c in report.logs]
+    assert len(report.logs) == 1
 
 
 def test_a_log_pipe_closed_by_its_reader(tmp_path: Path, sock: Path,

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from cpsettle_client import strict_json
 
+from cpsettle_client import strict_json
 from tests.conftest import EXAMPLES
 from tests.hardening.cli_process import cli
 

@@ -13,13 +13,13 @@ import time
 from typing import Any, Iterator
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
-from cpsettle_service.observability import metrics
 from cpsettle_client.client import SettlementClient, SettlementError
+from cpsettle_service.observability import metrics
 from tests.conftest import LogStream, ServerHandle, start_server, stop_server
 from tests.hardening.support import HeldSettle, good_request
 

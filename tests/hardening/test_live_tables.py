@@ -150,7 +150,7 @@ def test_the_settlement_id_covers_the_engine_digest(tmp_path: Path) -> None:
     patched = tmp_path / "patched"
     shutil.copytree(ROOT / "service", patched / "service",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    rules = patched / "service" / "cpsettle_service" / "domain" / "settlement.py"
+    rules = patched / "service" / "cpsettle_service" / "domain" / "settle" / "settlement.py"
     rules.write_text(rules.read_text() + "\n# a patched build, same version number\n")
     ids = []
     for name, folders in (("original", None),

@@ -13,6 +13,7 @@ import pytest
 from cpsettle_client.client import SettlementClient, SettlementError
 from tests.support.tables import table
 
+
 def rejected(client: SettlementClient, request: dict) -> SettlementError:
     with pytest.raises(SettlementError) as e:
         client.settle(request)

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cpsettle.v1 import settlement_pb2 as pb
-from cpsettle_client import escape, render, strict_json
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_client import escape, render, strict_json
 from tests.conftest import EXAMPLES, ServerHandle
 from tests.hardening.cli_process import cli, raw_controls
 

@@ -102,7 +102,7 @@ def run_python(
 REPORT_CODE = """
 import dataclasses, json
 import cpsettle_service
-from cpsettle_service import integrity as i
+from cpsettle_service.proof import integrity as i
 r = i.check_installation()
 print(json.dumps({**dataclasses.asdict(r), "intact": r.intact, "file": cpsettle_service.__file__,
                   "engine_digest": i.engine_digest(), "engine_version": i.ENGINE_VERSION}))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cpsettle_service import integrity
-from cpsettle_service.integrity import IntegrityReport, attest, check_installation
+from cpsettle_service.proof import integrity
+from cpsettle_service.proof.integrity import IntegrityReport, attest, check_installation
 
 DIGEST = "ab" * 32
 
@@ -105,7 +105,7 @@ FILES = {
     "cpsettle_service/__init__.py": b"",
     "cpsettle_service/domain/__init__.py": b"",
     "cpsettle_service/domain/rules.py": b"RULES = 1\n",
-    "cpsettle_service/domain/presets/a.json": b"{}",
+    "cpsettle_service/domain/profile/presets/a.json": b"{}",
     "cpsettle_client/__init__.py": b"",
 }
 
@@ -185,15 +185,15 @@ def test_engine_loaded_at_start_is_compared_with_the_manifest(tmp_path: Path) ->
 
 def test_engine_files_are_domain_code_and_presets_only() -> None:
     yes = [
-        "cpsettle_service/domain/settlement.py",
-        "cpsettle_service/domain/presets/__init__.py",
-        "cpsettle_service/domain/presets/western.json",
+        "cpsettle_service/domain/settle/settlement.py",
+        "cpsettle_service/domain/profile/presets/__init__.py",
+        "cpsettle_service/domain/profile/presets/western.json",
     ]
     no = [
         "cpsettle_service/server.py",
         "cpsettle_service/domain/notes.txt",
         "cpsettle_service/domain/other.json",
-        "cpsettle_service/domain/presets/sub/x.json",
+        "cpsettle_service/domain/profile/presets/sub/x.json",
         "cpsettle_service/domain/__pycache__/settlement.cpython-311.py",
     ]
     assert all(integrity._is_engine_file(p) for p in yes)

@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 
-
 from tests.support.server_process import wait_serving
 
 from .conftest import ROOT, clean_env
@@ -88,7 +87,7 @@ def stop(proc: subprocess.Popen[str], seconds: float = 15) -> tuple[int | None, 
 @pending_wiring
 @pytest.mark.parametrize(
     "path",
-    ["cpsettle_service/domain/presets/western.json", "cpsettle_service/domain/settlement.py"],
+    ["cpsettle_service/domain/profile/presets/western.json", "cpsettle_service/domain/settle/settlement.py"],
 )
 def test_server_refuses_to_start_after_a_file_is_modified(
     site: Path, tmp_path: Path, path: str

@@ -56,8 +56,8 @@ def test_manifest_lists_every_shipped_file_with_its_sha256(wheel: Wheel) -> None
     assert not [p for p in paths if "__pycache__" in p or p.endswith(".pyc")]
     for top in SOURCES:
         assert any(p.startswith(f"{top}/") for p in paths), top
-    assert "cpsettle_service/domain/settlement.py" in paths
-    assert "cpsettle_service/domain/presets/western.json" in paths
+    assert "cpsettle_service/domain/settle/settlement.py" in paths
+    assert "cpsettle_service/domain/profile/presets/western.json" in paths
 
 
 def test_manifest_hashes_are_those_of_the_source_files(wheel: Wheel) -> None:
@@ -117,8 +117,8 @@ def test_bytecode_caches_written_at_run_time_are_not_tampering(site: Path) -> No
 @pytest.mark.parametrize(
     "path",
     [
-        "cpsettle_service/domain/presets/western.json",
-        "cpsettle_service/domain/settlement.py",
+        "cpsettle_service/domain/profile/presets/western.json",
+        "cpsettle_service/domain/settle/settlement.py",
         "cpsettle_service/server.py",
         "cpsettle/v1/settlement_pb2.py",
         "cpsettle_client/cli.py",
@@ -145,21 +145,21 @@ def test_an_added_module_is_named(site: Path) -> None:
 
 def test_an_added_preset_or_sourceless_bytecode_is_named(site: Path) -> None:
     """The presets are found by listing their folder; a bare .pyc is importable."""
-    (site / "cpsettle_service/domain/presets/house.json").write_text("{}")
+    (site / "cpsettle_service/domain/profile/presets/house.json").write_text("{}")
     (site / "cpsettle_client/render.pyc").write_bytes(b"\0")
     problems = report_in(site)["problems"]
-    assert "unlisted: cpsettle_service/domain/presets/house.json" in problems
+    assert "unlisted: cpsettle_service/domain/profile/presets/house.json" in problems
     assert "unlisted: cpsettle_client/render.pyc" in problems
 
 
 def test_a_deleted_file_is_named(site: Path) -> None:
-    (site / "cpsettle_service/domain/caps.py").unlink()
-    assert "missing: cpsettle_service/domain/caps.py" in report_in(site)["problems"]
+    (site / "cpsettle_service/domain/settle/money.py").unlink()
+    assert "missing: cpsettle_service/domain/settle/money.py" in report_in(site)["problems"]
 
 
 def test_a_rewritten_manifest_changes_the_digest(wheel: Wheel, site: Path) -> None:
     """Whoever edits the manifest to hide a change cannot keep the certified digest."""
-    path = "cpsettle_service/domain/settlement.py"
+    path = "cpsettle_service/domain/settle/settlement.py"
     (site / path).write_bytes((site / path).read_bytes() + b"\n# changed\n")
     manifest = wheel.manifest()
     for entry in manifest["files"]:
@@ -178,7 +178,7 @@ def engine_digest_of_source(checkout: Path) -> str:
     base = checkout / "service"
     domain = base / "cpsettle_service" / "domain"
     files = [p for p in domain.rglob("*.py") if "__pycache__" not in p.parts]
-    files += list((domain / "presets").glob("*.json"))
+    files += list((domain / "profile" / "presets").glob("*.json"))
     pairs = sorted((p.relative_to(base).as_posix(), sha256(p.read_bytes())) for p in files)
     h = hashlib.sha256()
     for path, digest in pairs:
@@ -190,7 +190,7 @@ def test_engine_digest_is_the_same_in_the_source_tree_and_the_wheel(
     wheel: Wheel, site: Path
 ) -> None:
     checkout = wheel.source / "service"
-    code = "from cpsettle_service import integrity as i; print(i.__file__, i.engine_digest())"
+    code = "from cpsettle_service.proof import integrity as i; print(i.__file__, i.engine_digest())"
     proc = run_python(checkout, code)  # a source import, from the checkout the wheel came from
     assert proc.returncode == 0, proc.stderr
     file, source = proc.stdout.split()
@@ -201,7 +201,7 @@ def test_engine_digest_is_the_same_in_the_source_tree_and_the_wheel(
 
 
 def test_engine_digest_changes_with_an_engine_file(wheel: Wheel, site: Path) -> None:
-    preset = site / "cpsettle_service/domain/presets/western.json"
+    preset = site / "cpsettle_service/domain/profile/presets/western.json"
     preset.write_bytes(preset.read_bytes() + b"\n")
     report = report_in(site)
     assert report["engine_digest"] != wheel.manifest()["engine_digest"]
@@ -239,10 +239,10 @@ def test_script_prints_the_digest_of_a_wheel_and_of_an_installation(
 
 
 def test_script_refuses_a_tampered_installation(site: Path) -> None:
-    (site / "cpsettle_service/domain/settlement.py").write_text("# replaced\n")
+    (site / "cpsettle_service/domain/settle/settlement.py").write_text("# replaced\n")
     proc = run_script(str(site))
     assert proc.returncode == 1 and proc.stdout == ""
-    assert "modified: cpsettle_service/domain/settlement.py" in proc.stderr
+    assert "modified: cpsettle_service/domain/settle/settlement.py" in proc.stderr
 
 
 def test_script_on_a_development_install_says_so() -> None:

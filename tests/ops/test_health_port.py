@@ -14,14 +14,15 @@ import pytest
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, TlsConfig
-from cpsettle_service.config import ConfigError, Settings
+from cpsettle_service.config import Settings
+from cpsettle_service.errors import ConfigError
 from cpsettle_service.server import SERVICE_NAME, build_server
 from tests.conftest import LogStream, ServerHandle
 from tests.deploy.test_manifests import REPO, build_variant, container, env
-from tests.support.fixed_keys import fixed_test_key
 from tests.hardening.certs import Authority, Issued
 from tests.hardening.support import good_request, start_tcp_server
 from tests.ops.test_observability import free_port
+from tests.support.fixed_keys import fixed_test_key
 
 
 @pytest.fixture(scope="module")
@@ -141,11 +142,15 @@ def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
     assert {p["port"] for p in probes.values()} == {settings.health_port}
     key_file = tmp_path / "signing.pem"  # in place of the mounted Secrets
     key_file.write_bytes(fixed_test_key(1))
+    key_file.chmod(0o600)  # as the Secret is mounted: no other user reads it
     settings = dataclasses.replace(
         settings, host="127.0.0.1", port=0, health_port=free_port(), metrics_port=0,
         tls_cert_file=server_cert.cert_file, tls_key_file=server_cert.key_file,
+        tls_client_ca_file=ca.cert_file,  # the overlay's ca.crt: callers need a certificate
         signing_key_file=str(key_file), profile_dir=str(REPO / "deploy" / "base" / "profiles"),
     )
+    assert settings.require_caller_auth
+    caller = ca.issue(tmp_path, "table-software", server=False)
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True, name="prod-env-loop").start()
     running = asyncio.run_coroutine_threadsafe(build_server(settings), loop).result(30)
@@ -159,7 +164,13 @@ def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
                 plain.health()
             assert e.value.code is grpc.StatusCode.UNAVAILABLE
         with SettlementClient(handle.address, tls=TlsConfig(ca_file=ca.cert_file),
-                              timeout=5) as c:
+                              timeout=5) as anonymous:  # TLS without a client certificate
+            with pytest.raises(SettlementError) as e:
+                anonymous.settle(good_request("prod-env-anonymous"))
+            assert e.value.code is grpc.StatusCode.UNAVAILABLE
+        tls = TlsConfig(ca_file=ca.cert_file, cert_file=caller.cert_file,
+                        key_file=caller.key_file)
+        with SettlementClient(handle.address, tls=tls, timeout=5) as c:
             request = good_request("prod-env-hand")
             request.preset = "house-western-500"
             settlement = c.settle(request).settlement

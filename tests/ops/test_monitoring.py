@@ -69,7 +69,8 @@ def test_promtool_checks_the_rules_and_runs_their_unit_tests(tmp_path: Path) -> 
     (tmp_path / "cpsettle.rules.yaml").write_text(yaml.safe_dump(rule_spec()))
     shutil.copy(RULE_TESTS, tmp_path / RULE_TESTS.name)
     checked = run_promtool("check", "rules", "cpsettle.rules.yaml", cwd=tmp_path)
-    assert f"SUCCESS: {len(alerts())} rules found" in checked
+    rules = sum(len(g["rules"]) for g in rule_spec()["groups"])  # alerts and recording rules
+    assert f"SUCCESS: {rules} rules found" in checked
     tested = run_promtool("test", "rules", RULE_TESTS.name, cwd=tmp_path)
     assert "SUCCESS" in tested
 
@@ -82,7 +83,7 @@ def test_every_alert_has_a_firing_and_a_quiet_unit_test() -> None:
         for check in case["alert_rule_test"]:
             (fired if check.get("exp_alerts") else quiet).add(check["alertname"])
     names = {a["alert"] for a in alerts()}
-    assert len(names) == 7
+    assert len(names) == 16
     assert fired == names, f"no firing case for {sorted(names - fired)}"
     assert quiet == names, f"no quiet case for {sorted(names - quiet)}"
 
@@ -140,7 +141,10 @@ def test_promtool_accepts_a_real_scrape(exposition: str, tmp_path: Path) -> None
 
 
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
-_NAME = re.compile(r"\b(?:grpc_server|cpsettle)_[a-zA-Z0-9_:]*")
+# metric names, recorded series (cpsettle:...), and Prometheus' own `up`
+_NAME = re.compile(
+    r"\b(?:(?:grpc_server|cpsettle)_[a-zA-Z0-9_:]*|cpsettle:[a-zA-Z0-9_:]+|up(?=\{))"
+)
 
 
 def metric_names(query: str) -> set[str]:
@@ -151,6 +155,8 @@ def metric_names(query: str) -> set[str]:
 def queries() -> dict[str, str]:
     """Where -> PromQL, for every alert and every dashboard panel target and variable."""
     out = {f"alert {a['alert']}": a["expr"] for a in alerts()}
+    out.update({f"record {r['record']}": r["expr"] for g in rule_spec()["groups"]
+                for r in g["rules"] if "record" in r})
     dashboard = json.loads(DASHBOARD.read_text(encoding="utf-8"))
     for panel in dashboard["panels"]:
         for target in panel.get("targets", []):
@@ -161,8 +167,13 @@ def queries() -> dict[str, str]:
     return out
 
 
+def recorded() -> set[str]:
+    return {r["record"] for g in rule_spec()["groups"] for r in g["rules"] if "record" in r}
+
+
 def test_dashboard_and_rules_use_only_metrics_the_server_exposes(exposition: str) -> None:
-    exposed = sample_names(exposition)
+    # what the server exposes, what the rules record from it, and Prometheus' own `up`
+    exposed = sample_names(exposition) | recorded() | {"up"}
     found = queries()
     assert len(found) >= 25
     used: set[str] = set()
@@ -177,7 +188,9 @@ def test_dashboard_and_rules_use_only_metrics_the_server_exposes(exposition: str
                  "cpsettle_audit_events_total", "cpsettle_audit_last_write_timestamp_seconds",
                  "cpsettle_build_info", "cpsettle_stream_duration_seconds_bucket",
                  "cpsettle_naturals_total", "cpsettle_caps_applied_total",
-                 "cpsettle_fouls_total"):
+                 "cpsettle_fouls_total", "cpsettle_ready", "cpsettle_audit_log_stuck",
+                 "cpsettle_audit_log_queued_lines",
+                 "cpsettle_tls_certificate_expiry_timestamp_seconds", "up"):
         assert name in used, name
 
 

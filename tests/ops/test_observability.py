@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 
 from cpsettle_client.client import SettlementClient, SettlementError
-from cpsettle_service.domain.profile import load_preset, profile_to_dict
+from cpsettle_service.domain.profile.parse import profile_to_dict
 from cpsettle_service.observability.logging import configure, get_logger
-from tests.support.server_process import start, wait_serving
+from cpsettle_service.profile_files import load_preset
 from tests.conftest import EXAMPLES, LOGS
+from tests.support.server_process import start, wait_serving
 
 
 def free_port() -> int:

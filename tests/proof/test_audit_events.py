@@ -20,12 +20,12 @@ from structlog.testing import capture_logs
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, request_from_json
-from cpsettle_service.api import wire
 from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
-from cpsettle_service.audit import Issued, Sealer, log_not_delivered
-from cpsettle_service.domain.profile import ProfileRegistry
-from cpsettle_service.keys import signing_key_from_pem
 from cpsettle_service.local import LocalService
+from cpsettle_service.profile_files import builtin_registry
+from cpsettle_service.proof.events import log_not_delivered
+from cpsettle_service.proof.keys import signing_key_from_pem
+from cpsettle_service.proof.seal import Issued, Sealer
 from tests.conftest import EXAMPLES, ServerHandle, start_server, stop_server
 from tests.proof.test_known_answers import issued_at_text
 from tests.support.fixed_keys import fixed_test_key
@@ -143,17 +143,17 @@ def test_a_sealer_by_default_logs_the_request_and_publishes_its_key() -> None:
     """Sealer's defaults (what LocalService and embedders get): the request in the event, and
     the signing key's public half in the key set GetVerificationKeys would publish."""
     key = signing_key_from_pem(fixed_test_key(3), "default-key")
-    registry = ProfileRegistry.builtin()
+    registry = builtin_registry()
     request = example("western", 5)
     with capture_logs() as captured:
-        sealer = Sealer(key, wire, log=structlog.get_logger("test"))
+        sealer = Sealer(key, log=structlog.get_logger("test"))
         SettlementServicer(ProfileResolver(registry), sealer).settle_response(request)
     [e] = [c for c in captured if c["event"] == "settlement.issued"]
     assert base64.b64decode(e["request"]) == request.SerializeToString(deterministic=True)
     assert (e["hand_id"], e["signed"], e["key_id"]) == ("ev-hand-5", True, "default-key")
     published = sealer.keys.get("default-key")
     assert published is not None and published.raw == key.public.raw
-    assert Sealer(None, wire).keys.get("default-key") is None
+    assert Sealer(None).keys.get("default-key") is None
 
 
 def test_a_batch_too_large_to_send_is_logged_not_delivered_hand_by_hand(
@@ -184,7 +184,7 @@ def test_not_delivered_lines_carry_a_detail_only_when_one_is_given() -> None:
     """``settlement.not_delivered``: one line per settlement, its hand id clipped to the
     longest a request may send (128 characters), ``detail`` only when there is one."""
     with capture_logs() as captured:
-        sealer = Sealer(None, wire, log=structlog.get_logger("test"))
+        sealer = Sealer(None, log=structlog.get_logger("test"))
         sealer.not_delivered([Issued("id-1", "h" * 200), Issued("id-2", "h2")], "cancelled")
         sealer.not_delivered([Issued("id-3", "h3")], "audit_log_unavailable", "disk full")
         log_not_delivered(structlog.get_logger("test"), [Issued("id-4", "h4")], "cancelled")

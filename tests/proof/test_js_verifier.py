@@ -11,9 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cpsettle_client.client import SettlementClient
 from google.protobuf import json_format
 
+from cpsettle_client.client import SettlementClient
 from tests.conftest import EXAMPLES, ROOT
 from tests.support.fixed_keys import fixed_test_key
 from tests.support.random_tables import random_table

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient
 from cpsettle_client.proof import load_settlement
-from cpsettle_service.audit import verify
 from cpsettle_service.config import Settings
-from cpsettle_service.keys import KeyProblem, KeySet, load_signing_key, signing_key_from_pem
-
+from cpsettle_service.errors import KeyProblem
+from cpsettle_service.proof.keys import KeySet, load_signing_key, signing_key_from_pem
+from cpsettle_service.proof.verify import verify
 from tests.proof.test_proof import small_request
 from tests.support.fixed_keys import fixed_test_key
 from tests.support.server_process import start, wait_serving
@@ -121,7 +122,7 @@ def test_the_key_set_file_is_checked(tmp_path: Path) -> None:
     other = KeySet().with_current(signing_key_from_pem(fixed_test_key(2), "same"))
     listed = tmp_path / "keys.json"
     listed.write_text(other.to_json())
-    from cpsettle_service.keys import published_keys
+    from cpsettle_service.proof.keys import published_keys
 
     settings = Settings(signing_key_file=str(path), signing_key_id="same",
                         verification_keys_file=str(listed))

@@ -30,7 +30,7 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient
 from cpsettle_service.api import mapping
-from cpsettle_service.domain import presets
+from cpsettle_service.domain.profile import presets
 from tests.conftest import ROOT, ServerHandle, start_server, stop_server
 
 AUDIT_DOC = ROOT / "docs" / "AUDIT.md"

@@ -18,12 +18,13 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient, request_from_json
 from cpsettle_client.proof import ProofError, load_settlement
-from cpsettle_service.audit import content_bytes, verify
-from cpsettle_service.keys import KeySet, signing_key_from_pem
-from tests.support.server_process import start, wait_serving
+from cpsettle_service.proof.digests import content_bytes
+from cpsettle_service.proof.keys import KeySet, signing_key_from_pem
+from cpsettle_service.proof.verify import verify
 from tests.conftest import EXAMPLES
-from tests.support.random_tables import random_table
 from tests.support.fixed_keys import fixed_test_key
+from tests.support.random_tables import random_table
+from tests.support.server_process import start, wait_serving
 
 PEM = fixed_test_key(1)
 KEY = signing_key_from_pem(PEM, "test-key")
@@ -264,7 +265,7 @@ def test_without_a_key_the_service_warns_and_marks_settlements_unsigned(tmp_path
 def test_issued_at_is_utc_milliseconds_and_follows_the_clock(monkeypatch) -> None:
     import time as time_module
 
-    from cpsettle_service import times
+    from cpsettle_service.proof import times
 
     for now in (1764495062.123, 1764495062.9999, 1764495063.0004, 1764581462.5):
         monkeypatch.setattr(time_module, "time", lambda now=now: now)

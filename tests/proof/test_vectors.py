@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.proof import ProofError, load_settlement
-from cpsettle_service.audit import content_bytes, settlement_id, sha256_hex, verify
-from cpsettle_service.keys import KeySet
-
+from cpsettle_service.proof.digests import content_bytes, settlement_id, sha256_hex
+from cpsettle_service.proof.keys import KeySet
+from cpsettle_service.proof.verify import verify
 from tests.conftest import ROOT
 
 VECTORS = ROOT / "tests" / "vectors"

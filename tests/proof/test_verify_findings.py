@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.proof import load_settlement
-from cpsettle_service.audit import Finding, verify
-from cpsettle_service.keys import KeySet
+from cpsettle_service.proof.keys import KeySet
+from cpsettle_service.proof.verify import Finding, verify
 from tests.conftest import ROOT
 from tests.proof.test_known_answers import issued_at_text, settlement_digest, signed_text
 from tests.support.fixed_keys import fixed_test_key

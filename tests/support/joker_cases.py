@@ -7,14 +7,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from cpsettle_service.domain.cards import CANONICAL, JOKER
-from cpsettle_service.domain.naturals import Natural
-from cpsettle_service.domain.profile import (
-    RuleProfile,
-    load_preset,
-    profile_from_dict,
-    profile_to_dict,
-)
+from cpsettle_service.domain.cards.cards import CANONICAL, JOKER
+from cpsettle_service.domain.naturals.catalogue import Natural
+from cpsettle_service.domain.profile.model import RuleProfile
+from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
+from cpsettle_service.profile_files import load_preset
 
 RANK_LETTERS = "23456789TJQKA"
 ROW_CLASSES = (None, "STRAIGHT", "FLUSH", "STRAIGHT_FLUSH")

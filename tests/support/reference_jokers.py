@@ -1,7 +1,7 @@
 """The pre-#24 brute force, kept as the oracle the bounded joker resolution is tested against.
 
-This is ``jokers.py`` (``assignments``, ``best_assignment``, ``resolve_arrangement``,
-``resolve_natural``) and the checking half of ``natural_vocabulary.py`` (``split_rows`` and the
+This is ``settle/jokers.py`` (``assignments``, ``best_assignment``, ``resolve_arrangement``,
+``resolve_natural``) and the checking half of ``naturals/vocabulary.py`` (``split_rows`` and the
 clause predicates it compiles) as they stood at 37507fb, before the engine stopped enumerating
 (issue #24). It tries every allowed assignment of cards to the jokers (52 x 52 pairs with two
 duplicating jokers), for every natural in turn, and searches all 286 x 252 splits of 13 cards
@@ -15,15 +15,15 @@ from functools import lru_cache
 from itertools import combinations, product
 from typing import Callable, Iterable, Iterator, Sequence
 
-from cpsettle_service.domain.cards import CARD_BY_SPELLING, JOKER, Card, Rank, Suit
-from cpsettle_service.domain.hands import (
+from cpsettle_service.domain.cards.cards import CARD_BY_SPELLING, JOKER, Card, Rank, Suit
+from cpsettle_service.domain.cards.hands import (
     HandRank,
     evaluate_five,
     evaluate_three,
     evaluate_with_repeats,
 )
-from cpsettle_service.domain.jokers import Assignment
-from cpsettle_service.domain.natural_facts import (
+from cpsettle_service.domain.cards.rows import ROWS
+from cpsettle_service.domain.naturals.facts import (
     RANK_INDEX,
     SF_BY_SIZE,
     SUIT_INDEX,
@@ -32,14 +32,14 @@ from cpsettle_service.domain.natural_facts import (
     HandFacts,
     multiset_facts,
 )
-from cpsettle_service.domain.natural_vocabulary import Definition, RowClass, RowsClause
-from cpsettle_service.domain.profile import RoyaltyMode, RuleProfile
-from cpsettle_service.domain.rows import ROWS
+from cpsettle_service.domain.naturals.vocabulary import Definition, RowClass, RowsClause
+from cpsettle_service.domain.profile.model import RoyaltyMode, RuleProfile
+from cpsettle_service.domain.settle.jokers import Assignment
 
 Fouls = Callable[[Sequence[str], HandRank, HandRank, HandRank], bool]
 Predicate = Callable[[HandFacts], bool]
 
-# --------------------------------------------------------------------------- natural_vocabulary
+# --------------------------------------------------------------------------- naturals/vocabulary
 
 _RED = (SUIT_INDEX[Suit.HEART], SUIT_INDEX[Suit.DIAMOND])
 

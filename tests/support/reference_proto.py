@@ -8,7 +8,7 @@ here, in the tests only, as an independent second writing of the same message.
 from __future__ import annotations
 
 from cpsettle.v1 import settlement_pb2 as pb
-from cpsettle_service.domain.settlement import EvaluatedRow, Fantasyland, Settlement
+from cpsettle_service.domain.settle import EvaluatedRow, FantasylandResult, Settlement
 
 
 def _enum(enum: str, member: str) -> int:
@@ -27,7 +27,7 @@ def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
     out.joker_cards.extend(r.joker_cards)
 
 
-def _fantasyland(f: Fantasyland, out: pb.FantasylandResult) -> None:
+def _fantasyland(f: FantasylandResult, out: pb.FantasylandResult) -> None:
     out.qualifies = f.qualifies
     out.cards = f.cards
     out.text = f.text

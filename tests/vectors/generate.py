@@ -31,22 +31,16 @@ for sub in ("service", "proto", "clients/python", "."):
     if str(ROOT / sub) not in sys.path:
         sys.path.insert(0, str(ROOT / sub))
 
-from cpsettle.v1 import settlement_pb2 as pb
-from cpsettle_client.client import request_from_json
-from cpsettle_service.api import wire
-from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
-from cpsettle_service.audit import (
-    Sealer,
-    content_bytes,
-    settlement_id,
-    sha256_hex,
-    signed_bytes,
-)
-from cpsettle_service.domain.profile import ProfileRegistry
-from cpsettle_service.keys import KeySet, PublicKey, signing_key_from_pem
-from cpsettle_service.times import millis_of_text, timestamp_text
 from google.protobuf import json_format
 
+from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_client.client import request_from_json
+from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
+from cpsettle_service.profile_files import builtin_registry
+from cpsettle_service.proof.digests import content_bytes, settlement_id, sha256_hex, signed_bytes
+from cpsettle_service.proof.keys import KeySet, PublicKey, signing_key_from_pem
+from cpsettle_service.proof.seal import Sealer
+from cpsettle_service.proof.times import millis_of_text, timestamp_text
 from tests.support.fixed_keys import fixed_test_key
 from tests.support.random_tables import random_table
 
@@ -61,8 +55,8 @@ KEYS = KeySet((PublicKey(OLD.key_id, OLD.public.raw, "2025-01-01T00:00:00.000Z",
 
 
 def _servicer(key: Any) -> SettlementServicer:
-    return SettlementServicer(ProfileResolver(ProfileRegistry.builtin()),
-                              Sealer(key, wire, clock=lambda: millis_of_text(ISSUED_AT)))
+    return SettlementServicer(ProfileResolver(builtin_registry()),
+                              Sealer(key, clock=lambda: millis_of_text(ISSUED_AT)))
 
 
 def settle(request: dict[str, Any], key: Any = KEY) -> pb.Settlement:

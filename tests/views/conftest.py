@@ -103,6 +103,16 @@ def tab(browser: Any) -> Iterator[Opened]:
         context.close()
 
 
+@pytest.fixture(scope="module")
+def module_tab(browser: Any) -> Iterator[Opened]:
+    """One tab for a module's many pages (a new browser context costs more than a page)."""
+    context = browser.new_context(viewport=LAPTOP)
+    try:
+        yield Opened(context.new_page())
+    finally:
+        context.close()
+
+
 def cli(*args: str) -> tuple[int, str]:
     """Run the real ``cpsettle`` command in this process: (exit code, standard output)."""
     from cpsettle_client.cli import main
@@ -137,3 +147,39 @@ def settle(table: Path, pem: Path | None, out: Path) -> dict[str, Any]:
     out.write_text(text, encoding="utf-8")
     stored: dict[str, Any] = json.loads(text)
     return stored
+
+
+# --------------------------------------------------------------------------- languages and cases
+
+GOLDEN = ROOT / "tests" / "golden" / "cases"
+CASES = sorted(GOLDEN.glob("*.json"))
+OTHER_LANGUAGES = ("es", "it", "zh_Hans", "zh_Hant")
+
+
+def choose_language(tab: Opened, code: str) -> None:
+    """Pick a language with the page's own control, as a reader does; wait for the redraw."""
+    tab.page.select_option("#language", code)
+    tab.wait_until(f"document.documentElement.lang === {json.dumps(code.replace('_', '-'))}")
+
+
+@pytest.fixture(scope="session")
+def golden_pages(tmp_path_factory: pytest.TempPathFactory,
+                 signing: tuple[Path, Path]) -> dict[str, tuple[Path, dict[str, Any],
+                                                               dict[str, Any]]]:
+    """Every golden case settled (signed) by the engine in process and made into a hand page
+    with its request by the real ``cpsettle view`` (keys embedded): stem -> (page, the stored
+    settlement, the case)."""
+    pem, keys = signing
+    folder = tmp_path_factory.mktemp("golden-pages")
+    out: dict[str, tuple[Path, dict[str, Any], dict[str, Any]]] = {}
+    for path in CASES:
+        case = json.loads(path.read_text(encoding="utf-8"))
+        request = folder / f"{path.stem}.request.json"
+        request.write_text(json.dumps(case["request"]), encoding="utf-8")
+        stored = settle(request, pem, folder / f"{path.stem}.json")
+        page = folder / f"{path.stem}.html"
+        code, _ = cli("view", str(folder / f"{path.stem}.json"), str(request), "-o", str(page),
+                      "--keys", str(keys))
+        assert code == 0
+        out[path.stem] = (page, stored["settlement"], case)
+    return out

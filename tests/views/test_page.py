@@ -29,4 +29,4 @@ def test_the_page_inlines_the_shared_checker_and_fetches_nothing() -> None:
     assert "h&lt;1&gt;" in html and "h<1>" not in html  # the title is escaped
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert "default-src 'none'" in html
-    assert html.count("<script") == 3  # the settlement, the key set, the code
+    assert html.count("<script") == 4  # the settlement, the key set, the languages, the code

@@ -5,13 +5,15 @@ with their violations, on a 13-inch laptop, at 200 % zoom, and printed."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cpsettle_client.i18n import Language
 from tests.audit.conftest import load_generator
-from tests.views.conftest import ARTIFACTS, Opened, cli
+from tests.views.conftest import ARTIFACTS, Opened, choose_language, cli
 
 
 @pytest.fixture(scope="module")
@@ -39,14 +41,17 @@ def number(text: str) -> int:
 def test_the_day_at_a_glance(tab: Opened, audited: tuple[Path, dict[str, Any]]) -> None:
     path, report = audited
     page = tab.open(path)
-    totals = dict(zip(page.locator("#totals dt").all_inner_texts(),
-                      map(number, page.locator("#totals dd").all_inner_texts())))
+    counts = {el.get_attribute("data-count"): number(el.locator("dd").inner_text())
+              for el in page.locator("#totals [data-count]").all()}
     s = report["summary"]
-    assert totals["hands read"] == s["handsRead"]
-    assert totals["hands with payout differences"] == s["handsWithDifferences"]
-    assert totals["invalid hands"] == s["invalidHands"]
-    assert totals["money overpaid (minor units)"] == int(s["overpaid"])  # int64 as a string
-    assert totals["money underpaid (minor units)"] == int(s["underpaid"])
+    assert counts == {k: s[k] for k in ("handsRead", "handsChecked", "handsWithoutRecordedPayouts",
+                                        "handsWithDifferences", "invalidHands")}
+    # money per currency (this day is all XXX, no currency involved: whole units and the code)
+    money = {(el.get_attribute("data-currency-total"), el.get_attribute("data-what")):
+             el.locator("dd").inner_text() for el in page.locator("#totals [data-what]").all()}
+    english = Language.get("en")
+    assert money == {("XXX", what): english.money(int(s[what]), "XXX")
+                     for what in ("overpaid", "underpaid")}
     for book, rows in (("#by-table", report["byTable"]), ("#by-dealer", report["byDealer"])):
         names = page.locator(f"{book} tbody th").all_inner_texts()
         assert names == list(rows)
@@ -125,3 +130,76 @@ def test_zoomed_and_printed(tab: Opened, audited: tuple[Path, dict[str, Any]]) -
     assert (ARTIFACTS / "report.pdf").stat().st_size > 10_000
     page.evaluate("window.dispatchEvent(new Event('afterprint'))")
     assert page.locator("details.hand:not([open])").count() == len(report["differences"]) - 1
+
+
+# --------------------------------------------------------------------------- several currencies
+
+CURRENCY_OF_TABLE = ("EUR", "JPY", "KWD")  # tables in turn: cents, yen, fils
+
+
+def in_currencies(lines: list[str]) -> list[str]:
+    """The day's lines with each table in a currency of its own (a currency only labels the
+    money: the recorded payouts stay right)."""
+    out = []
+    for line in lines:
+        try:
+            hand = json.loads(line)
+        except ValueError:
+            out.append(line)  # a line cut short stays as it is
+            continue
+        if isinstance(hand, dict) and hand.get("tableId"):
+            number = int("".join(c for c in hand["tableId"] if c.isdigit()) or 0)
+            hand["currency"] = CURRENCY_OF_TABLE[number % len(CURRENCY_OF_TABLE)]
+        out.append(json.dumps(hand))
+    return out
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory,
+          signing: tuple[Path, Path]) -> tuple[Path, dict[str, Any], str]:
+    pem, _ = signing
+    folder = tmp_path_factory.mktemp("mixed")
+    lines, _ = load_generator().generate(120, seed=29, mistakes=9, invalid=2)
+    history = folder / "day.jsonl"
+    history.write_text("\n".join(in_currencies(lines)) + "\n", encoding="utf-8")
+    page = folder / "report.html"
+    code, out = cli("audit", str(history), "--local", "--signing-key-file", str(pem),
+                    "--progress", "none", "--report", str(folder / "report.json"),
+                    "--html", str(page))
+    assert code == 1, out
+    return page, json.loads((folder / "report.json").read_text(encoding="utf-8")), out
+
+
+def test_money_of_several_currencies_is_never_added_up(
+        tab: Opened, mixed: tuple[Path, dict[str, Any], str]) -> None:
+    path, report, summary = mixed
+    per: dict[str, dict[str, int]] = {}
+    for d in report["differences"]:
+        row = per.setdefault(d["currency"], {"overpaid": 0, "underpaid": 0})
+        row["overpaid"] += int(d["overpaid"])
+        row["underpaid"] += int(d["underpaid"])
+    assert len(per) >= 2, per  # the day's mistakes fell in more than one currency
+    # the JSON report: per currency, and no one number for them all
+    assert {c: {k: int(v) for k, v in r.items() if k != "handsWithDifferences"}
+            for c, r in report["byCurrency"].items()} == per
+    assert report["summary"]["overpaid"] is None and report["summary"]["underpaid"] is None
+    english = Language.get("en")
+    # the readable summary: one line per currency, each with its own money
+    for code, r in per.items():
+        for what in ("overpaid", "underpaid"):
+            amount = re.escape(english.money(r[what], code))
+            assert re.search(rf"money {what} \({code}\)\s+{amount}", summary), (code, what)
+    # the page: each currency's total in its own words and digits, in any language
+    page = tab.open(path)
+    for lang in ("en", "es", "zh_Hant"):
+        if lang != "en":
+            choose_language(tab, lang)
+        words = Language.get(lang)
+        for code, r in per.items():
+            for what in ("overpaid", "underpaid"):
+                cell = page.locator(f'#totals [data-currency-total="{code}"][data-what="{what}"]')
+                assert cell.locator("dd").inner_text() == words.money(r[what], code)
+        totals = page.locator("#totals").inner_text()
+        mixed_sum = sum(r["overpaid"] for r in per.values())
+        assert words.number(mixed_sum) not in totals  # 100 EUR cents and 800 yen: never "900"
+    tab.shot("report-currencies-zh-Hant", full_page=False)

@@ -19,8 +19,8 @@ from . import strict_json
 from .client import FieldViolation, SettlementClient, SettlementError, TlsConfig
 
 if TYPE_CHECKING:  # the service is imported only when --local runs
-    from cpsettle_service.keys import SigningKey
     from cpsettle_service.local import LocalService
+    from cpsettle_service.proof.keys import SigningKey
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # a check ran and found a difference
@@ -136,13 +136,15 @@ def parse_message(data: Any, message: _M, what: str) -> _M:
 
 def load_signing_key(path: str | None) -> SigningKey | None:
     """The Ed25519 key of ``--signing-key-file`` (PEM), ``$CPSETTLE_SIGNING_KEY_ID`` its id
-    (default: its fingerprint)."""
+    (default: the id the file keeps, else its fingerprint)."""
     if not path:
         return None
-    from cpsettle_service.keys import KeyProblem, signing_key_from_pem
+    from cpsettle_service.errors import KeyProblem
+    from cpsettle_service.proof.keys import kept_key_id, signing_key_from_pem
 
     try:
-        return signing_key_from_pem(read_bytes(path),
-                                    os.environ.get("CPSETTLE_SIGNING_KEY_ID", ""), path)
+        data = read_bytes(path)
+        return signing_key_from_pem(data, os.environ.get("CPSETTLE_SIGNING_KEY_ID", "")
+                                    or kept_key_id(data), path)
     except KeyProblem as e:
         raise CliError(str(e)) from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Sequence
 
 from google.protobuf import json_format
@@ -32,9 +33,27 @@ from .backend import (  # the exit codes and CliError are part of this module's 
 from .backend import read_bytes as _read_bytes
 from .client import FieldViolation, message_dict
 from .escape import json_text, shown
+from .i18n import Language, LanguageProblem, from_environment
 
-__all__ = ["EXIT_INVALID", "EXIT_MISMATCH", "EXIT_OK", "EXIT_UNAVAILABLE", "Backend", "CliError",
-           "build_parser", "entry", "main"]
+__all__ = [
+    "EXIT_INVALID",
+    "EXIT_MISMATCH",
+    "EXIT_OK",
+    "EXIT_UNAVAILABLE",
+    "Backend",
+    "CliError",
+    "build_parser",
+    "cmd_evaluate",
+    "cmd_profiles",
+    "cmd_replay",
+    "cmd_settle",
+    "cmd_validate",
+    "entry",
+    "language",
+    "main",
+    "print_error",
+    "to_json",
+]
 
 
 def to_json(message: Message) -> str:
@@ -44,18 +63,33 @@ def to_json(message: Message) -> str:
 # --------------------------------------------------------------------------- commands
 
 
+def language(args: argparse.Namespace) -> Language:
+    """The language of the table output: ``--lang``, else the environment's
+    (``i18n.from_environment``: $CPSETTLE_LANG, LANGUAGE, LC_ALL, LC_MESSAGES, LANG), else
+    English. A language without a catalog is a usage error (exit 2)."""
+    try:
+        return Language.get(args.lang) if args.lang else from_environment()
+    except LanguageProblem as e:
+        raise CliError(str(e)) from None
+
+
 def cmd_settle(args: argparse.Namespace) -> int:
-    request = parse_message(read_json(args.file), pb.SettleRequest(), args.file)
+    data = read_json(args.file)
+    request = parse_message(data, pb.SettleRequest(), args.file)
+    lang = language(args)  # a bad --lang is refused before the hand is settled
     with Backend(args) as backend:
         response = backend.call(lambda s: s.settle(request),
                                 lambda c: c.settle(request))
     if args.output == "html":
         from .views import hand_page
+        from .views.hand import page_language
 
-        print(hand_page(json_format.MessageToDict(response)), end="")
+        print(hand_page(json_format.MessageToDict(response), request=data,
+                        request_name=Path(args.file).name if args.file != "-" else "stdin",
+                        lang=page_language(args.lang)), end="")
     else:
         print(to_json(response) if args.output == "json"
-              else render.settlement(response.settlement))
+              else render.settlement(response.settlement, lang))
     return EXIT_OK
 
 
@@ -85,12 +119,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
         )
     for pid, amount in _amounts(args.proposed or [], "--proposed").items():
         message.proposed.add(player_id=pid, net_money=amount)
+    lang = language(args)
     with Backend(args) as backend:
         response = backend.call(
             lambda s: s.validate_payouts(message),
             lambda c: c._call(c._stub.ValidatePayouts, message, None),
         )
-    print(to_json(response) if args.output == "json" else render.payouts(response))
+    print(to_json(response) if args.output == "json" else render.payouts(response, lang))
     return EXIT_OK if response.all_match else EXIT_MISMATCH
 
 
@@ -108,14 +143,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             message.arrangement.middle.extend(args.middle.split())
             message.arrangement.back.extend(args.back.split())
         message.in_fantasyland = bool(args.in_fantasyland)
+    lang = language(args)
     with Backend(args) as backend:
         response = backend.call(lambda s: s.evaluate(message),
                                 lambda c: c.evaluate(message))
-    print(to_json(response) if args.output == "json" else render.evaluation(response))
+    print(to_json(response) if args.output == "json" else render.evaluation(response, lang))
     return EXIT_OK
 
 
 def cmd_profiles(args: argparse.Namespace) -> int:
+    lang = language(args)
     with Backend(args) as backend:
         if args.name:
             response = backend.call(lambda s: s.get_profile(args.name),
@@ -126,7 +163,8 @@ def cmd_profiles(args: argparse.Namespace) -> int:
                 print(render.profile(response))
         else:
             listing = backend.call(lambda s: s.list_profiles(), lambda c: c.list_profiles())
-            print(to_json(listing) if args.output == "json" else render.profiles(listing))
+            print(to_json(listing) if args.output == "json"
+                  else render.profiles(listing, lang))
     return EXIT_OK
 
 
@@ -179,6 +217,15 @@ def _connection(p: argparse.ArgumentParser, local: bool = True) -> None:
 
 def _output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", choices=("table", "json"), default="table")
+    _lang(p)
+
+
+def _lang(p: argparse.ArgumentParser) -> None:
+    from .views.hand import add_lang_option
+
+    add_lang_option(p, "the language of the table output (default: $CPSETTLE_LANG, else the "
+                    "locale's: LANGUAGE, LC_ALL, LC_MESSAGES, LANG; else English); with "
+                    "--output html, the language the page opens in")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -190,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     _connection(p)
     p.add_argument("--output", choices=("table", "json", "html"), default="table",
                    help="html: a self-contained page that verifies itself (docs/VIEWS.md)")
+    _lang(p)
     p.set_defaults(func=cmd_settle)
 
     p = sub.add_parser("validate", help="check a dealer's proposed payouts")

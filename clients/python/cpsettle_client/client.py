@@ -1,7 +1,8 @@
-"""``SettlementClient``: a typed client for the cpsettle gRPC service.
+"""``SettlementClient``: a typed client for the cpsettle gRPC service. With a server running
+(``scripts/demo`` starts one; tests/support starts them for the tests)::
 
->>> with SettlementClient("localhost:50051") as client:          # doctest: +SKIP
-...     settlement = client.settle(request).settlement
+    with SettlementClient("localhost:50051") as client:
+        settlement = client.settle(request).settlement
 """
 
 from __future__ import annotations

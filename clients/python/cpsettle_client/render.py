@@ -1,12 +1,16 @@
-"""Readable text for the CLI's table output.
+"""Readable text for the CLI's table output, in the reader's language (``--lang``).
 
 Every renderer starts from ``shown_message``: each string of the answer (ids, names, sentences
 that quote them) is escaped before it is laid out, so nothing in it can act on the terminal.
+Headings, labels and the names of the settlement's codes are translated (cpsettle_client.i18n),
+money is shown with its currency by CLDR's rules (RULES.md §10: integer minor units of the
+settlement's currency), columns are measured in terminal cells (a Chinese character takes two);
+the settlement's sentences are its signed English ones, drawn through ``i18n.sentences``.
 """
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from typing import Any
 
 from google.protobuf import json_format
@@ -16,78 +20,106 @@ from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 
 from .escape import json_text, shown_message
+from .i18n import Language, labels, sentences
+from .i18n.catalogs import DEFAULT
 
 
-def _signed(n: int) -> str:
-    return f"+{n}" if n > 0 else str(n)
+def _lang(lang: Language | None) -> Language:
+    return lang if lang is not None else Language.get(DEFAULT)
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+def width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: East Asian wide and full-width characters take two
+    (中文 is 4 columns), combining marks none."""
+    return sum(0 if unicodedata.combining(c) else
+               2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, columns: int, right: bool) -> str:
+    gap = " " * max(0, columns - width(text))
+    return gap + text if right else text + gap
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    """A plain table; the columns in ``right`` are numbers, aligned to the right."""
+    widths = [max(width(h), *(width(r[i]) for r in rows)) if rows else width(h)
               for i, h in enumerate(headers)]
-    right = {i for i, h in enumerate(headers) if h in ("Units", "Money", "Rake", "Seat",
-                                                        "Expected", "Proposed", "Difference")}
+    right = right or set()
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+        return "  ".join(_pad(c, w, i in right)
                          for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
-def _label(enum: Any, value: int) -> str:
-    """An enum value's name without its enum's prefix (PLAYER_STATUS_FOULED -> FOULED); a
-    number this client doesn't know stays a number."""
-    try:
-        name: str = enum.Name(value)
-    except ValueError:
-        return str(value)
-    prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", enum.DESCRIPTOR.name).upper() + "_"
-    return name.removeprefix(prefix)
+def _label(lang: Language, enum: Any, value: int) -> str:
+    """An enum value's name in the reader's language (the contract's names: i18n/labels.py);
+    a number this client doesn't know stays a number."""
+    return lang.label(labels.value_name(enum, value))
 
 
-def settlement(s: pb.Settlement) -> str:
+def _sentence(lang: Language, kind: str, item: Any) -> str:
+    """A sentence of the settlement (signed, English) through the per-kind renderers."""
+    return sentences.render(kind, item, lang.catalog, item.text).text
+
+
+def settlement(s: pb.Settlement, lang: Language | None = None) -> str:
+    t = _lang(lang)
     s = shown_message(s)
     ctx = s.context
-    ids = " · ".join(f"{k} {v}" for k, v in (("hand", ctx.hand_id), ("table", ctx.table_id),
-                                             ("round", ctx.round_id), ("dealer", ctx.dealer_id))
-                     if v)
+    cur = s.currency or "XXX"
+    ids = " · ".join(v for v in (
+        ctx.hand_id and t._("hand {id}", id=ctx.hand_id),
+        ctx.table_id and t._("table {id}", id=ctx.table_id),
+        ctx.round_id and t._("round {id}", id=ctx.round_id),
+        ctx.dealer_id and t._("dealer {id}", id=ctx.dealer_id)) if v)
     head = [
-        f"Settlement{(' — ' + ids) if ids else ''}",
-        f"Profile {s.profile.name} v{s.profile.version} · unit value {s.unit_value} "
-        f"({s.currency or 'XXX'} minor units) · "
-        f"button seat {s.button_seat} · order {' → '.join(s.order)}",
+        t._("Settlement") + (f" — {ids}" if ids else ""),
+        t._("Profile {name} v{version} · {money} a unit ({currency}) · button seat {seat} · "
+            "order {order}", name=s.profile.name, version=s.profile.version,
+            money=t.money(s.unit_value, cur), currency=cur, seat=s.button_seat,
+            order=" → ".join(s.order)),
     ]
     rows = []
     for p in s.players:
-        note = _label(pb.PlayerStatus, p.status)
+        note = _label(t, pb.PlayerStatus, p.status)
         if p.fouled:
-            note += " (" + ", ".join(_label(pb.FoulReason, r) for r in p.foul_reasons) + ")"
+            note += " (" + ", ".join(_label(t, pb.FoulReason, r) for r in p.foul_reasons) + ")"
         if p.natural:
-            note += f" {p.natural}"
+            note += f" {t.label(p.natural)}"
         if p.HasField("fantasyland") and p.fantasyland.qualifies:
-            note += f" · Fantasyland {p.fantasyland.cards} cards"
-        rows.append([p.player_id, str(p.seat), _signed(p.net_units), _signed(p.net_money),
-                     str(p.rake), note])
-    out = head + ["", _table(["Player", "Seat", "Units", "Money", "Rake", "Status"], rows)]
+            note += " · " + t.ngettext("Fantasyland {n} card", "Fantasyland {n} cards",
+                                       p.fantasyland.cards)
+        rows.append([p.player_id, t.number(p.seat), t.number(p.net_units, signed=True),
+                     t.money(p.net_money, cur, signed=True), t.money(p.rake, cur), note])
+    headers = [t._("Player"), t._("Seat"), t._("Units"), t._("Money"), t._("Rake"),
+               t._("Status")]
+    out = head + ["", _table(headers, rows, right={1, 2, 3, 4})]
     for pr in s.pairs:
-        out += ["", f"{pr.first} v {pr.second}: {pr.first} {_signed(pr.units)} units"]
-        out += [f"  {r.text}" for r in pr.rows]
-        out += [f"  {i.text}" for i in pr.items]
-        out.append(f"  {pr.text}")
+        out += ["", t.ngettext("{first} v {second}: {first} {units} unit",
+                               "{first} v {second}: {first} {units} units", abs(pr.units),
+                               first=pr.first, second=pr.second,
+                               units=t.number(pr.units, signed=True))]
+        out += [f"  {_sentence(t, 'ROW', r)}" for r in pr.rows]
+        out += [f"  {_sentence(t, labels.value_name(pb.LineItemKind, i.kind), i)}"
+                for i in pr.items]
+        out.append(f"  {_sentence(t, 'PAIR', pr)}")
     if s.rake:
-        out += ["", f"Rake to the house: {s.rake}"]
+        out += ["", t._("Rake to the house: {money}", money=t.money(s.rake, cur))]
     if s.settlement_id:
-        signed = "unsigned" if s.signature.algorithm in (
+        signed = t._("unsigned") if s.signature.algorithm in (
             pb.SIGNATURE_ALGORITHM_UNSPECIFIED, pb.SIGNATURE_ALGORITHM_NONE) else (
-            f"signed by key '{s.signature.key_id}'")
-        out += ["", f"Settlement id {s.settlement_id} ({signed}, issued {_issued(s)})"]
+            t._("signed by key '{key}'", key=s.signature.key_id))
+        out += ["", t._("Settlement id {id} ({signed}, issued {issued})", id=s.settlement_id,
+                        signed=signed, issued=_issued(s))]
     return "\n".join(out)
 
 
 def _issued(s: pb.Settlement) -> str:
     """The time of issue as the signature covers it (docs/AUDIT.md): fixed-width UTC."""
-    from cpsettle_service.times import TimeProblem, timestamp_text
+    from cpsettle_service.errors import TimeProblem
+    from cpsettle_service.proof.times import timestamp_text
 
     try:
         return timestamp_text(s.issued_at, s.HasField("issued_at")) or "(no time)"
@@ -95,45 +127,60 @@ def _issued(s: pb.Settlement) -> str:
         return s.issued_at.ToJsonString()
 
 
-def payouts(r: pb.ValidatePayoutsResponse) -> str:
+def payouts(r: pb.ValidatePayoutsResponse, lang: Language | None = None) -> str:
+    t = _lang(lang)
     r = shown_message(r)
-    rows = [[c.player_id, str(c.expected), str(c.proposed), _signed(c.difference),
-             "ok" if c.matches else "MISMATCH"] for c in r.players]
-    out = [_table(["Player", "Expected", "Proposed", "Difference", "Check"], rows)]
+    cur = r.settlement.currency or "XXX"
+    rows = [[c.player_id, t.money(c.expected, cur, signed=True),
+             t.money(c.proposed, cur, signed=True), t.money(c.difference, cur, signed=True),
+             t._("ok") if c.matches else t._("MISMATCH")] for c in r.players]
+    headers = [t._("Player"), t._("Expected"), t._("Proposed"), t._("Difference"), t._("Check")]
+    out = [_table(headers, rows, right={1, 2, 3})]
     for q in r.pairs:
-        out.append(f"{q.first} v {q.second}: expected {q.expected}, proposed {q.proposed} — "
-                   + ("ok" if q.matches else f"MISMATCH ({_signed(q.difference)})"))
+        out.append(t._("{first} v {second}: expected {expected}, proposed {proposed} — {check}",
+                       first=q.first, second=q.second,
+                       expected=t.money(q.expected, cur), proposed=t.money(q.proposed, cur),
+                       check=t._("ok") if q.matches else t._("MISMATCH ({difference})",
+                       difference=t.money(q.difference, cur, signed=True))))
     for c in r.players:
         if not c.matches:
-            out += ["", f"Why {c.player_id} should get {c.expected}:"]
+            out += ["", t._("Why {player} should get {money}:", player=c.player_id,
+                            money=t.money(c.expected, cur, signed=True))]
             out += [f"  {line}" for line in c.explanation]
-    out += ["", "All payouts match." if r.all_match else "Payouts do NOT match the settlement."]
+    out += ["", t._("All payouts match.") if r.all_match else
+            t._("Payouts do NOT match the settlement.")]
     return "\n".join(out)
 
 
-def evaluation(e: pb.EvaluateArrangementResponse) -> str:
+def evaluation(e: pb.EvaluateArrangementResponse, lang: Language | None = None) -> str:
+    t = _lang(lang)
     e = shown_message(e)
-    out = [f"Profile {e.profile.name} v{e.profile.version}"]
-    for r in e.rows:
-        royalty = f" (royalty {r.royalty})" if r.royalty else ""
-        row = _label(profile_pb2.Row, r.row).capitalize()
-        out.append(f"  {row:<6} {' '.join(r.cards):<15} {r.name}{royalty}")
+    out = [t._("Profile {name} v{version}", name=e.profile.name, version=e.profile.version)]
+    names = [_label(t, profile_pb2.Row, r.row) for r in e.rows]
+    column = max((width(n) for n in names), default=0)
+    for r, row in zip(e.rows, names):
+        royalty = " " + t._("(royalty {units})", units=t.number(r.royalty)) if r.royalty else ""
+        shown = r.name if t.code == "en" else _label(t, profile_pb2.HandClass, r.hand_class)
+        out.append(f"  {_pad(row, column, False)} {' '.join(r.cards):<15} {shown}{royalty}")
     if e.rows:
-        reasons = ", ".join(_label(pb.FoulReason, r) for r in e.foul_reasons)
-        out.append("  Fouled: " + (reasons if e.fouled else "no"))
-        out.append(f"  Royalties: {e.royalty_total}")
-    out.append("  Naturals in these cards: " + (", ".join(e.naturals) or "none"))
+        reasons = ", ".join(_label(t, pb.FoulReason, r) for r in e.foul_reasons)
+        out.append("  " + t._("Fouled: {reasons}", reasons=reasons if e.fouled else t._("no")))
+        out.append("  " + t._("Royalties: {units}", units=t.number(e.royalty_total)))
+    out.append("  " + t._("Naturals in these cards: {naturals}",
+                          naturals=", ".join(t.label(n) for n in e.naturals) or t._("none")))
     if e.playable_naturals:
-        out.append("  Playable under this profile: " + ", ".join(e.playable_naturals))
+        out.append("  " + t._("Playable under this profile: {naturals}",
+                              naturals=", ".join(t.label(n) for n in e.playable_naturals)))
     if e.HasField("fantasyland"):
-        out.append(f"  {e.fantasyland.text}")
+        out.append(f"  {_sentence(t, 'FANTASYLAND', e.fantasyland)}")
     return "\n".join(out)
 
 
-def profiles(r: pb.ListProfilesResponse) -> str:
+def profiles(r: pb.ListProfilesResponse, lang: Language | None = None) -> str:
+    t = _lang(lang)
     r = shown_message(r)
     rows = [[p.name, p.version, p.source, p.digest[:12]] for p in r.profiles]
-    return _table(["Profile", "Version", "Source", "Digest"], rows)
+    return _table([t._("Profile"), t._("Version"), t._("Source"), t._("Digest")], rows)
 
 
 _INT64 = frozenset((FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64,
@@ -170,7 +217,7 @@ def int64_as_strings(data: Any, descriptor: Descriptor) -> Any:
 def profile_json(p: profile_pb2.RuleProfile) -> str:
     """A profile in exactly the JSON form the request's ``profile`` field accepts: every field,
     defaults filled in (the engine's own writer), 64-bit money as strings (protobuf's JSON)."""
-    from cpsettle_service.domain.profile import profile_from_dict, profile_to_dict
+    from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
 
     data = profile_to_dict(profile_from_dict(json_format.MessageToDict(p)))
     return json_text(int64_as_strings(data, profile_pb2.RuleProfile.DESCRIPTOR))

@@ -969,22 +969,63 @@ class SettleResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SETTLEMENT_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def settlement(self) -> Global___Settlement:
         """The settlement."""
+
+    @_builtins.property
+    def receipt(self) -> Global___LogReceipt:
+        """Where the settlement's settlement.issued line sits in the replica's audit log: keep it, and
+        an auditor can demand that line, with an inclusion proof against a witnessed checkpoint
+        (cpsettle audit-log prove). Outside the settlement: its bytes and signature do not cover it.
+        """
 
     def __init__(
         self,
         *,
         settlement: Global___Settlement | None = ...,
+        receipt: Global___LogReceipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["settlement", b"settlement"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["receipt", b"receipt", "settlement", b"settlement"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["settlement", b"settlement"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["receipt", b"receipt", "settlement", b"settlement"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SettleResponse: _TypeAlias = SettleResponse  # noqa: Y015
+
+@_typing.final
+class LogReceipt(_message.Message):
+    """A settlement's place in the verifiable audit log (docs/AUDIT.md, "Receipts"): the log, the
+    leaf index of its settlement.issued line and that line's RFC 6962 leaf hash.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ORIGIN_FIELD_NUMBER: _builtins.int
+    INDEX_FIELD_NUMBER: _builtins.int
+    LEAF_HASH_FIELD_NUMBER: _builtins.int
+    origin: _builtins.str
+    """The log's origin (c2sp.org/tlog-checkpoint): one log per replica run."""
+    index: _builtins.int
+    """The line's leaf index in that log, from 0."""
+    leaf_hash: _builtins.str
+    """SHA-256 of 0x00 and the line's bytes (UTF-8, without its line feed), in lowercase hex."""
+    def __init__(
+        self,
+        *,
+        origin: _builtins.str = ...,
+        index: _builtins.int = ...,
+        leaf_hash: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["index", b"index", "leaf_hash", b"leaf_hash", "origin", b"origin"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LogReceipt: _TypeAlias = LogReceipt  # noqa: Y015
 
 @_typing.final
 class ProposedPayout(_message.Message):
@@ -1180,6 +1221,7 @@ class ValidatePayoutsResponse(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     PAIRS_FIELD_NUMBER: _builtins.int
     SETTLEMENT_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
     all_match: _builtins.bool
     """Whether every proposed payout matches."""
     @_builtins.property
@@ -1194,6 +1236,10 @@ class ValidatePayoutsResponse(_message.Message):
     def settlement(self) -> Global___Settlement:
         """The correct settlement."""
 
+    @_builtins.property
+    def receipt(self) -> Global___LogReceipt:
+        """The settlement's place in the audit log (as SettleResponse.receipt)."""
+
     def __init__(
         self,
         *,
@@ -1201,10 +1247,11 @@ class ValidatePayoutsResponse(_message.Message):
         players: _abc.Iterable[Global___PayoutCheck] | None = ...,
         pairs: _abc.Iterable[Global___PairCheck] | None = ...,
         settlement: Global___Settlement | None = ...,
+        receipt: Global___LogReceipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["settlement", b"settlement"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["receipt", b"receipt", "settlement", b"settlement"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_match", b"all_match", "pairs", b"pairs", "players", b"players", "settlement", b"settlement"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_match", b"all_match", "pairs", b"pairs", "players", b"players", "receipt", b"receipt", "settlement", b"settlement"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1592,6 +1639,7 @@ class AuditResult(_message.Message):
     ERROR_FIELD_NUMBER: _builtins.int
     ALL_MATCH_FIELD_NUMBER: _builtins.int
     CHECKS_FIELD_NUMBER: _builtins.int
+    RECEIPT_FIELD_NUMBER: _builtins.int
     ref: _builtins.str
     """The caller's reference, as sent."""
     all_match: _builtins.bool
@@ -1612,6 +1660,10 @@ class AuditResult(_message.Message):
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___PayoutCheck]:
         """Per player, when payouts were recorded."""
 
+    @_builtins.property
+    def receipt(self) -> Global___LogReceipt:
+        """With a settlement: its place in the audit log (as SettleResponse.receipt)."""
+
     def __init__(
         self,
         *,
@@ -1620,10 +1672,11 @@ class AuditResult(_message.Message):
         error: _status_pb2.Status | None = ...,
         all_match: _builtins.bool = ...,
         checks: _abc.Iterable[Global___PayoutCheck] | None = ...,
+        receipt: Global___LogReceipt | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "outcome", b"outcome", "settlement", b"settlement"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "outcome", b"outcome", "receipt", b"receipt", "settlement", b"settlement"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_match", b"all_match", "checks", b"checks", "error", b"error", "outcome", b"outcome", "ref", b"ref", "settlement", b"settlement"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_match", b"all_match", "checks", b"checks", "error", b"error", "outcome", b"outcome", "receipt", b"receipt", "ref", b"ref", "settlement", b"settlement"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["settlement", "error"]  # noqa: Y015
     _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015

@@ -1,0 +1,10 @@
+"""The gRPC API (``cpsettle.v1.SettlementService``): requests mapped to the domain
+(``mapping``, the only room that knows both protobuf and the domain), checked for size
+(``bounds``, ``codec``), answered by ``servicer`` (unary RPCs) and ``stream`` (SettleStream, its
+worker processes in ``pool`` and ``stream_worker``), with the settlement written as wire bytes
+(``wire``); ``interceptors`` map errors to status codes, ``priority`` lets live calls first, and
+``profiles`` resolves and caches each request's rule profile.
+"""
+
+__all__ = ["bounds", "codec", "interceptors", "mapping", "pool", "priority", "profiles",
+           "servicer", "stream", "stream_worker", "wire"]

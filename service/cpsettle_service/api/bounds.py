@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.errors import InvalidInput, Violation, ViolationCode
-from ..domain.profile import RuleProfile
-from ..domain.schema import maximum
+from ..domain.profile.model import RuleProfile
+from ..domain.reading.schema import maximum
 
 MAX_PLAYERS = 4  # RULES.md §15: 2 to 4 players
 MAX_HAND_CARDS = 13  # a row, or a player's loose cards, holds at most one whole hand

@@ -12,10 +12,7 @@ from typing import Any, Callable
 from google.protobuf.message import DecodeError, Message
 
 from ..domain.errors import InvalidInput, Violation, ViolationCode
-
-
-class MessageTooLarge(Exception):
-    """A request past the service's message-size limit (RESOURCE_EXHAUSTED)."""
+from ..errors import MessageTooLarge
 
 
 class Malformed:

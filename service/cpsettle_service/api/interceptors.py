@@ -20,33 +20,19 @@ from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from ..audit import last_issued
-from ..audit_chain import LogUnavailable
 from ..domain.errors import InvalidInput
+from ..errors import (
+    AtCapacity,
+    DeadlineCapExceeded,
+    LogUnavailable,
+    MessageTooLarge,
+    NotFound,
+    Unauthenticated,
+)
 from ..observability import metrics, tracing
 from ..observability.logging import get_logger
-from ..security import TokenChecker, Unauthenticated
-from .codec import MessageTooLarge
+from ..security import TokenChecker
 from .priority import LiveFirst
-
-
-class NotFound(LookupError):
-    """A named thing (a profile) that does not exist: ``resource_type`` is its message's full
-    name (``cpsettle.v1.RuleProfile``), ``name`` what the caller asked for."""
-
-    def __init__(self, message: str, resource_type: str = "", name: str = "") -> None:
-        super().__init__(message)
-        self.resource_type = resource_type
-        self.name = name
-
-
-class DeadlineCapExceeded(TimeoutError):
-    """A call without a deadline of its own ran past the server's cap."""
-
-
-class AtCapacity(RuntimeError):
-    """The service already has its maximum of calls in flight; the caller should retry."""
-
 
 # The ErrorInfo domain of every reason below: the contract's package, whose comments list them
 # (settlement.proto, "Errors"; README, "Errors").
@@ -357,11 +343,13 @@ class _Bookkeeping:
         # settlement.issued audit event (the call's ids, rpc, trace ids and every fact of the
         # settlement; its duration is in the histogram). Every other call, and every failed
         # one, gets its rpc line.
-        if code != "OK" or self.kind != "unary" or last_issued.get() is None:
+        if code != "OK" or self.kind != "unary" or self.name not in ISSUING_METHODS:
             _log.info("rpc", method=self.name, code=code, duration_ms=round(elapsed * 1000, 3))
         tracing.finish(span, code)
 
 
+# Unary methods whose successful answer carries a settlement issued (and logged) for it.
+ISSUING_METHODS = frozenset({"Settle", "ValidatePayouts"})
 _CALL_KEYS = ("hand_id", "table_id", "round_id", "dealer_id", "caller")
 
 

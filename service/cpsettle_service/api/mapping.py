@@ -20,12 +20,12 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..domain import caps
-from ..domain.cards import Suit
+from ..domain.cards.cards import Suit
+from ..domain.cards.hands import HandClass, Wheel
+from ..domain.cards.rows import Row
 from ..domain.errors import InvalidInput, Violation, ViolationCode
-from ..domain.hands import HandClass, Wheel
-from ..domain.natural_vocabulary import RowClass
-from ..domain.profile import (
+from ..domain.naturals.vocabulary import RowClass
+from ..domain.profile.model import (
     CapBasis,
     CapOrder,
     FoulPenalty,
@@ -35,20 +35,20 @@ from ..domain.profile import (
     RoyaltyMode,
     RuleProfile,
     VsFoul,
-    profile_to_dict,
 )
-from ..domain.results import FoulReason, ItemKind, PairKind, Status
-from ..domain.rows import Row
-from ..domain.settlement import (
+from ..domain.profile.parse import profile_to_dict
+from ..domain.settle import (
     EvaluatedRow,
-    Fantasyland,
+    FantasylandResult,
     HandEvaluation,
     PairCheck,
     PayoutCheck,
     PayoutReport,
 )
-from ..domain.table import AuditContext, PlayerInput, ProfileChoice, Table
-from ..keys import ALGORITHM
+from ..domain.settle import money as caps
+from ..domain.settle.results import FoulReason, ItemKind, PairKind, Status
+from ..domain.settle.table import AuditContext, PlayerInput, ProfileChoice, Table
+from ..proof.keys import ALGORITHM
 from . import bounds
 
 # --------------------------------------------------------------------------- enums
@@ -333,7 +333,7 @@ def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
     out.joker_cards.extend(r.joker_cards)
 
 
-def _fantasyland(f: Fantasyland, out: pb.FantasylandResult) -> None:
+def _fantasyland(f: FantasylandResult, out: pb.FantasylandResult) -> None:
     out.qualifies = f.qualifies
     out.cards = f.cards
     out.text = f.text

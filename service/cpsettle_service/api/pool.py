@@ -42,8 +42,9 @@ from typing import Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..audit import Prepared
+from ..errors import WorkerLost
 from ..observability import metrics
+from ..proof.seal import Prepared
 
 DEFAULT_NICE = 10  # the workers' niceness above the server's (0 = the same priority)
 WATCH_INTERVAL = 0.5  # seconds between looks at the parent process, where pidfd is missing
@@ -65,10 +66,6 @@ class HandResult:
     prepared: Prepared | None = None
     tail: bytes = b""
     lines: tuple[tuple[str, str, str, dict[str, Any]], ...] = ()
-
-
-class WorkerLost(RuntimeError):
-    """A worker process ended while it settled a batch, twice in a row."""
 
 
 def counts() -> dict[tuple[int, tuple[str, ...]], float]:

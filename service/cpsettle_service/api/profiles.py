@@ -1,23 +1,14 @@
-"""Which profile a request settles under: the resolver, its cache, and profile digests."""
+"""Which profile a request settles under: the resolver and its cache."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import OrderedDict
 from typing import Any
 
-from ..domain.profile import ProfileRegistry, RuleProfile, profile_to_dict
-from ..domain.table import ProfileChoice, resolve_profile
+from ..domain.profile import ProfileRegistry, RuleProfile
+from ..domain.settle import ProfileChoice, resolve_profile
+from ..proof.digests import profile_digest
 from . import mapping
-
-
-def profile_digest(profile: RuleProfile) -> str:
-    """sha256 of the profile's canonical JSON (sorted keys, no spaces, UTF-8)."""
-    text = json.dumps(profile_to_dict(profile), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
 
 # What one cached profile costs beside its key's bytes: measured with tracemalloc at about
 # 170 bytes per table entry (the entry, its dataclass, the lookups built from it), a few KiB

@@ -12,19 +12,19 @@ from google.protobuf.message import Message
 from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..audit import Issued, Sealer, last_issued
-from ..audit_chain import LogUnavailable
 from ..domain.errors import InvalidInput, Violation, ViolationCode
-from ..domain.profile import RuleProfile
-from ..domain.settlement import Settlement, check_payouts, evaluate_hand, settle
+from ..domain.profile.model import RuleProfile
+from ..domain.settle import Settlement, check_payouts, evaluate_hand, settle
+from ..errors import AtCapacity, DeadlineCapExceeded, LogUnavailable, NotFound
 from ..observability import metrics
-from ..observability.logging import audit_written
+from ..observability.logging import audit_size, audit_written
+from ..proof.digests import profile_digest
+from ..proof.seal import Issued, Sealer
 from . import bounds, mapping, stream, wire
 from .codec import reject_malformed, reject_unknown, tolerant
-from .interceptors import AtCapacity, DeadlineCapExceeded, NotFound
 from .pool import StreamPool
 from .priority import LiveFirst
-from .profiles import ProfileResolver, profile_digest
+from .profiles import ProfileResolver
 
 SERVICE_NAME = "cpsettle.v1.SettlementService"
 # An answer with less time than this left before the call's deadline is not sent: it would
@@ -79,10 +79,11 @@ class SettlementServicer:
 
     def settlement_wire(
         self, request: Any, before_seal: Callable[[Settlement], object] | None = None
-    ) -> tuple[bytes, Settlement]:
-        """The ``Settlement`` message as bytes (sealed when there is a sealer) and the domain
-        settlement it was written from. ``before_seal`` runs on the settlement before it is
-        sealed (and logged as issued): a check that rejects the call issues nothing."""
+    ) -> tuple[bytes, Settlement, Issued | None]:
+        """The ``Settlement`` message as bytes (sealed when there is a sealer), the domain
+        settlement it was written from, and what the sealer issued (its receipt with it; None
+        when nothing was logged). ``before_seal`` runs on the settlement before it is sealed
+        (and logged as issued): a check that rejects the call issues nothing."""
         reject_malformed(request)
         table, choice = mapping.request_to_domain(request)
         profile, digest, source = self.resolver.resolve(choice)
@@ -90,42 +91,56 @@ class SettlementServicer:
         if before_seal is not None:
             before_seal(settlement)
         data = wire.settlement_body(settlement, digest, source)
+        issued = None
         if self.sealer is not None:
-            data = self.sealer.seal(data, request.SerializeToString(deterministic=True), digest,
-                                    settlement)
+            data, issued = self.sealer.seal(data, request.SerializeToString(deterministic=True),
+                                            digest, settlement)
         # The profile label is never client text (an inline profile's name, or a name laid on by
         # overrides, would make a series per request): inline profiles count as "inline", and a
         # registry profile, overrides or not, under the registry name the request chose.
         _record(settlement, "inline" if source.startswith("inline") else request.preset)
-        return data, settlement
+        return data, settlement, issued
 
     # Plain functions: the async RPC methods below and the CLI's --local mode both use them,
     # so a local settlement is byte for byte what the server would answer.
 
+    def settle_answer(self, request: Any) -> tuple[bytes, Issued | None]:
+        """The ``SettleResponse`` bytes the Settle RPC sends (the receipt with the settlement),
+        and what was issued."""
+        data, _, issued = self.settlement_wire(request)
+        return wire.settle_response(data, issued.receipt if issued is not None else None), issued
+
     def settle_wire(self, request: Any) -> bytes:
         """The ``SettleResponse`` bytes the Settle RPC sends."""
-        return wire.settle_response(self.settlement_wire(request)[0])
+        return self.settle_answer(request)[0]
 
     def settle_response(self, request: Any) -> pb.SettleResponse:
         return pb.SettleResponse.FromString(self.settle_wire(request))
 
     def validate_response(self, request: Any) -> pb.ValidatePayoutsResponse:
+        return self.validate_answer(request)[0]
+
+    def validate_answer(self, request: Any) -> tuple[pb.ValidatePayoutsResponse, Issued | None]:
+        """The ``ValidatePayoutsResponse`` (the receipt with the settlement) and what was
+        issued."""
         reject_malformed(request)
         response = pb.ValidatePayoutsResponse()
         proposed, pairs = mapping.payouts_from_proto(request)
         checked = []
-        data, settlement = self.settlement_wire(
+        data, settlement, issued = self.settlement_wire(
             request.request,
             lambda s: checked.append(
                 mapping.check_differences(check_payouts(s, proposed, pairs), "proposed")))
         report = checked[0]
         response.settlement.MergeFromString(data)
+        if issued is not None and issued.receipt is not None:
+            wire.receipt_to_proto(issued.receipt, response.receipt)
         mapping.payout_report_to_proto(report, response)
         if not report.all_match:
             metrics.PAYOUT_MISMATCHES.inc()
         if self.sealer is not None:
             self.sealer.payouts_checked(settlement, response.settlement.settlement_id, report)
-        return response
+        return response, issued
 
     def evaluate_response(self, request: Any) -> pb.EvaluateArrangementResponse:
         reject_malformed(request)
@@ -164,7 +179,7 @@ class SettlementServicer:
 
     def integrity_response(self, request: Any) -> pb.VerifyIntegrityResponse:
         """Re-check the installed files now and attest the manifest digest with the nonce."""
-        from .. import integrity  # lazily: it reads the installed files' manifest
+        from ..proof import integrity  # lazily: it reads the installed files' manifest
 
         reject_malformed(request)
         nonce = bytes(request.nonce)
@@ -209,13 +224,14 @@ class SettlementServicer:
         return self.integrity_response(request)
 
     async def deliver(self, context: grpc.aio.ServicerContext[Any, Any],
-                      issued: list[Issued]) -> None:
-        """Hold an answer until the audit lines of the settlements it carries are written.
-        When they cannot be, or the call ends meanwhile, each settlement gets its
-        ``settlement.not_delivered`` line and the call fails: no settlement goes out without
-        its event, and none is logged as issued that was not delivered without saying so."""
+                      issued: list[Issued], through: int) -> None:
+        """Hold an answer until the audit log's first ``through`` lines (the settlements' own
+        among them) are written. When they cannot be, or the call ends meanwhile, each
+        settlement gets its ``settlement.not_delivered`` line and the call fails: no settlement
+        goes out without its event, and none is logged as issued that was not delivered without
+        saying so."""
         try:
-            await audit_written(self.log_timeout)
+            await audit_written(through, self.log_timeout)
         except LogUnavailable as e:
             self.not_delivered(issued, "audit_log_unavailable", str(e))
             raise
@@ -228,7 +244,6 @@ class SettlementServicer:
             raise DeadlineCapExceeded("the call's deadline passed before its answer could go out")
 
     def not_delivered(self, issued: list[Issued], reason: str, detail: str = "") -> None:
-        last_issued.set(None)  # accounted for: grpc's late-answer line must not repeat it
         if self.sealer is not None and issued:
             self.sealer.not_delivered(issued, reason, detail)
 
@@ -259,24 +274,40 @@ class SettlementServicer:
         """``build(request)`` and deliver it; as bulk work, after live calls, when
         ``profile_of`` (the message holding the request's profile choice) brings a profile
         the resolver has not cached: a live table's call never waits behind reading it."""
-        last_issued.set(None)
         if self.brings_cold_profile(profile_of):
             async with self.bulk_turn():
-                answer = build(request)
+                answer, issued = build(request)
         else:
-            answer = build(request)
-        issued = last_issued.get()
-        await self.deliver(context, [issued] if issued is not None else [])
+            answer, issued = build(request)
+        sent = [issued] if issued is not None else []
+        await self.deliver(context, sent, audit_size())
+        if sent:
+            # The client may cancel (or its deadline fire) after the answer is built and
+            # before grpc sends it: the call then ends cancelled and the answer never leaves.
+            # (typeshed types the callback as a class; any callable is what grpc takes)
+            context.add_done_callback(
+                lambda ended: self._after_answer(sent, ended))  # type: ignore[arg-type]
         return answer
 
+    def _after_answer(self, issued: list[Issued],
+                      context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """A call that answered a settlement has ended: if it ended cancelled (the client went,
+        or its deadline passed, before the answer was sent), the settlement was not delivered.
+        A cancel that reaches the server after the answer went out cannot be told apart from a
+        delivery (docs/AUDIT.md, "Reconciling")."""
+        if context.cancelled():
+            self.not_delivered(issued, "cancelled_after_answer",
+                               "the call ended cancelled after its answer was built: the answer "
+                               "was not sent")
+
     async def Settle(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        return await self._answer(self.settle_wire, request, context, request)  # type: ignore[no-any-return]
+        return await self._answer(self.settle_answer, request, context, request)  # type: ignore[no-any-return]
 
     async def ValidatePayouts(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ValidatePayoutsResponse:
         inner = request.request if isinstance(request, pb.ValidatePayoutsRequest) else None
-        return await self._answer(self.validate_response, request, context, inner)  # type: ignore[no-any-return]
+        return await self._answer(self.validate_answer, request, context, inner)  # type: ignore[no-any-return]
 
     async def EvaluateArrangement(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]

@@ -49,17 +49,18 @@ from google.rpc import status_pb2
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..audit import Issued, last_issued
-from ..audit_chain import LogUnavailable
 from ..domain.errors import InvalidInput, Violation, ViolationCode
-from ..domain.settlement import check_payouts
+from ..domain.settle import check_payouts
+from ..errors import LogUnavailable, MessageTooLarge, WorkerLost
 from ..observability import metrics
-from ..observability.logging import get_logger
+from ..observability.logging import audit_size, get_logger
+from ..proof.seal import Issued
+from ..wireformat import message_field, text_field
 from . import wire
-from .codec import Malformed, MessageTooLarge
+from .codec import Malformed
 from .interceptors import RESULT_TOO_LARGE, count_invalid, error_status, status_of
 from .mapping import check_differences, nets_from_proto, player_checks_to_proto
-from .pool import HandResult, StreamPool, WorkerLost
+from .pool import HandResult, StreamPool
 from .priority import LiveFirst
 
 MAX_ITEMS_PER_BATCH = 1000
@@ -78,29 +79,39 @@ def _paid(item: pb.AuditItem) -> dict[str, int]:
     return paid
 
 
-_REF = wire.text_field(1)
-_SETTLEMENT = wire.message_field(2)
-_RESULT = wire.message_field(1)
+_REF = text_field(1)
+_SETTLEMENT = message_field(2)
+_RECEIPT = message_field(7)  # AuditResult.receipt: after all_match (4) and checks (5)
+_RESULT = message_field(1)
 
 
-def audit_item(servicer: Any, item: pb.AuditItem) -> bytes:
-    """One hand's ``AuditResult`` as bytes: the settlement and the check of the recorded
-    payouts, or the hand's error."""
+def _with_receipt(issued: Issued | None) -> bytes:
+    """The ``AuditResult``'s receipt field for a settlement issued (nothing when unlogged)."""
+    if issued is None or issued.receipt is None:
+        return b""
+    return _RECEIPT(wire.receipt(issued.receipt))
+
+
+def audit_item(servicer: Any, item: pb.AuditItem) -> tuple[bytes, Issued | None]:
+    """One hand's ``AuditResult`` as bytes: the settlement, the check of the recorded payouts
+    and the settlement's receipt, or the hand's error; and what was issued."""
     parts = audit_parts(servicer, item)
     if isinstance(parts, bytes):
-        return parts
-    head, settlement, tail = parts
-    return head + _SETTLEMENT(settlement) + tail
+        return parts, None
+    head, settlement, tail, issued = parts
+    return head + _SETTLEMENT(settlement) + tail + _with_receipt(issued), issued
 
 
-def audit_parts(servicer: Any, item: pb.AuditItem) -> bytes | tuple[bytes, bytes, bytes]:
-    """``audit_item`` in three parts, the ``AuditResult``'s fields before the settlement, the
+def audit_parts(servicer: Any, item: pb.AuditItem
+                ) -> bytes | tuple[bytes, bytes, bytes, Issued | None]:
+    """``audit_item`` in parts: the ``AuditResult``'s fields before the settlement, the
     ``Settlement``'s bytes, the fields after it (a worker process leaves the settlement to be
-    sealed by the server: api/pool.py); or the hand's error result, whole."""
+    sealed by the server: api/pool.py), and what was issued; or the hand's error result,
+    whole."""
     try:
         paid = _paid(item) if item.paid else None  # before settling, as ValidatePayouts does
         reports = []
-        data, settlement = servicer.settlement_wire(
+        data, settlement, issued = servicer.settlement_wire(
             item.request,
             None if paid is None
             else lambda s: reports.append(check_differences(check_payouts(s, paid), "paid")))
@@ -121,7 +132,7 @@ def audit_parts(servicer: Any, item: pb.AuditItem) -> bytes | tuple[bytes, bytes
         else:
             rest.all_match = True
         # Fields in number order: ref (1), settlement (2), then all_match (4) and checks (5).
-        return _REF(item.ref), data, rest.SerializeToString(deterministic=True)
+        return _REF(item.ref), data, rest.SerializeToString(deterministic=True), issued
     except LogUnavailable:
         raise  # the whole stream fails closed: no settlement goes out without its event
     except InvalidInput as e:
@@ -133,11 +144,11 @@ def audit_parts(servicer: Any, item: pb.AuditItem) -> bytes | tuple[bytes, bytes
     return out.SerializeToString(deterministic=True)
 
 
-def _noting_issued(issued: list[Issued], seal: Callable[[], bytes]) -> bytes:
-    """``seal()``'s bytes; the settlement it logged as issued, if any, appended to ``issued``."""
-    last_issued.set(None)
-    data = seal()
-    sealed = last_issued.get()
+def _noting_issued(issued: list[Issued], work: Callable[[], tuple[bytes, Issued | None]]
+                   ) -> bytes:
+    """``work()``'s bytes; the settlement it logged as issued, if any, appended to
+    ``issued``."""
+    data, sealed = work()
     if sealed is not None:
         issued.append(sealed)
     return data
@@ -146,16 +157,19 @@ def _noting_issued(issued: list[Issued], seal: Callable[[], bytes]) -> bytes:
 def finish_hand(servicer: Any, hand: HandResult, issued: list[Issued]) -> bytes:
     """A hand a worker settled, sealed here (the time of issue, the signature, its
     ``settlement.issued``, which ``issued`` then lists) and its log lines written after it:
-    the ``AuditResult`` bytes the stream sends."""
+    the ``AuditResult`` bytes the stream sends, its receipt with it."""
     prepared = hand.prepared
+    sealed = None
     if prepared is not None:
-        data = _noting_issued(issued, lambda: servicer.sealer.finish(prepared))
+        sealed = servicer.sealer.finish(prepared)
+        if sealed.issued is not None:
+            issued.append(sealed.issued)
     for logger, level, event, fields in hand.lines:
         log = servicer.sealer.log if logger == "audit" else _log
         getattr(log, level)(event, **fields)
-    if hand.prepared is None:
+    if sealed is None:
         return hand.head
-    return hand.head + _SETTLEMENT(data) + hand.tail
+    return hand.head + _SETTLEMENT(sealed.data) + hand.tail + _with_receipt(sealed.issued)
 
 
 def batch_error(status: status_pb2.Status) -> pb.SettleStreamResponse:
@@ -199,7 +213,7 @@ def settle_batch(servicer: Any, batch: Any, *, max_items: int = MAX_ITEMS_PER_BA
     problem = _batch_problem(batch, max_items)
     if problem is not None:
         return batch_error(problem)
-    answer = _result([audit_item(servicer, item) for item in batch.items], max_result_bytes)
+    answer = _result([audit_item(servicer, item)[0] for item in batch.items], max_result_bytes)
     return pb.SettleStreamResponse.FromString(answer) if isinstance(answer, bytes) else answer
 
 
@@ -312,7 +326,8 @@ async def settle_stream(
                 issued = []
             else:
                 handed, issued = issued, []
-                await servicer.deliver(context, handed)  # accounts for them itself if it fails
+                # accounts for them itself if it fails
+                await servicer.deliver(context, handed, audit_size())
                 issued = handed  # in the transport's hands now: undelivered only if cancelled
             # Yielding suspends this generator until grpc.aio has written the message: the
             # batch after the next is read only then, so a slow reader throttles the pipeline.

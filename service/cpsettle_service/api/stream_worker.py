@@ -17,9 +17,8 @@ import structlog
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..audit import Prepared, Sealer
-from ..domain.profile import ProfileRegistry
-from . import wire
+from ..profile_files import builtin_registry, with_directory
+from ..proof.seal import Prepared, Sealed, Sealer
 from .pool import HandResult, counts, die_with
 from .profiles import ProfileResolver
 from .servicer import SettlementServicer
@@ -60,9 +59,9 @@ class _PreparingSealer(Sealer):
 
     prepared: Prepared | None = None
 
-    def finish(self, prepared: Prepared) -> bytes:
+    def finish(self, prepared: Prepared) -> Sealed:
         self.prepared = prepared
-        return prepared.content
+        return Sealed(prepared.content, None)
 
 
 _worker: tuple[Any, _PreparingSealer, _Lines] | None = None
@@ -76,12 +75,12 @@ def init(profile_dir: str, include_request: bool, parent_pid: int, nice: int) ->
     die_with(parent_pid)
     if nice:
         os.nice(nice)
-    registry = ProfileRegistry.builtin()
+    registry = builtin_registry()
     if profile_dir:  # read again here: the server read it at start, and refused it if invalid
-        registry = registry.with_directory(profile_dir)
+        registry = with_directory(registry, profile_dir)
     lines = _Lines()
     structlog.configure(processors=[structlog.processors.format_exc_info, lines.processor])
-    sealer = _PreparingSealer(None, wire, log=_AuditLog(lines), include_request=include_request)
+    sealer = _PreparingSealer(None, log=_AuditLog(lines), include_request=include_request)
     _worker = (SettlementServicer(ProfileResolver(registry), sealer), sealer, lines)
 
 
@@ -97,7 +96,7 @@ def settle_chunk(data: bytes) -> tuple[list[HandResult], dict[tuple[int, tuple[s
         if isinstance(parts, bytes):
             out.append(HandResult(parts, lines=lines.take()))
         else:
-            head, _, tail = parts
+            head, _, tail, _ = parts
             out.append(HandResult(head, sealer.prepared, tail, lines.take()))
     now = counts()
     moved = {k: v - _counted.get(k, 0.0) for k, v in now.items() if v != _counted.get(k, 0.0)}

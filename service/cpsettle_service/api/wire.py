@@ -8,32 +8,32 @@ for that message (``tests/api/test_wire.py`` checks it byte for byte against a m
 through the runtime, on every golden table and on random ones). What repeats between calls is
 written once and kept: each card's field, each hand's class and name, the row labels.
 
-Protobuf's wire format (https://protobuf.dev/programming-guides/encoding/): a field is its tag
-``(number << 3) | wire type`` as a varint, then a varint for wire type 0 (ints, bools; negative
-ints as 64-bit two's complement) or a varint length and the bytes for wire type 2 (strings,
-sub-messages). Concatenated messages merge, so a message's fields may be written in pieces.
-Enums are varints (repeated ones packed, as proto3 writes them); every field number comes from
-the generated descriptors (``number``), never typed by hand.
+The wire format's writers are ``wireformat``'s; the fields of the seal (10-17: ids, digests, the
+time of issue, the signature, the currency) are written by ``proof.seal``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable, Iterable
-
-from google.protobuf.message import Message
-from google.protobuf.timestamp_pb2 import Timestamp
+from typing import Any, Callable
 
 from cpsettle.v1 import settlement_pb2 as pb
 
-from ..domain.cards import CANONICAL
-from ..domain.rows import ROWS
-from ..domain.settlement import (
-    EvaluatedRow,
-    LineItem,
-    PairResult,
-    PlayerResult,
-    Settlement,
+from ..domain.cards.cards import CANONICAL
+from ..domain.cards.rows import ROWS
+from ..domain.settle import EvaluatedRow, LineItem, PairResult, PlayerResult, Settlement
+from ..proof.log import Receipt
+from ..wireformat import (
+    SMALL,
+    VARINTS,
+    enum_field,
+    int_field,
+    message_field,
+    number,
+    packed_enum_field,
+    repeated_text_field,
+    tag,
+    text_field,
+    varint,
 )
 from .mapping import (
     CAP,
@@ -43,107 +43,7 @@ from .mapping import (
     PAIR_KIND,
     PLAYER_STATUS,
     ROW,
-    SIGNATURE_ALGORITHM,
 )
-
-
-def _encode_varint(value: int) -> bytes:
-    if value < 0:
-        value += 1 << 64
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-_SMALL = 1 << 14
-# Varints of -16383..16383 made once, looked up by value (negative indexes count from the end).
-_VARINTS: list[bytes] = [_encode_varint(i) for i in range(_SMALL)] + [
-    _encode_varint(i) for i in range(-_SMALL + 1, 0)
-]
-
-
-def varint(value: int) -> bytes:
-    """``value`` as a protobuf varint; a negative int as its 64-bit two's complement."""
-    if -_SMALL < value < _SMALL:
-        return _VARINTS[value]
-    return _encode_varint(value)
-
-
-def tag(number: int, wire_type: int) -> bytes:
-    return varint(number << 3 | wire_type)
-
-
-def number(message: type[Message], field: str) -> int:
-    """The number of ``message``'s field ``field``, from the generated descriptor."""
-    n: int = message.DESCRIPTOR.fields_by_name[field].number
-    return n
-
-
-def text_field(number: int) -> Callable[[str], bytes]:
-    """A writer for string field ``number``: '' (proto3's default) writes nothing."""
-    key = tag(number, 2)
-
-    def write(value: str) -> bytes:
-        if not value:
-            return b""
-        data = value.encode()
-        n = len(data)
-        return key + (_VARINTS[n] if n < 16384 else varint(n)) + data
-
-    return write
-
-
-def int_field(number: int) -> Callable[[int], bytes]:
-    """A writer for int32/int64/bool field ``number``: 0 / False writes nothing."""
-    key = tag(number, 0)
-
-    def write(value: int) -> bytes:
-        if not value:
-            return b""
-        return key + (_VARINTS[value] if -_SMALL < value < _SMALL else _encode_varint(value))
-
-    return write
-
-
-def message_field(number: int) -> Callable[[bytes], bytes]:
-    """A writer for sub-message field ``number``: always written (the field is present)."""
-    key = tag(number, 2)
-
-    def write(body: bytes) -> bytes:
-        n = len(body)
-        return key + (_VARINTS[n] if n < 16384 else varint(n)) + body
-
-    return write
-
-
-def repeated_text_field(number: int) -> Callable[[Iterable[str]], bytes]:
-    """A writer for repeated string field ``number``: every item, '' included."""
-    write = text_field(number)
-    empty = tag(number, 2) + b"\x00"
-    return lambda values: b"".join([write(v) if v else empty for v in values])
-
-
-def enum_field(number: int, table: Mapping[str, int]) -> dict[str, bytes]:
-    """Enum field ``number`` for each domain value of ``table``, written once: the value's
-    varint; the zero value writes nothing."""
-    key = tag(number, 0)
-    return {value: key + varint(n) if n else b"" for value, n in table.items()}
-
-
-def packed_enum_field(number: int, table: Mapping[str, int]) -> Callable[[Iterable[str]], bytes]:
-    """A writer for repeated enum field ``number``: packed, one length and the varints."""
-    key = tag(number, 2)
-    values = {value: varint(n) for value, n in table.items()}
-
-    def write(items: Iterable[str]) -> bytes:
-        data = b"".join([values[v] for v in items])
-        return key + varint(len(data)) + data if data else b""
-
-    return write
-
 
 # --------------------------------------------------------------------------- EvaluatedRow
 
@@ -377,7 +277,7 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
         for r in p.rows:
             body = evaluated_row(r)
             n = len(body)
-            prefixed.append((_VARINTS[n] if n < _SMALL else varint(n)) + body)
+            prefixed.append((VARINTS[n] if n < SMALL else varint(n)) + body)
         rows[p.player_id] = (
             tuple([_R_FIRST + x for x in prefixed]), tuple([_R_SECOND + x for x in prefixed])
         )
@@ -389,50 +289,30 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
     return b"".join(parts)
 
 
-_S_SETTLEMENT_ID = text_field(number(_S, "settlement_id"))
-_S_REQUEST_DIGEST = text_field(number(_S, "request_digest"))
-_S_ENGINE_VERSION = text_field(number(_S, "engine_version"))
-_S_ENGINE_DIGEST = text_field(number(_S, "engine_digest"))
-_S_DIGEST = text_field(number(_S, "settlement_digest"))
-_S_ISSUED_AT = message_field(number(_S, "issued_at"))
-_T_SECONDS = int_field(number(Timestamp, "seconds"))
-_T_NANOS = int_field(number(Timestamp, "nanos"))
-_S_CURRENCY = text_field(number(_S, "currency"))
-_S_SIGNATURE = message_field(number(_S, "signature"))
-_G_ALGORITHM = enum_field(number(pb.Signature, "algorithm"), SIGNATURE_ALGORITHM)
-_G_KEY_ID = text_field(number(pb.Signature, "key_id"))
-_G_VALUE = text_field(number(pb.Signature, "value"))
-
-
-def audit_fields(settlement_id: str, request_digest: str, engine_version: str,
-                 engine_digest: str) -> bytes:
-    """Fields 10-13 of ``Settlement``: what its digest covers besides the content."""
-    return (_S_SETTLEMENT_ID(settlement_id) + _S_REQUEST_DIGEST(request_digest)
-            + _S_ENGINE_VERSION(engine_version) + _S_ENGINE_DIGEST(engine_digest))
-
-
-def seal_fields(settlement_digest: str, issued_ms: int, algorithm: str, key_id: str,
-                value: str) -> bytes:
-    """Fields 14-16 of ``Settlement``: its digest, the time of issue (``issued_ms`` milliseconds
-    since the epoch, as a ``google.protobuf.Timestamp``) and the signature."""
-    seconds, millis = divmod(issued_ms, 1000)
-    return (_S_DIGEST(settlement_digest)
-            + _S_ISSUED_AT(_T_SECONDS(seconds) + _T_NANOS(millis * 1_000_000))
-            + _S_SIGNATURE(_G_ALGORITHM[algorithm] + _G_KEY_ID(key_id) + _G_VALUE(value)))
-
-
-def late_fields(currency: str) -> bytes:
-    """The fields of ``Settlement`` numbered after the seal's (17: the currency): content, inside
-    the settlement digest, but written after field 16 to keep field-number order."""
-    return _S_CURRENCY(currency)
-
-
 _SETTLE_RESPONSE = message_field(number(pb.SettleResponse, "settlement"))
+_SETTLE_RECEIPT = message_field(number(pb.SettleResponse, "receipt"))
+_L = pb.LogReceipt
+_L_ORIGIN = text_field(number(_L, "origin"))
+_L_INDEX = int_field(number(_L, "index"))
+_L_LEAF_HASH = text_field(number(_L, "leaf_hash"))
 
 
-def settle_response(settlement: bytes) -> bytes:
-    """A ``SettleResponse`` holding the settlement's bytes."""
-    return _SETTLE_RESPONSE(settlement)
+def receipt(r: Receipt) -> bytes:
+    """A ``LogReceipt``'s bytes (its fields in number order, as the runtime writes them)."""
+    return _L_ORIGIN(r.origin) + _L_INDEX(r.index) + _L_LEAF_HASH(r.leaf_hash.hex())
+
+
+def receipt_to_proto(r: Receipt, out: pb.LogReceipt) -> None:
+    out.origin, out.index, out.leaf_hash = r.origin, r.index, r.leaf_hash.hex()
+
+
+def settle_response(settlement: bytes, log_receipt: Receipt | None = None) -> bytes:
+    """A ``SettleResponse`` holding the settlement's bytes and, when it was logged, its
+    receipt."""
+    out = _SETTLE_RESPONSE(settlement)
+    if log_receipt is not None:
+        out += _SETTLE_RECEIPT(receipt(log_receipt))
+    return out
 
 
 def passthrough(serialize: Callable[[Any], bytes]) -> Callable[[object], bytes]:

@@ -1,9 +1,18 @@
-"""The one error type of the domain: invalid input, carrying every violation (RULES.md §15)."""
+"""The domain's errors (RULES.md §15): ``CpsettleError``, the base of every error cpsettle
+raises on purpose; ``InvalidInput``, carrying every violation of a request or profile at once;
+``CardError``, a card text that names no card.
+
+The service's own errors (a missing profile, a full replica, an unusable key...) derive from
+the same base in ``cpsettle_service.errors``, which hands these on too.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+
+__all__ = ["CardError", "Collector", "CpsettleError", "InvalidInput", "Violation",
+           "ViolationCode"]
 
 
 class ViolationCode(StrEnum):
@@ -42,7 +51,11 @@ class Violation:
         return f"{self.field}: {self.reason}"
 
 
-class InvalidInput(ValueError):
+class CpsettleError(Exception):
+    """The base of every error cpsettle raises on purpose (the domain's and the service's)."""
+
+
+class InvalidInput(CpsettleError, ValueError):
     """Input that cannot be settled. Carries every violation found, never just the first."""
 
     def __init__(self, violations: list[Violation] | tuple[Violation, ...]) -> None:
@@ -50,6 +63,10 @@ class InvalidInput(ValueError):
             raise ValueError("InvalidInput needs at least one violation")
         self.violations: tuple[Violation, ...] = tuple(violations)
         super().__init__("; ".join(str(v) for v in self.violations))
+
+
+class CardError(CpsettleError, ValueError):
+    """A card string that is not one of the 52 cards (RULES.md §2)."""
 
 
 class Collector:

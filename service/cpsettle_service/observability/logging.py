@@ -1,12 +1,13 @@
 """structlog, configured once: JSON lines when not on a terminal, console output on one.
 
-JSON lines are links of the audit chain (``audit_chain.py``): numbered, each with the hash of the
-line before, written one at a time by the chain, whichever logger they come from.
+JSON lines are the leaves of the verifiable audit log (``proof/log.py``): numbered and hashed
+into one Merkle tree, written one at a time by the log, whichever logger they come from.
 
 The server writes them from a thread of their own (``background=True``): a sink that blocks
 (a pipe nobody reads) or fails (a closed pipe, a full disk) never blocks the event loop. A
-settlement is answered only once its ``settlement.issued`` line is written (``audit_written``);
-when the log cannot take it, the call fails closed with UNAVAILABLE.
+settlement is answered only once its ``settlement.issued`` line is written (``audit_written``,
+given how many lines must be out); when the log cannot take it, the call fails closed with
+UNAVAILABLE. ``audit_append`` appends an audit event and hands back its receipt.
 """
 
 from __future__ import annotations
@@ -19,28 +20,24 @@ from typing import Any
 import orjson
 import structlog
 
-from ..audit import last_issued, log_not_delivered
-from ..audit_chain import Chain, InlineSink, ThreadSink, last_seq
+from ..proof.log import DEFAULT_ORIGIN_PREFIX, InlineSink, Log, Receipt, ThreadSink
 
 _configured = False
-_chain: Chain | None = None
+_log: Log | None = None
+_stamp: Any = None
+_level_no = logging.INFO
 
 
 class _LateResponse(logging.Filter):
     """grpc.aio logs an ERROR with a traceback when a handler's answer reaches a call that has
     already ended (its deadline fired a moment earlier): the client already has
-    DEADLINE_EXCEEDED, so it becomes one plain info line instead; a settlement the answer
-    carried gets its ``settlement.not_delivered`` line (grpc logs this in the call's own task,
-    so the call's last sealed settlement is still in its context)."""
+    DEADLINE_EXCEEDED, so it becomes one plain info line instead (the settlement the answer
+    carried gets its ``settlement.not_delivered`` line from the call's done callback:
+    api/servicer.py)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if record.name.startswith("grpc.") and type(error).__name__ == "ExecuteBatchError":
-            issued = last_issued.get()
-            if issued is not None:
-                last_issued.set(None)
-                log_not_delivered(get_logger("cpsettle.audit"), [issued], "deadline_exceeded",
-                                  "the call had ended when its answer was sent")
             original = record.getMessage()
             record.exc_info = None
             record.exc_text = None
@@ -60,12 +57,12 @@ def _dumps(event: Any, **kw: Any) -> str:
         return json.dumps(event, **kw)
 
 
-class _ChainHandler(logging.Handler):
-    """Standard-library records (grpc's own) as chain links, in the structlog line's shape."""
+class _LogHandler(logging.Handler):
+    """Standard-library records (grpc's own) as log lines, in the structlog line's shape."""
 
-    def __init__(self, chain: Chain, stamp: Any) -> None:
+    def __init__(self, log: Log, stamp: Any) -> None:
         super().__init__()
-        self.chain = chain
+        self.log = log
         self.stamp = stamp
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -75,19 +72,20 @@ class _ChainHandler(logging.Handler):
             if record.exc_info:
                 event["exc_info"] = record.exc_info
             stamped = structlog.processors.format_exc_info(None, "", self.stamp(None, "", event))
-            self.chain.emit(dict(stamped))
+            self.log.emit(dict(stamped))
         except Exception:  # noqa: BLE001 — logging never raises into the caller
             self.handleError(record)
 
 
 def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
-              head_every: int = 1000, background: bool = False, queue_lines: int = 2048,
-              stall_seconds: float = 0.5) -> None:
+              checkpoint_every: int = 1000, background: bool = False, queue_lines: int = 2048,
+              stall_seconds: float = 0.5, origin_prefix: str = DEFAULT_ORIGIN_PREFIX) -> None:
     """Configure structlog for the process (idempotent; later calls reconfigure). JSON lines
-    are chained; the chain is new at each call (a new process start). ``background``: JSON
-    lines go to the stream's file descriptor from a writer thread (at most ``queue_lines``
-    waiting; a write blocked for ``stall_seconds`` marks the log stuck)."""
-    global _configured, _chain
+    are leaves of the audit log, new at each call (a new process start), whose origin is
+    ``origin_prefix`` + "/" + a random id; a checkpoint every ``checkpoint_every`` lines.
+    ``background``: JSON lines go to the stream's file descriptor from a writer thread (at most
+    ``queue_lines`` waiting; a write blocked for ``stall_seconds`` marks the log stuck)."""
+    global _configured, _log, _stamp, _level_no
     stream = stream if stream is not None else sys.stdout
     if fmt == "auto":
         fmt = "console" if getattr(stream, "isatty", lambda: False)() else "json"
@@ -112,7 +110,7 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
             )
         )
         final = renderer
-        _chain = None
+        _log = None
     else:
         json_renderer = structlog.processors.JSONRenderer(serializer=_dumps)
 
@@ -130,14 +128,16 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
             sink = ThreadSink(fileno(), queue_lines, stall_seconds)
         else:
             sink = InlineSink(write)
-        chain = Chain(None, render, lambda: stamp(None, "", {})["timestamp"], head_every, sink)
+        log = Log(render, lambda: stamp(None, "", {})["timestamp"], checkpoint_every, sink,
+                  origin_prefix=origin_prefix)
 
         def final(logger: Any, name: str, event: dict[str, Any]) -> Any:
-            chain.emit(event)
+            log.emit(event)
             raise structlog.DropEvent
 
-        handler = _ChainHandler(chain, stamp)
-        _chain = chain
+        handler = _LogHandler(log, stamp)
+        _log = log
+    _stamp, _level_no = stamp, level_no
     handler.addFilter(_LateResponse())
     root.handlers = [handler]
     root.setLevel(level_no)
@@ -156,18 +156,40 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
     _configured = True
 
 
-def chain() -> Chain | None:
-    """The process's audit chain (None when logging to a terminal in console form)."""
-    return _chain
+def audit_log() -> Log | None:
+    """The process's audit log (None when logging to a terminal in console form)."""
+    return _log
 
 
-async def audit_written(timeout: float) -> None:
-    """Until the last audit line this call linked is written (LogUnavailable after
-    ``timeout`` seconds); at once when nothing is chained or the lines are written inline."""
-    c = _chain
-    seq = last_seq.get()
-    if c is not None and seq:
-        await c.written(seq, timeout)
+def audit_size() -> int:
+    """How many lines the audit log has appended so far (0 without one)."""
+    log = _log
+    return log.size if log is not None else 0
+
+
+async def audit_written(count: int, timeout: float) -> None:
+    """Until the audit log's first ``count`` lines are written (LogUnavailable after
+    ``timeout`` seconds); at once without a log or when lines are written inline."""
+    log = _log
+    if log is not None and count:
+        await log.written(count, timeout)
+
+
+def audit_append(name: str, level: str, fields: dict[str, Any]) -> Receipt | None:
+    """Append the audit event ``name`` (``level`` info or warning) with ``fields`` and the
+    call's context, as structlog would write it; its receipt (None: no audit log, or the level
+    filters it out). Raises LogUnavailable for a required event the log cannot take."""
+    log = _log
+    if log is None:
+        getattr(get_logger("cpsettle.audit"), level)(name, **fields)
+        return None
+    if logging.getLevelNamesMapping()[level.upper()] < _level_no:
+        return None
+    event = structlog.contextvars.get_contextvars()
+    event.update(fields)
+    event["event"] = name
+    event["level"] = level
+    return log.emit(_stamp(None, level, event))
 
 
 def get_logger(name: str = "cpsettle") -> Any:

@@ -108,6 +108,22 @@ AUDIT_LAST_WRITE = Gauge(
     "Unix time of the last audit log event written.",
     registry=REGISTRY,
 )
+WITNESS_UP = Gauge(
+    "cpsettle_witness_up",
+    "1 while the witness took this replica's last checkpoint, 0 while it cannot be reached or "
+    "refuses it (checkpoints wait meanwhile), and 0 without a witness (nothing pending then).",
+    registry=REGISTRY,
+)
+WITNESS_PENDING_LINES = Gauge(
+    "cpsettle_witness_pending_lines",
+    "Audit log lines this replica wrote that no checkpoint cosigned by the witness covers yet.",
+    registry=REGISTRY,
+)
+WITNESS_LAST_COSIGNED = Gauge(
+    "cpsettle_witness_last_cosigned_timestamp_seconds",
+    "Unix time the witness last cosigned one of this replica's checkpoints.",
+    registry=REGISTRY,
+)
 
 
 _ROOT = logging.getLogger()
@@ -132,6 +148,15 @@ class CountedAuditLog:
         self._log.warning(event, **kw)
         self._written(event, logging.WARNING)
 
+    def append(self, event: str, **kw: Any) -> Any:
+        """``info``, handing back the line's receipt (proof/log.py) when the audit log took
+        it (None: no audit log, or the level filters it out)."""
+        from .logging import audit_append
+
+        receipt = audit_append(event, "info", kw)
+        self._written(event, logging.INFO)
+        return receipt
+
     def _written(self, event: str, level: int) -> None:
         # observability.logging.configure gives structlog and the root logger the same level;
         # the root logger's check is cached (asking structlog's lazy proxy binds a logger).
@@ -145,3 +170,58 @@ class CountedAuditLog:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._log, name)
+
+
+# ---- readiness, the audit log's sink, the serving certificate (docs/RUNBOOK.md): what the
+# alerts need to see a replica that answers probes but takes no settlements.
+READY = Gauge(
+    "cpsettle_ready",
+    "1 while readiness is SERVING (the replica takes settlement calls), 0 while NOT_SERVING "
+    "(starting, draining, or its audit log stuck).",
+    registry=REGISTRY,
+)
+AUDIT_LOG_STUCK = Gauge(
+    "cpsettle_audit_log_stuck",
+    "1 while the audit log's sink takes no lines (a pipe nobody reads, a closed pipe, a full "
+    "disk): settlements fail UNAVAILABLE and readiness is NOT_SERVING.",
+    registry=REGISTRY,
+)
+AUDIT_LOG_QUEUED = Gauge(
+    "cpsettle_audit_log_queued_lines",
+    "Log lines waiting for the audit log's sink (at most CPSETTLE_AUDIT_LOG_QUEUE_LINES).",
+    registry=REGISTRY,
+)
+TLS_CERT_EXPIRY = Gauge(
+    "cpsettle_tls_certificate_expiry_timestamp_seconds",
+    "Unix time at which the serving certificate (CPSETTLE_TLS_CERT_FILE, as last loaded) "
+    "expires.",
+    registry=REGISTRY,
+)
+TLS_RELOADS = Counter(
+    "cpsettle_tls_reloads_total",
+    "Certificate files read again after a change on disk: result=loaded (new connections get "
+    "them) or rejected (unreadable, or the key does not match the certificate: the previous "
+    "ones stay).",
+    ["result"],
+    registry=REGISTRY,
+)
+
+
+def watch_audit_sink(state: Any) -> None:
+    """Read the sink's ``state() -> (stuck, queued)`` at each scrape (no cost per line)."""
+    AUDIT_LOG_STUCK.set_function(lambda: float(state()[0]))
+    AUDIT_LOG_QUEUED.set_function(lambda: float(state()[1]))
+
+
+def prime(service: str, methods: list[tuple[str, str]]) -> None:
+    """Create every method's call series at zero before the first call: ``rate()`` sees no
+    increase in a series' first sample, so the first failures of a code a process has not had
+    yet (a stuck audit log's UNAVAILABLE) would not count in the error ratios and SLOs at all.
+    ``methods``: (name, grpc_type) pairs; unary ones get the unary histogram, streams theirs."""
+    import grpc
+
+    for name, kind in methods:
+        STARTED.labels(kind, service, name)
+        (HANDLING if kind == "unary" else STREAM_HANDLING).labels(kind, service, name)
+        for code in grpc.StatusCode:
+            HANDLED.labels(kind, service, name, code.name)

@@ -32,6 +32,7 @@ _SERVER_ERRORS = frozenset(
 
 _tracer: Any = None  # an OpenTelemetry Tracer once configured
 _propagator: Any = None
+_provider: Any = None  # its TracerProvider (shutdown exports what is still batched)
 
 
 def parse_traceparent(value: str) -> tuple[str, str] | None:
@@ -50,9 +51,9 @@ def parse_traceparent(value: str) -> tuple[str, str] | None:
 def configure(endpoint: str = "", exporter: Any = None, service_version: str = "") -> bool:
     """Export spans: to the OTLP/gRPC ``endpoint``, or to ``exporter`` (tests: an in-memory one).
     Needs the ``otel`` extra; returns False (and exports nothing) when neither is given."""
-    global _tracer, _propagator
+    global _tracer, _propagator, _provider
     if not endpoint and exporter is None:
-        _tracer = _propagator = None
+        _tracer = _propagator = _provider = None
         return False
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -70,7 +71,16 @@ def configure(endpoint: str = "", exporter: Any = None, service_version: str = "
     # The provider is ours, not the process-global one: the service owns no one else's spans.
     _tracer = provider.get_tracer("cpsettle_service")
     _propagator = TraceContextTextMapPropagator()
+    _provider = provider
     return True
+
+
+def shutdown() -> None:
+    """Export the spans still batched and stop exporting (at the end of a drain)."""
+    global _tracer, _provider
+    if _provider is not None:
+        _provider.shutdown()
+    _tracer = _provider = None
 
 
 def begin(metadata: Iterable[Any] | None, service: str, method: str) -> tuple[Any, Any, Any]:

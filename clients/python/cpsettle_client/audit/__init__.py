@@ -35,3 +35,6 @@ dealer), ``report`` (outcomes merged into the JSON report and the readable summa
 ``progress`` (the bar on a terminal, plain lines elsewhere) and ``command`` (the arguments, the
 exit codes).
 """
+
+__all__ = ["checkpoint", "command", "html", "outcome", "progress", "reading", "report",
+           "running"]

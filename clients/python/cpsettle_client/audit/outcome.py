@@ -115,6 +115,20 @@ class Outcome:
         return {"line": hand.line, "ref": ref, "handId": hand.hand_id, "tableId": hand.table_id,
                 "roundId": hand.round_id, "dealerId": hand.dealer_id}
 
+    def add_matched(self, table_id: str, dealer_id: str, checked: bool) -> None:
+        """A hand settled the quick way (audit/quick.py): every recorded payout matched its
+        net, or (``checked`` false) none was recorded. Counted as ``add_result`` counts it."""
+        self.read += 1
+        if checked:
+            self.checked += 1
+        else:
+            self.unchecked += 1
+        for key, book in ((table_id or NO_ID, self.tables), (dealer_id or NO_ID, self.dealers)):
+            tally = book.get(key)
+            if tally is None:
+                tally = book[key] = Tally()
+            tally.hands += 1
+
     def add_invalid(self, hand: Hand, ref: str, code: str, message: str,
                     violations: Iterable[tuple[str, str]]) -> None:
         entry = self._ids(hand, ref)
@@ -153,8 +167,8 @@ class Outcome:
             players.append(entry)
         s = result.settlement
         diff = self._ids(hand, ref)
-        diff.update(profile=s.profile.name, unitValue=s.unit_value, overpaid=over,
-                    underpaid=under, players=players)
+        diff.update(profile=s.profile.name, unitValue=s.unit_value, currency=s.currency or "XXX",
+                    overpaid=over, underpaid=under, players=players)
         if s.settlement_id:
             diff["settlementId"] = s.settlement_id
         self.differences.append(diff)

@@ -83,16 +83,21 @@ def _describe(value: Any) -> str:
             type(None): "null"}.get(type(value), "a number")
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # a ProposedPayout's net_money
+
+
 def _amount(value: Any) -> int | None:
+    """An integer amount (or digits in a string) within int64; None otherwise (an amount past
+    int64 once crashed the audit where the ``ProposedPayout`` was built)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
     if isinstance(value, str):
         try:
-            return int(value.strip())
+            value = int(value.strip())
         except ValueError:
             return None
+    if isinstance(value, int) and INT64_MIN <= value <= INT64_MAX:
+        return value
     return None
 
 

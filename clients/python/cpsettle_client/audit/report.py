@@ -1,6 +1,8 @@
 """The report: outcomes merged in line order, as the JSON report and as a readable summary.
 
-The JSON format (``cpsettle.audit/v1``) is described in docs/BULK_AUDIT.md.
+The JSON format (``cpsettle.audit/v1``) is described in docs/BULK_AUDIT.md. Money is totalled
+per currency (``byCurrency``): a day whose hands are in more than one currency has no total in
+one number (RULES.md §10; docs/DECISIONS.md).
 """
 
 from __future__ import annotations
@@ -13,9 +15,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..escape import json_text, shown, shown_data
-from .outcome import Outcome, Tally, difference_json, money
+from ..i18n.money import money as shown_money_in
+from .outcome import NO_ID, Outcome, Tally, difference_json, money
 
 REPORT_FORMAT = "cpsettle.audit/v1"
+
+
+def shown_money(minor: int, currency: str) -> str:
+    """An amount as the summary shows it: its currency, by CLDR's English rules (€1.00)."""
+    return shown_money_in(minor, currency, "en")
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -34,6 +42,31 @@ def write_atomically(path: str, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def by_currency(differences: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """The money of the hands with differences, per currency (RULES.md §10: every amount is in
+    minor units of its hand's currency, so only amounts of one currency add up): hands, overpaid
+    and underpaid, by ISO 4217 code."""
+    out: dict[str, dict[str, int]] = {}
+    for d in differences:
+        row = out.setdefault(str(d.get("currency") or "XXX"),
+                             {"handsWithDifferences": 0, "overpaid": 0, "underpaid": 0})
+        row["handsWithDifferences"] += 1
+        row["overpaid"] += int(d["overpaid"])
+        row["underpaid"] += int(d["underpaid"])
+    return dict(sorted(out.items()))
+
+
+def _one_currency(rows: dict[str, Any], differences: list[dict[str, Any]], key: str) -> None:
+    """A row of ``rows`` whose hands with differences are in more than one currency has no
+    total in one number: its ``overpaid`` and ``underpaid`` are null (``byCurrency`` has them)."""
+    seen: dict[str, set[str]] = {}
+    for d in differences:
+        seen.setdefault(str(d.get(key) or NO_ID), set()).add(str(d.get("currency") or "XXX"))
+    for name, currencies in seen.items():
+        if len(currencies) > 1 and name in rows:
+            rows[name].update(overpaid=None, underpaid=None)
 
 
 def _now() -> str:
@@ -56,6 +89,8 @@ class Report:
         self.complete = False
         self.stop_reason = ""
         self.checkpointed = False  # a checkpoint beside the report: say --resume
+        # (first, last, why): lines a resumed checkpoint claimed but could not show were audited
+        self.not_checked: list[tuple[int, int, str]] = []
 
     @property
     def last_line(self) -> int:
@@ -90,6 +125,11 @@ class Report:
         def book(rows: dict[str, Tally]) -> dict[str, Any]:
             return {k: r.to_dict() for k, r in sorted(rows.items())}
 
+        currencies = by_currency(t.differences)
+        mixed = len(currencies) > 1
+        tables, dealers = book(t.tables), book(t.dealers)
+        _one_currency(tables, t.differences, "tableId")
+        _one_currency(dealers, t.differences, "dealerId")
         return {
             "format": REPORT_FORMAT,
             "source": self.source,
@@ -108,13 +148,18 @@ class Report:
                 "handsWithoutRecordedPayouts": t.unchecked,
                 "handsWithDifferences": len(t.differences),
                 "invalidHands": len(t.invalid),
-                "overpaid": money(t.over),
-                "underpaid": money(t.under),
+                "overpaid": None if mixed else money(t.over),
+                "underpaid": None if mixed else money(t.under),
             },
+            **({"notChecked": [{"firstLine": a, "lastLine": b, "reason": why}
+                               for a, b, why in self.not_checked]} if self.not_checked else {}),
             "differences": [difference_json(d) for d in t.differences],
             "invalid": t.invalid,
-            "byTable": book(t.tables),
-            "byDealer": book(t.dealers),
+            "byTable": tables,
+            "byDealer": dealers,
+            "byCurrency": {c: dict(r, overpaid=money(r["overpaid"]),
+                                   underpaid=money(r["underpaid"]))
+                           for c, r in currencies.items()},
         }
 
     def write_json(self, path: str) -> None:
@@ -126,12 +171,18 @@ class Report:
         t = self.total
         rate = t.read / self.elapsed if self.elapsed > 0 else 0.0
         mode = self.settings
-        where = mode["mode"] if mode["mode"] == "local" else f"server {mode.get('server')}"
+        where = {"local": "local", "cluster": f"cluster {mode.get('cluster')}"}.get(
+            mode["mode"], f"server {mode.get('server')}")
         workers = f"{mode['workers']} worker{'s' if mode['workers'] != 1 else ''}"
         out = [f"cpsettle audit of {shown(self.source)} ({shown(where)}, {workers})"]
         span = f"lines {self.first_line:,} to {t.last_line:,}"
         if self.complete:
             out.append(f"  complete: {span}, {self.elapsed:.1f} s, {rate:,.0f} hands/s")
+        elif self.not_checked:
+            out.append(f"  INCOMPLETE: lines {self.first_line:,} to {t.last_line:,} except those "
+                       "below, which were NOT checked")
+            out += [f"    lines {a:,} to {b:,} not checked: {shown(why)}"
+                    for a, b, why in self.not_checked]
         else:
             how = f"--start-line {t.last_line + 1}"
             if self.checkpointed:
@@ -143,9 +194,15 @@ class Report:
             ("hands without recorded payouts", t.unchecked),
             ("hands with payout differences", len(t.differences)),
             ("invalid hands", len(t.invalid)),
-            ("money overpaid", t.over), ("money underpaid", t.under),
         ]
         out += [f"  {label:<32}{value:>12,}" for label, value in numbers]
+        currencies = by_currency(t.differences)
+        if not currencies:
+            out += [f"  {label:<32}{0:>12,}" for label in ("money overpaid", "money underpaid")]
+        for what in ("overpaid", "underpaid"):  # each currency on its own: never added up
+            for code, amounts in currencies.items():
+                out.append(f"  {f'money {what} ({code})':<32}"
+                           f"{shown_money(amounts[what], code):>12}")
 
         def more(n: int) -> None:
             if n > show:

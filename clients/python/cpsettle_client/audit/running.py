@@ -31,6 +31,8 @@ from .reading import Chunk, Hand, prepare
 if TYPE_CHECKING:  # the engine is imported only when the audit runs locally
     from cpsettle_service.local import LocalService
 
+    from .quick import QuickChecker
+
 # A batch on its way to a stream: its number, the outcome it fills, its hands, the message.
 _Entry = tuple[int, Outcome, list[Hand], pb.SettleStreamRequest]
 
@@ -45,14 +47,17 @@ def is_batch_error(result: pb.SettleStreamResponse) -> bool:
 
 
 _servicer: LocalService | None = None
+_quick: QuickChecker | None = None
 
 
 def _init_local(options: dict[str, Any]) -> None:
     """The engine ``cpsettle settle --local`` uses (house profiles, sealer, signing key)."""
-    global _servicer
+    global _servicer, _quick
     from ..backend import local_service
+    from .quick import QuickChecker
 
     _servicer = local_service(**options)
+    _quick = QuickChecker(_servicer)
 
 
 def _init_worker(options: dict[str, Any], audit_pid: int) -> None:
@@ -68,7 +73,32 @@ def _ready() -> None:
 
 
 def audit_chunk(prefix: str, first: int, last: int, lines: list[tuple[int, bytes]]) -> Outcome:
-    """Audit a run of lines in this process, with the servicer's own stream code."""
+    """Audit a run of lines in this process: each line the quick way (``quick``: settled and
+    compared, nothing written) when it can be, the rest (differences, invalid hands, unusual
+    lines) with the servicer's own stream code, which writes their evidence."""
+    assert _servicer is not None and _quick is not None, "_init_local first"
+    outcome = Outcome(first, last)
+    check = _quick.check
+    matched = outcome.add_matched
+    rest: list[tuple[int, bytes]] = []
+    for number, raw in lines:
+        found = check(raw)
+        if found is None:
+            rest.append((number, raw))
+        else:
+            matched(*found)
+    if rest:
+        batch = pb.SettleStreamRequest()
+        hands = [prepare(prefix, number, raw, batch) for number, raw in rest]
+        outcome.add_batch(prefix, hands,
+                          _servicer.settle_batch(batch, max_items=len(batch.items)))
+    return outcome
+
+
+def audit_chunk_full(prefix: str, first: int, last: int, lines: list[tuple[int, bytes]]
+                     ) -> Outcome:
+    """Audit a run of lines the full way only (every settlement written and sealed): what
+    ``audit_chunk`` was before the quick check, kept to hold the two to the same report."""
     assert _servicer is not None, "_init_local first"
     batch = pb.SettleStreamRequest()
     hands = [prepare(prefix, number, raw, batch) for number, raw in lines]
@@ -80,9 +110,11 @@ def audit_chunk(prefix: str, first: int, last: int, lines: list[tuple[int, bytes
 class LocalRunner:
     """Settles in this process (``workers`` 1) or in worker processes, a chunk per task."""
 
-    def __init__(self, workers: int, options: dict[str, Any]) -> None:
+    def __init__(self, workers: int, options: dict[str, Any], quick: bool = True) -> None:
         self.workers = workers
         self.options = options
+        # the quick check first (audit/quick.py), or every hand the full way (--no-quick)
+        self.audit = audit_chunk if quick else audit_chunk_full
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
         if workers > 1:
             self._start()  # the workers start (about 0.3 s) while this process checks and reads
@@ -108,7 +140,7 @@ class LocalRunner:
     def run(self, prefix: str, work: Iterable[Chunk]) -> Iterator[Outcome]:
         if self.workers == 1:
             for first, last, lines in work:
-                yield audit_chunk(prefix, first, last, lines)
+                yield self.audit(prefix, first, last, lines)
             return
         if self.pool is None:
             self._start()
@@ -117,7 +149,7 @@ class LocalRunner:
         limit = 3 * self.workers
         try:
             for first, last, lines in work:
-                in_flight.append(self.pool.submit(audit_chunk, prefix, first, last, lines))
+                in_flight.append(self.pool.submit(self.audit, prefix, first, last, lines))
                 while in_flight and (len(in_flight) >= limit or in_flight[0].done()):
                     yield in_flight.popleft().result()
             while in_flight:

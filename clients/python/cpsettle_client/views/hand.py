@@ -9,77 +9,136 @@ import html
 from pathlib import Path
 from typing import Any
 
-from .page import Page
+from ..i18n import Language, LanguageProblem
+from ..i18n.catalogs import DEFAULT
+from .page import Page, marked, money_html
 
 SETTLEMENT_ID = "cpsettle-settlement"
 KEYS_ID = "cpsettle-keys"  # the element view.js reads an embedded key set from
+REQUEST_ID = "cpsettle-request"  # the request's loose cards, for a natural's thirteen
 
 
-def hand_mount(element_id: str) -> str:
-    """Where view.js draws the settlement embedded under ``element_id``, with its verdict."""
-    return f'<div class="hand-view" data-settlement="{html.escape(element_id)}"></div>'
+def hand_mount(element_id: str, request_id: str | None = None) -> str:
+    """Where view.js draws the settlement embedded under ``element_id``, with its verdict (and
+    the cards of the request embedded under ``request_id``)."""
+    request = f' data-request="{html.escape(request_id)}"' if request_id else ""
+    return (f'<div class="hand-view" data-settlement="{html.escape(element_id)}"{request}>'
+            "</div>")
+
+
+def page_language(tag: str | None) -> Language | None:
+    """The language a page is made for (``--lang``), None for the browser's; an unknown one is
+    the command's error (exit 2)."""
+    from ..backend import CliError
+
+    if not tag:
+        return None
+    try:
+        return Language.get(tag)
+    except LanguageProblem as e:
+        raise CliError(str(e)) from None
+
+
+def _settlement_of(stored: Any) -> dict[str, Any]:
+    s = stored.get("settlement", stored) if isinstance(stored, dict) else {}
+    return s if isinstance(s, dict) else {}
 
 
 def _context(stored: Any) -> dict[str, Any]:
-    s = stored.get("settlement", stored) if isinstance(stored, dict) else {}
-    ctx = s.get("context", {}) if isinstance(s, dict) else {}
+    ctx = _settlement_of(stored).get("context", {})
     return ctx if isinstance(ctx, dict) else {}
 
 
-def _request_section(request: dict[str, Any], request_name: str, stored: Any) -> str:
+def title(lang: Language, stored: Any) -> str:
+    """The page's heading (marked, so the page can say it in another language)."""
+    ctx = _context(stored)
+    hand, table = str(ctx.get("handId") or ""), str(ctx.get("tableId") or "")
+    if hand and table:
+        return marked(lang, "Settlement \u2014 hand {hand} \u00b7 table {table}",
+                      hand=hand, table=table)
+    if hand or table:
+        return (marked(lang, "Settlement \u2014 hand {hand}", hand=hand) if hand else
+                marked(lang, "Settlement \u2014 table {table}", table=table))
+    return marked(lang, "Settlement")
+
+
+def _request_section(page: Page, request: dict[str, Any], request_name: str,
+                     stored: Any) -> str:
     """What the request adds: whether its digest is the settlement's (checked by this command,
-    not in the browser), its dead cards, and the payouts recorded at the table if it is a line
-    of hand history."""
+    not in the browser), its dead cards, each player's thirteen loose cards (a natural's cards,
+    drawn by the page: the settlement has no rows for them), and the payouts recorded at the
+    table if it is a line of hand history."""
     from cpsettle.v1 import settlement_pb2 as pb
 
     from ..audit.reading import RECORDED_FIELD
     from ..backend import parse_message
 
+    lang = page.lang
     request = dict(request)
     recorded = request.pop(RECORDED_FIELD, None)
     message = pb.SettleRequest()
     parse_message(request, message, request_name)
     digest = hashlib.sha256(message.SerializeToString(deterministic=True)).hexdigest()
-    s = stored.get("settlement", stored) if isinstance(stored, dict) else {}
-    stored_digest = s.get("requestDigest", "") if isinstance(s, dict) else ""
+    stored_digest = str(_settlement_of(stored).get("requestDigest", ""))
     same = digest == stored_digest
-    mark = ("\u2714 matches the settlement's request digest" if same else
-            f"\u2717 does NOT match the settlement's request digest {stored_digest or '(none)'}")
+    page.embed(REQUEST_ID, {"matches": same, "players": {
+        p.player_id: {"cards": list(p.cards)} for p in message.players if p.cards}})
+    mark = ("\u2714 " + marked(lang, "matches the settlement's request digest") if same else
+            "\u2717 " + marked(lang, "does NOT match the settlement's request digest {digest}",
+                                digest=stored_digest or lang._("(none)")))
     out = [
-        '<section class="request"><h2>The request</h2>',
-        (f"<p>{html.escape(request_name)}: SHA-256 of its encoding "
-         f'<span class="hex">{digest}</span> <strong class="{"" if same else "flag"}">'
-         f"{html.escape(mark)}</strong> (checked by <code>cpsettle view</code> when this page "
-         "was made, not in this browser).</p>"),
+        '<section class="request"><h2>' + marked(lang, "The request") + "</h2>",
+        "<p>" + marked(lang, "{file}: SHA-256 of its encoding", file=request_name)
+        + f' <span class="hex">{digest}</span> <strong class="{"" if same else "flag"}">'
+        f"{mark}</strong> "
+        + marked(lang, "(checked by cpsettle view when this page was made, not in this "
+                 "browser).") + "</p>",
     ]
     if message.dead_cards:
-        out.append(f"<p>Dead cards: {html.escape(' '.join(message.dead_cards))}</p>")
+        out.append("<p>" + marked(lang, "Dead cards: {cards}",
+                                  cards=" ".join(message.dead_cards)) + "</p>")
     if isinstance(recorded, dict):
-        rows = "".join(f"<tr><td>{html.escape(str(k))}</td>"
-                       f'<td class="num">{html.escape(str(v))}</td></tr>'
-                       for k, v in recorded.items())
-        out.append("<h3>Payouts recorded at the table</h3><div class=scroll><table><thead><tr>"
-                   '<th scope="col">Player</th><th scope="col" class="num">Recorded net '
-                   "(minor units)</th></tr></thead><tbody>" + rows + "</tbody></table></div>")
+        currency = str(_settlement_of(stored).get("currency") or "XXX")
+        rows = "".join(
+            f"<tr><td>{html.escape(str(k))}</td><td class=\"num\">"
+            + (money_html(lang, v, currency, signed=True) if _integer(v) else html.escape(str(v)))
+            + "</td></tr>" for k, v in recorded.items())
+        out.append("<h3>" + marked(lang, "Payouts recorded at the table")
+                   + '</h3><div class=scroll><table><thead><tr><th scope="col">'
+                   + marked(lang, "Player") + '</th><th scope="col" class="num">'
+                   + marked(lang, "Recorded net") + "</th></tr></thead><tbody>" + rows
+                   + "</tbody></table></div>")
     out.append("</section>")
     return "\n".join(out)
 
 
+def _integer(value: Any) -> bool:
+    try:
+        int(value)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(value, (bool, float))
+
+
 def hand_page(stored: Any, *, keys: dict[str, Any] | None = None,
-              request: dict[str, Any] | None = None, request_name: str = "REQUEST.json") -> str:
+              request: dict[str, Any] | None = None, request_name: str = "REQUEST.json",
+              lang: Language | None = None) -> str:
     """The page of one stored settlement (its JSON as stored: a ``SettleResponse`` or a bare
     ``Settlement``, embedded as it is, so the browser checks exactly what was stored);
-    ``keys``: a key set to embed (the JSON of ``cpsettle keys show``)."""
-    ctx = _context(stored)
-    what = " · ".join(f"{k} {ctx[f]}" for k, f in (("hand", "handId"), ("table", "tableId"))
-                      if ctx.get(f))
-    page = Page(title=f"Settlement{(' — ' + what) if what else ''}")
+    ``keys``: a key set to embed (the JSON of ``cpsettle keys show``); ``request``: the
+    ``SettleRequest`` it answers; ``lang``: the language the page opens in (None: the browser's
+    when the page has it, else English)."""
+    page = Page(title="", lang=lang or Language.get(DEFAULT), fixed=lang is not None)
+    page.title = title(page.lang, stored)
+    page.currencies.add(str(_settlement_of(stored).get("currency") or "XXX"))
     page.embed(SETTLEMENT_ID, stored)
     if keys is not None:
         page.embed(KEYS_ID, keys)
-    body = [hand_mount(SETTLEMENT_ID)]
-    if request is not None:
-        body.append(_request_section(request, request_name, stored))
+    section = (_request_section(page, request, request_name, stored)
+               if request is not None else "")
+    body = [hand_mount(SETTLEMENT_ID, REQUEST_ID if request is not None else None)]
+    if section:
+        body.append(section)
     page.body = "\n".join(body)
     return page.render()
 
@@ -133,7 +192,8 @@ def cmd_view(args: argparse.Namespace) -> int:
         keys = read_json(args.keys)
     request = read_json(args.request) if args.request else None
     text = hand_page(stored, keys=keys, request=request,
-                     request_name=Path(args.request).name if args.request else "")
+                     request_name=Path(args.request).name if args.request else "",
+                     lang=page_language(args.lang))
     write_page(text, args.out)
     if args.out != "-":
         print(f"wrote {args.out}: open it in a browser (it verifies the settlement there)")
@@ -154,4 +214,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--keys", metavar="KEYS.json",
                    help="embed this key set (cpsettle keys show) so the page checks the "
                         "signature on opening; without it the page offers a file picker")
+    add_lang_option(p, "the language the page opens in (default: the browser's, when the "
+                    "page has it); the reader can change it")
     p.set_defaults(func=cmd_view)
+
+
+def add_lang_option(p: Any, what: str) -> None:
+    """``--lang LANG``: one of the languages with a catalog (``$CPSETTLE_LOCALE_DIR`` adds)."""
+    p.add_argument("--lang", metavar="LANG", help=f"{what}: en, es, it, zh-Hans, zh-Hant, or "
+                   "a language of a catalog in $CPSETTLE_LOCALE_DIR (docs/VIEWS.md)")

@@ -1,31 +1,190 @@
 // The hand view: draws a settlement from the JSON embedded in the page and checks its proof
 // with the functions of proof.mjs (inlined above this file). A VIEW: it shows what the
 // settlement holds and verifies it; it computes nothing that decides money.
+//
+// Its words are in the reader's language: the page embeds, as data made by cpsettle from its
+// gettext catalogs (cpsettle_client/i18n), every language's messages, the names of the
+// settlement's codes (from the contract's descriptors), and CLDR's number and currency formats
+// (through Babel); PLURAL_RULES (each catalog's gettext plural rule, written above this file by
+// views/page.py) picks a plural form. The messages below are extracted by `pybabel extract`
+// (the calls to _, ngettext and pgettext, with '{name}' fields).
 
-// ---------------------------------------------------------------- names for what the JSON holds
-// Codes are shown as the settlement spells them; the names below only make them readable. Both
-// the string codes ("FRONT") and enum-style names ("ROW_FRONT") are understood.
-// (only prefixes no string code starts with: FOUL_PENALTY and NATURAL stay whole)
-const PREFIXES = /^(ROW|STATUS|PLAYER_STATUS|HAND_CLASS|PAIR_KIND|ITEM_KIND|LINE_ITEM_KIND|CAP_KIND|FOUL_REASON|NATURAL_KIND)_/;
-const NAMES = {
-  FRONT: 'Front', MIDDLE: 'Middle', BACK: 'Back',
-  REGULAR: 'Regular', FOULED: 'Fouled', NATURAL: 'Natural', SURRENDERED: 'Surrendered',
-  ROWS: 'Row by row', FOUL: 'Foul', PAYER_STACK: "payer's stack", PAYEE_STACK: "payee's stack",
-  FRONT_ABOVE_MIDDLE: 'the front row beats the middle row',
-  MIDDLE_ABOVE_BACK: 'the middle row beats the back row',
-};
+// ---------------------------------------------------------------- languages
+const I18N = embeddedData('cpsettle-i18n') ?? { languages: {}, fallback: 'en' };
+let LANG = null; // the current language's data: {code, tag, name, messages, labels, number, money}
 
-/** A readable name for a code of the settlement (unknown codes: their words, lower case). */
-function label(code) {
-  if (!code) return '';
-  const bare = String(code).replace(PREFIXES, '');
-  if (bare === 'UNSPECIFIED') return '';
-  if (NAMES[bare]) return NAMES[bare];
-  const words = bare.replace(/_/g, ' ').toLowerCase();
-  return words.charAt(0).toUpperCase() + words.slice(1);
+function embeddedData(id) {
+  const el = document.getElementById(id);
+  return el ? JSON.parse(el.textContent) : null;
 }
 
-const isCode = (value, name) => String(value ?? '').replace(PREFIXES, '') === name;
+/** '{name}' fields of `text` filled from `args` (values formatted by `shownArg`). */
+function fill(text, args) {
+  if (!args) return text;
+  return text.replace(/\{(\w+)\}/g, (m, k) => (k in args ? shownArg(args[k]) : m));
+}
+
+/** An argument as shown: a number in the language's digits, money with its currency. */
+function shownArg(v) {
+  if (v && typeof v === 'object') {
+    if ('money' in v) return money(v.money, v.currency, v.signed);
+    if ('number' in v) return number(v.number, v.signed);
+    if ('t' in v) return fill(_(v.t), v.a);
+  }
+  return String(v ?? '');
+}
+
+function _(message, args) {
+  const t = LANG?.messages[message];
+  return fill(typeof t === 'string' ? t : message, args);
+}
+
+/** Like _, for a message with elements among its arguments: the parts, to append. */
+function _nodes(message, args) {
+  const t = LANG?.messages[message];
+  const text = typeof t === 'string' ? t : message;
+  return text.split(/(\{\w+\})/).filter(Boolean).map((part) => {
+    const k = /^\{(\w+)\}$/.exec(part)?.[1];
+    if (!k || !(k in args)) return part;
+    return args[k] instanceof Node ? args[k] : shownArg(args[k]);
+  });
+}
+
+function ngettext(singular, plural, n, args) {
+  const forms = LANG?.messages[singular];
+  const rule = PLURAL_RULES[LANG?.code] ?? ((k) => Number(k !== 1));
+  const english = Number(n !== 1) ? plural : singular;
+  const text = Array.isArray(forms) ? (forms[rule(n)] ?? english) : english;
+  return fill(text, { n: { number: n }, ...args });
+}
+
+function pgettext(context, message, args) {
+  const t = LANG?.messages[`${context}\u0004${message}`];
+  return fill(typeof t === 'string' ? t : message, args);
+}
+
+/** A code as English words (a code this page has no name for): 'SOME_CODE' -> 'Some code'. */
+function words(code) {
+  const w = String(code).replace(/_/g, ' ').toLowerCase();
+  return w.charAt(0).toUpperCase() + w.slice(1);
+}
+
+/** The name of a settlement code (an enum value's name, a natural's name) in the language;
+ * *_UNSPECIFIED: ''. The names are the contract's, made into a table by cpsettle. */
+function label(code) {
+  if (code === undefined || code === null || code === '') return '';
+  const known = LANG?.labels[String(code)];
+  return known !== undefined ? known : words(code);
+}
+
+/** A code as an element that says which code it names (tests and screen readers read it). */
+function codeText(code, tag = 'span', attrs = {}) {
+  return h(tag, { ...attrs, 'data-code': code ?? '' }, label(code));
+}
+
+const isCode = (value, name) => String(value ?? '').endsWith(name);
+
+/** The language to show: the page's own when it was made for one, else the first of the
+ * browser's languages this page has (CLDR's likely subtags: zh-TW is Traditional Chinese). */
+function pickLanguage(wanted) {
+  const have = Object.keys(I18N.languages);
+  const lower = Object.fromEntries(have.map((c) => [c.toLowerCase(), c]));
+  for (const tag of wanted) {
+    const parts = String(tag).replace(/-/g, '_').split('_').filter(Boolean);
+    if (!parts.length) continue;
+    parts[0] = parts[0].toLowerCase();
+    const candidates = [parts.join('_')];
+    const likely = (I18N.likely ?? {})[parts.join('_')] ?? (I18N.likely ?? {})[parts[0]];
+    if (likely && !parts.slice(1).some((p) => p.length === 4)) {
+      const [lang, ...rest] = likely.split('_');
+      const script = rest.find((p) => p.length === 4);
+      if (lang === parts[0] && script) candidates.push(`${lang}_${script}`);
+    }
+    for (let i = parts.length - 1; i > 0; i -= 1) candidates.push(parts.slice(0, i).join('_'));
+    const found = candidates.find((c) => lower[c.toLowerCase()]);
+    if (found) return lower[found.toLowerCase()];
+  }
+  return null;
+}
+
+function setLanguage(code) {
+  LANG = I18N.languages[code] ?? I18N.languages[I18N.fallback] ?? null;
+  if (!LANG) return;
+  document.documentElement.lang = LANG.tag;
+  const picker = document.getElementById('language');
+  if (picker) picker.value = LANG.code;
+}
+
+// ---------------------------------------------------------------- numbers and money (CLDR)
+function grouped(digits) {
+  const [primary, secondary] = LANG?.number.grouping ?? [3, 3];
+  const group = LANG?.number.group ?? ',';
+  if (digits.length <= primary) return digits;
+  const out = [digits.slice(-primary)];
+  let rest = digits.slice(0, -primary);
+  while (rest.length > secondary) {
+    out.unshift(rest.slice(-secondary));
+    rest = rest.slice(0, -secondary);
+  }
+  out.unshift(rest);
+  return out.join(group);
+}
+
+/** An int64 as stored (a decimal string or a number), split into its sign and digits. */
+function parts(value) {
+  const s = String(value ?? '0').trim();
+  const m = /^([-+]?)(\d+)$/.exec(s);
+  if (!m) return null;
+  const digits = m[2].replace(/^0+(?=\d)/, '');
+  return { negative: m[1] === '-' && digits !== '0', digits };
+}
+
+/** A count or a number of units in the language's digits; `signed`: a gain shows its plus. */
+function number(value, signed = false) {
+  const p = parts(value);
+  if (!p) return String(value);
+  const sym = LANG?.number ?? { minus: '-', plus: '+' };
+  const sign = p.negative ? sym.minus : (signed && p.digits !== '0' ? sym.plus : '');
+  return sign + grouped(p.digits);
+}
+
+/** Minor units of `currency` as money, by CLDR's pattern for the language and the currency's
+ * ISO 4217 minor digits (both given by cpsettle for every currency on the page). */
+function money(value, currency, signed = false) {
+  const p = parts(value);
+  const code = currency || 'XXX';
+  const t = LANG?.money[code];
+  if (!p || !t) return `${number(value, signed)} ${code}`;
+  const padded = p.digits.padStart(t.digits + 1, '0');
+  const whole = padded.slice(0, padded.length - t.digits);
+  const frac = t.digits ? padded.slice(-t.digits) : '';
+  const body = grouped(whole) + (t.digits ? LANG.number.decimal + frac : '');
+  if (p.negative) return t.negative[0] + body + t.negative[1];
+  if (signed && p.digits !== '0') {
+    const sym = LANG.number;
+    return t.negative[0].replace(sym.minus, sym.plus) + body +
+      t.negative[1].replace(sym.minus, sym.plus);
+  }
+  return t.positive[0] + body + t.positive[1];
+}
+
+function moneyText(value, currency, signed = false) {
+  return h('span', { class: 'money', 'data-amount': String(value ?? '0') },
+    money(value, currency, signed));
+}
+
+// ---------------------------------------------------------------- the settlement's sentences
+// The sentences are the service's, signed, in English. A renderer per kind (a LineItemKind
+// value, or ROW, PAIR, PLAYER, TOTAL) may be registered here to say one in the reader's
+// language from the item's structured fields; without one, the signed English sentence is shown,
+// marked lang="en".
+const SENTENCES = {};
+
+function sentence(kind, item, signedText, attrs = {}) {
+  const render = SENTENCES[kind];
+  const text = render && LANG?.code !== 'en' ? render(item, LANG) : null;
+  return h('span', { ...attrs, lang: text ? LANG.tag : 'en' }, text ?? signedText ?? '');
+}
 
 // ---------------------------------------------------------------- DOM helpers (text, never HTML)
 function h(tag, attrs, ...children) {
@@ -42,49 +201,63 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
-/** An int64 as stored (a decimal string, or a number), with a sign and thin grouping. */
-function amount(value, signed = true) {
-  const s = String(value ?? '0');
-  const negative = s.startsWith('-');
-  const digits = s.replace(/^[-+]/, '');
-  const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  if (negative) return '\u2212' + grouped; // a real minus sign
-  return (signed && digits !== '0' ? '+' : '') + grouped;
-}
-
 // ---------------------------------------------------------------- cards
-const SUITS = {
-  s: ['\u2660', 'spades'], h: ['\u2665', 'hearts'], d: ['\u2666', 'diamonds'],
-  c: ['\u2663', 'clubs'],
-};
-const RANKS = {
-  A: 'ace', K: 'king', Q: 'queen', J: 'jack', T: 'ten', 10: 'ten', 9: 'nine', 8: 'eight',
-  7: 'seven', 6: 'six', 5: 'five', 4: 'four', 3: 'three', 2: 'two',
-};
+const SUITS = { s: '\u2660', h: '\u2665', d: '\u2666', c: '\u2663' };
+function suitName(s) {
+  return { s: _('spades'), h: _('hearts'), d: _('diamonds'), c: _('clubs') }[s];
+}
+function rankName(r) {
+  return {
+    A: _('ace'), K: _('king'), Q: _('queen'), J: _('jack'), T: _('ten'), 9: _('nine'),
+    8: _('eight'), 7: _('seven'), 6: _('six'), 5: _('five'), 4: _('four'), 3: _('three'),
+    2: _('two'),
+  }[r];
+}
 
 /** One card as the settlement spells it ("Td"): its symbol, its words, its suit's colour. */
 function card(spelling) {
   const text = String(spelling);
   if (/^X/i.test(text)) { // a joker (the deck option); what it plays as is said under the row
-    return h('span', { class: 'card card-joker', title: 'joker', 'data-card': text },
-      h('span', { 'aria-hidden': 'true' }, 'Joker'), h('span', { class: 'sr' }, 'joker'));
+    return h('span', { class: 'card card-joker', title: _('joker'), 'data-card': text },
+      h('span', { 'aria-hidden': 'true' }, _('Joker')), h('span', { class: 'sr' }, _('joker')));
   }
-  const suit = SUITS[text.slice(-1).toLowerCase()];
-  const rank = text.slice(0, -1).toUpperCase();
-  if (!suit || !RANKS[rank]) {
-    return h('span', { class: 'card card-unknown', title: `card ${text}` }, text);
+  const suit = text.slice(-1).toLowerCase();
+  const rank = text.slice(0, -1).toUpperCase().replace(/^10$/, 'T');
+  if (!SUITS[suit] || !rankName(rank)) {
+    return h('span', { class: 'card card-unknown', title: text }, text);
   }
   const shown = rank === 'T' ? '10' : rank;
-  const words = `${RANKS[rank]} of ${suit[1]}`;
-  return h('span', { class: `card suit-${text.slice(-1).toLowerCase()}`, title: words,
-    'data-card': text },
-  h('span', { class: 'rank', 'aria-hidden': 'true' }, shown),
-  h('span', { class: 'pip', 'aria-hidden': 'true' }, suit[0]),
-  h('span', { class: 'sr' }, words));
+  const said = _('{rank} of {suit}', { rank: rankName(rank), suit: suitName(suit) });
+  return h('span', { class: `card suit-${suit}`, title: said, 'data-card': text },
+    h('span', { class: 'rank', 'aria-hidden': 'true' }, shown),
+    h('span', { class: 'pip', 'aria-hidden': 'true' }, SUITS[suit]),
+    h('span', { class: 'sr' }, said));
 }
 
 function cards(list) {
   return h('span', { class: 'cards' }, (list ?? []).map(card));
+}
+
+/** What each joker of a row plays as: "Xj as Qh" (in the row's order of jokers). */
+function jokers(row) {
+  const jokerCards = (row.cards ?? []).filter((c) => /^X/i.test(String(c)));
+  return (row.jokerCards ?? []).map((stands, i) => h('span', { class: 'joker-as' },
+    _('{joker} as {card}', { joker: jokerCards[i] ?? 'Xj', card: stands })));
+}
+
+function handName(row) {
+  const cls = label(row.handClass);
+  const name = row.name ?? '';
+  // the class in the reader's language; the service's English name of the hand beside it when
+  // it says more ("Full house, kings full of threes")
+  const english = LANG?.code === 'en' ? '' : name;
+  return h('div', { class: 'hand-name' },
+    h('span', { 'data-code': row.handClass ?? '', class: 'hand-class' },
+      LANG?.code === 'en' && name ? name : cls || name),
+    english && english !== cls ? [' ', h('span', { lang: 'en', class: 'hand-words' }, `(${english})`)] : null,
+    row.royalty ? h('span', { class: 'royalty' }, ' \u2014 ',
+      _('royalty {units}', { units: { number: row.royalty } })) : null,
+    (row.jokerCards ?? []).length ? [' \u2014 ', jokers(row)] : null);
 }
 
 // ---------------------------------------------------------------- the settlement, drawn
@@ -92,243 +265,338 @@ function ids(s) {
   const c = s.context ?? {};
   const p = s.profile ?? {};
   const sig = s.signature ?? {};
+  const signed = sig.algorithm === 'SIGNATURE_ALGORITHM_ED25519';
   const rows = [
-    ['Hand', c.handId], ['Table', c.tableId], ['Round', c.roundId], ['Dealer', c.dealerId],
-    ['Rules', p.name && `${p.name} version ${p.version ?? '?'} (${p.source ?? '?'})`],
-    ['Unit value', s.unitValue !== undefined && amount(s.unitValue, false) + ' minor units' +
-      (s.currency ? ` of ${s.currency}` : '')],
-    ['Currency', s.currency],
-    ['Button seat', s.buttonSeat], ['Button order', (s.order ?? []).join(' \u2192 ')],
-    ['Issued at', s.issuedAt], ['Signed', sig.algorithm === 'SIGNATURE_ALGORITHM_ED25519'
-      ? `Ed25519, key ${sig.keyId ?? ''}` : 'not signed (' + (sig.algorithm || 'no signature') + ')'],
-    ['Settlement id', s.settlementId], ['Settlement digest (stored)', s.settlementDigest],
-    ['Request digest', s.requestDigest], ['Profile digest', p.digest],
-    ['Engine', s.engineVersion], ['Engine digest', s.engineDigest],
+    [_('Hand'), c.handId], [_('Table'), c.tableId], [_('Round'), c.roundId],
+    [_('Dealer'), c.dealerId],
+    [_('Rules'), p.name && _('{name} version {version} ({source})',
+      { name: p.name, version: p.version ?? '?', source: p.source ?? '?' })],
+    [_('Unit value'), s.unitValue !== undefined &&
+      _('{money} a unit', { money: { money: s.unitValue, currency: s.currency } })],
+    [_('Currency'), s.currency],
+    [_('Button seat'), s.buttonSeat], [_('Button order'), (s.order ?? []).join(' \u2192 ')],
+    [_('Issued at'), s.issuedAt],
+    [_('Signed'), signed ? _nodes('{algorithm}, key {key}', { algorithm: codeText(sig.algorithm), key: sig.keyId ?? '' })
+      : codeText(sig.algorithm, 'span', {}).textContent ? codeText(sig.algorithm)
+        : h('span', { 'data-code': sig.algorithm ?? '' }, _('no signature'))],
+    [_('Settlement id'), s.settlementId, 'hex'], [_('Settlement digest (stored)'), s.settlementDigest, 'hex'],
+    [_('Request digest'), s.requestDigest, 'hex'], [_('Profile digest'), p.digest, 'hex'],
+    [_('Engine'), s.engineVersion], [_('Engine digest'), s.engineDigest, 'hex'],
   ];
   return h('dl', { class: 'ids' }, rows.filter(([, v]) => v !== undefined && v !== '' && v !== false)
-    .map(([k, v]) => [h('dt', {}, k), h('dd', { class: /digest|id$/i.test(k) ? 'hex' : '' }, v)]));
+    .map(([k, v, kind]) => [h('dt', {}, k), h('dd', { class: kind === 'hex' ? 'hex' : '' }, v)]));
 }
 
+/** The player's badges: fouled (and why), natural, surrendered, Fantasyland; each says its code's
+ * name (the status the settlement gives, or the flag's). */
 function statusBadges(p) {
   const out = [];
+  const status = (name) => (isCode(p.status, name) ? p.status : `PLAYER_STATUS_${name}`);
   if (p.fouled || isCode(p.status, 'FOULED')) {
-    const why = (p.foulReasons ?? []).map(label).join('; ');
-    out.push(h('span', { class: 'badge bad' }, '\u2717 Fouled' + (why ? `: ${why}` : '')));
+    const why = (p.foulReasons ?? []).map((r) => codeText(r));
+    out.push(h('span', { class: 'badge bad', 'data-status': 'fouled' }, '\u2717 ',
+      codeText(status('FOULED')),
+      why.length ? [': ', why.flatMap((w, i) => (i ? ['; ', w] : [w]))] : null));
   }
   if (p.natural || isCode(p.status, 'NATURAL')) {
-    out.push(h('span', { class: 'badge good' }, '\u2605 Natural' +
-      (p.natural ? `: ${label(p.natural)}` : '')));
+    out.push(h('span', { class: 'badge good', 'data-status': 'natural' }, '\u2605 ',
+      codeText(status('NATURAL')), p.natural ? [': ', codeText(p.natural)] : null));
   } else if (p.declaredNatural) {
-    out.push(h('span', { class: 'badge' }, `Declared natural ${label(p.declaredNatural)} (not granted)`));
+    out.push(h('span', { class: 'badge', 'data-status': 'declared' },
+      _('Declared natural {natural} (not granted)', { natural: label(p.declaredNatural) })));
   }
   if (p.surrendered || isCode(p.status, 'SURRENDERED')) {
-    out.push(h('span', { class: 'badge warn' }, '\u2691 Surrendered'));
+    out.push(h('span', { class: 'badge warn', 'data-status': 'surrendered' }, '\u2691 ',
+      codeText(status('SURRENDERED'))));
   }
   if (p.fantasyland?.qualifies) {
-    out.push(h('span', { class: 'badge good' }, `Fantasyland (${p.fantasyland.cards ?? '?'} cards)`));
+    out.push(h('span', { class: 'badge good', 'data-status': 'fantasyland' },
+      ngettext('Fantasyland ({n} card)', 'Fantasyland ({n} cards)', Number(p.fantasyland.cards ?? 0))));
   }
-  if (!out.length && p.status) out.push(h('span', { class: 'badge' }, label(p.status)));
+  if (!out.length && p.status) out.push(codeText(p.status, 'span', { class: 'badge', 'data-status': 'other' }));
   return out;
 }
 
-function player(p) {
-  const money = [
-    ['Net units', amount(p.netUnits)], ['Before rake', amount(p.moneyBeforeRake)],
-    ['Rake', p.rake ? amount(p.rake, false) : '0'],
-    ['Stack', p.stack !== undefined ? amount(p.stack, false) : 'no cap'],
+/** A player without rows (a natural, a false declaration of one): the thirteen cards, from
+ * the request the page was made with (a natural is settled on the cards as dealt: the
+ * settlement has no rows for it). */
+function looseCards(p, request) {
+  const sent = request?.players?.[p.playerId];
+  if (!sent?.cards?.length) {
+    return h('p', { class: 'note' }, p.natural || isCode(p.status, 'NATURAL')
+      ? _('No rows in the settlement: a natural is settled on the thirteen cards as dealt.')
+      : _('No rows in the settlement.'));
+  }
+  return h('div', { class: 'natural-cards' },
+    h('p', { class: 'note' }, request.matches
+      ? _('The thirteen cards, from the request (its digest is the settlement\u2019s):')
+      : _('The thirteen cards, from a request whose digest is NOT the settlement\u2019s:')),
+    cards(sent.cards));
+}
+
+function player(p, s, request) {
+  const cur = s.currency;
+  const money_ = [
+    [_('Net units'), number(p.netUnits ?? 0, true)],
+    [_('Before rake'), money(p.moneyBeforeRake ?? 0, cur, true)],
+    [_('Rake'), money(p.rake ?? 0, cur)],
+    [_('Stack'), p.stack !== undefined ? money(p.stack, cur) : _('no cap')],
   ];
+  const rows = p.rows ?? [];
   return h('article', { class: 'player', 'data-player': p.playerId ?? '' },
-    h('h3', {}, `${p.playerId ?? '?'} `, h('span', { class: 'seat' }, `seat ${p.seat ?? '?'}`)),
+    h('h3', {}, `${p.playerId ?? '?'} `, h('span', { class: 'seat' }, _('seat {seat}', { seat: p.seat ?? '?' }))),
     h('p', { class: 'badges' }, statusBadges(p)),
-    (p.rows ?? []).length ? null : h('p', { class: 'note' }, 'No rows in the settlement' +
-      (p.natural ? ': a natural is settled on the thirteen cards as dealt.' : '.')),
-    h('table', { class: 'rows' },
-      h('caption', { class: 'sr' }, `${p.playerId}'s rows`),
-      h('tbody', {}, (p.rows ?? []).map((r) => h('tr', { 'data-row': r.row ?? '' },
-        h('th', { scope: 'row' }, label(r.row)),
-        h('td', {}, cards(r.cards),
-          h('div', { class: 'hand-name' }, r.name ?? label(r.handClass),
-            r.royalty ? h('span', { class: 'royalty' }, ` \u2014 royalty ${r.royalty}`) : null,
-            (r.jokerCards ?? []).length ? ` \u2014 jokers play as ${r.jokerCards.join(' ')}` : null)))))),
-    h('p', { class: 'net' }, 'Net ', h('strong', { class: 'money' }, amount(p.netMoney))),
-    h('dl', { class: 'money-list' }, money.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
-    p.fantasyland?.text ? h('p', { class: 'note' }, p.fantasyland.text) : null,
-    p.text ? h('p', { class: 'sentence' }, p.text) : null);
+    rows.length ? null : looseCards(p, request),
+    rows.length ? h('table', { class: 'rows' },
+      h('caption', { class: 'sr' }, _('{player}\u2019s rows', { player: p.playerId })),
+      h('tbody', {}, rows.map((r) => h('tr', { 'data-row': r.row ?? '' },
+        h('th', { scope: 'row', 'data-code': r.row ?? '' }, label(r.row)),
+        h('td', {}, cards(r.cards), handName(r)))))) : null,
+    h('p', { class: 'net' }, _('Net'), ' ', h('strong', {}, moneyText(p.netMoney ?? 0, cur, true))),
+    h('dl', { class: 'money-list' }, money_.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+    p.fantasyland?.text ? h('p', { class: 'note' }, sentence('FANTASYLAND', p.fantasyland, p.fantasyland.text)) : null,
+    p.text ? h('p', { class: 'sentence' }, sentence('PLAYER', p, p.text)) : null);
 }
 
 function side(pairRow, who, hand) {
   const won = pairRow.winner && pairRow.winner === who;
   return h('td', { class: won ? 'win' : '', 'data-side': who },
-    won ? h('span', { class: 'winmark' }, '\u2714 wins ') : null,
-    cards(hand?.cards), h('div', { class: 'hand-name' }, hand?.name ?? ''));
+    won ? h('span', { class: 'winmark' }, '\u2714', h('span', { class: 'winword' }, ' ', _('wins')), ' ') : null,
+    cards(hand?.cards), hand ? handName(hand) : null);
 }
 
 function pair(pr) {
   const a = pr.first ?? '?';
   const b = pr.second ?? '?';
   const rows = (pr.rows ?? []).map((r) => h('tr', { 'data-row': r.row ?? '' },
-    h('th', { scope: 'row' }, label(r.row)),
+    h('th', { scope: 'row', 'data-code': r.row ?? '' }, label(r.row)),
     side(r, a, r.first), side(r, b, r.second),
-    h('td', { class: 'num' }, amount(r.units)),
-    h('td', { class: 'sentence' }, r.winner ? '' : 'tie \u2014 ', r.text ?? '')));
-  const items = (pr.items ?? []).map((it) => h('li', {},
-    h('span', { class: 'item-kind' }, label(it.kind)), ` ${amount(it.units)} units: `,
-    it.text ?? ''));
+    h('td', { class: 'num' }, number(r.units ?? 0, true)),
+    h('td', { class: 'sentence' }, r.winner ? '' : [_('tie'), ' \u2014 '], sentence('ROW', r, r.text))));
+  const items = (pr.items ?? []).map((it) => h('li', { 'data-kind': it.kind ?? '' },
+    codeText(it.kind, 'span', { class: 'item-kind' }), ' ',
+    h('span', { class: 'item-units' }, ngettext('{units} unit', '{units} units', Math.abs(Number(it.units ?? 0)),
+      { units: { number: it.units ?? 0, signed: true } })), ': ',
+    sentence(it.kind, it, it.text, { class: 'item-text' })));
   return h('details', { class: 'pair', open: true, 'data-pair': `${a}-${b}` },
-    h('summary', {}, h('strong', {}, `${a} v ${b}`), ` (${label(pr.kind)}) \u2014 `,
-      pr.text ?? ''),
+    h('summary', {}, h('strong', {}, _('{first} v {second}', { first: a, second: b })), ' (',
+      codeText(pr.kind, 'span', { class: 'pair-kind' }), ') \u2014 ', sentence('PAIR', pr, pr.text)),
     rows.length ? h('div', { class: 'scroll' }, h('table', { class: 'pair-rows' },
-      h('caption', { class: 'sr' }, `${a} against ${b}, row by row; units from ${a}'s side`),
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Row'),
+      h('caption', { class: 'sr' }, _('{first} against {second}, row by row; units from {first}\u2019s side', { first: a, second: b })),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, _('Row')),
         h('th', { scope: 'col' }, a), h('th', { scope: 'col' }, b),
-        h('th', { scope: 'col', class: 'num' }, `Units (${a})`),
-        h('th', { scope: 'col' }, 'Why'))),
+        h('th', { scope: 'col', class: 'num' }, _('Units ({player})', { player: a })),
+        h('th', { scope: 'col' }, _('Why')))),
       h('tbody', {}, rows))) : null,
     items.length ? h('ul', { class: 'items' }, items) : null,
-    h('p', { class: 'pair-total' }, `Units for ${a}: ${amount(pr.units)}`));
+    h('p', { class: 'pair-total' }, _('Units for {player}: {units}', { player: a, units: { number: pr.units ?? 0, signed: true } })));
 }
 
 function payments(s) {
-  const rows = (s.pairs ?? []).filter((pr) => pr.payer || pr.owed || pr.paid).map((pr) =>
-    h('tr', {}, h('td', {}, pr.payer ?? ''), h('td', {}, pr.payee ?? ''),
-      h('td', { class: 'num' }, amount(pr.owed, false)),
-      h('td', {}, pr.cap ? `capped by the ${label(pr.cap)}` : ''),
-      h('td', { class: 'num' }, amount(pr.paid, false))));
+  const cur = s.currency;
+  const rows = (s.pairs ?? []).filter((pr) => pr.payer || Number(pr.owed ?? 0) || Number(pr.paid ?? 0))
+    .map((pr) => {
+      const capped = pr.cap && label(pr.cap);
+      return h('tr', { 'data-pair': `${pr.first}-${pr.second}` },
+        h('td', { 'data-col': 'payer' }, pr.payer ?? ''), h('td', { 'data-col': 'payee' }, pr.payee ?? ''),
+        h('td', { class: 'num', 'data-col': 'owed' }, money(pr.owed ?? 0, cur)),
+        h('td', { 'data-col': 'cap', 'data-code': pr.cap ?? '' }, capped || '\u2014'),
+        h('td', { class: 'num', 'data-col': 'paid' }, money(pr.paid ?? 0, cur)));
+    });
+  const heads = [['payer', _('Payer')], ['payee', _('Payee')], ['owed', _('Owed')],
+    ['cap', _('Cap')], ['paid', _('Paid')]];
   return h('section', { class: 'payments' },
-    h('h2', {}, 'Payments, in button order'),
+    h('h2', {}, _('Payments, in button order')),
     rows.length ? h('div', { class: 'scroll' }, h('table', {},
-      h('thead', {}, h('tr', {}, ['Payer', 'Payee', 'Owed', 'Cap', 'Paid'].map((t) =>
-        h('th', { scope: 'col', class: /Owed|Paid/.test(t) ? 'num' : '' }, t)))),
-      h('tbody', {}, rows))) : h('p', {}, 'No money changes hands.'),
-    h('p', {}, 'Rake: ', h('strong', {}, amount(s.rake ?? '0', false)), ' minor units'),
-    (s.text ?? []).length ? h('ul', { class: 'totals' }, s.text.map((t) => h('li', {}, t))) : null);
+      h('thead', {}, h('tr', {}, heads.map(([k, t]) =>
+        h('th', { scope: 'col', class: k === 'owed' || k === 'paid' ? 'num' : '', 'data-col': k }, t)))),
+      h('tbody', {}, rows))) : h('p', {}, _('No money changes hands.')),
+    h('p', { class: 'rake' }, _('Rake:'), ' ', h('strong', {}, moneyText(s.rake ?? '0', cur))),
+    (s.text ?? []).length ? h('ul', { class: 'totals' }, s.text.map((t) => h('li', {}, sentence('TOTAL', s, t)))) : null);
 }
 
 /** The whole settlement as elements (used by the hand page and by each hand of the report). */
-function settlementView(s) {
+function settlementView(s, request) {
   const players = s.players ?? [];
   const c = s.context ?? {};
-  const where = [['hand', c.handId], ['table', c.tableId], ['round', c.roundId],
-    ['dealer', c.dealerId], ['rules', s.profile?.name], ['unit', s.unitValue]]
+  const where = [[_('hand'), c.handId], [_('table'), c.tableId], [_('round'), c.roundId],
+    [_('dealer'), c.dealerId], [_('rules'), s.profile?.name],
+    [_('unit'), s.unitValue !== undefined ? money(s.unitValue, s.currency) : '']]
     .filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(' \u00b7 ');
   return [
     h('p', { class: 'where' }, where),
-    h('section', {}, h('h2', {}, 'Players, in button order'),
-      h('div', { class: 'players' }, players.map(player))),
-    h('section', {}, h('h2', {}, 'Each pair'), (s.pairs ?? []).map(pair)),
+    h('section', { class: 'players-section' }, h('h2', {}, _('Players, in button order')),
+      h('div', { class: 'players' }, players.map((p) => player(p, s, request)))),
+    h('section', { class: 'pairs-section' }, h('h2', {}, _('Each pair')), (s.pairs ?? []).map(pair)),
     payments(s),
-    h('section', { class: 'context' }, h('h2', {}, 'Audit context and ids'), ids(s)),
+    h('section', { class: 'context' }, h('h2', {}, _('Audit context and ids')), ids(s)),
   ];
 }
 
 // ---------------------------------------------------------------- verification, said plainly
-const FAILURE_WORDS = {
-  file: 'the embedded data is not a settlement',
-  settlement_id: 'the settlement id does not follow from the request, profile and engine digests',
-  settlement_digest: 'the settlement digest recomputed in this browser does not match the stored one: the content was changed',
-  signature: 'the signature is not valid for this content',
-  'signature.key_id': 'the key that signed it is not in the key set',
-  'signature.key_window': 'the key was not in service at the time of issue',
-};
+function failureWords(code) {
+  return {
+    file: _('the embedded data is not a settlement'),
+    settlement_id: _('the settlement id does not follow from the request, profile and engine digests'),
+    settlement_digest: _('the settlement digest recomputed in this browser does not match the stored one: the content was changed'),
+    signature: _('the signature is not valid for this content'),
+    'signature.key_id': _('the key that signed it is not in the key set'),
+    'signature.key_window': _('the key was not in service at the time of issue'),
+  }[code] ?? code;
+}
 
 async function fingerprint(publicKey) {
   const d = new Uint8Array(await crypto.subtle.digest('SHA-256', publicKey));
   return toHex(d).slice(0, 16);
 }
 
-/** Verify one stored settlement and write the verdict into `box`. */
-async function showVerdict(box, stored, keySet) {
-  box.replaceChildren(h('p', { class: 'verdict-line' }, 'Checking\u2026'));
-  box.dataset.verdict = 'checking';
+/** Verify one stored settlement (once per key set) and write the verdict into `box`. */
+async function showVerdict(hand) {
+  const { box, stored } = hand;
   if (!globalThis.crypto?.subtle) {
     box.dataset.verdict = 'unchecked';
-    box.replaceChildren(h('p', { class: 'verdict-line' }, '? NOT CHECKED: this browser offers no ' +
-      'WebCrypto here (open the page from a file or over https).'));
+    box.replaceChildren(h('p', { class: 'verdict-line' }, '? ', _('NOT CHECKED: this browser offers no WebCrypto here (open the page from a file or over https).')));
     return;
   }
-  let r;
-  try {
-    r = await verifySettlement(stored, keySet?.keys ?? null);
-  } catch (e) {
+  if (hand.checkedWith !== keySet) {
+    box.replaceChildren(h('p', { class: 'verdict-line' }, _('Checking\u2026')));
+    box.dataset.verdict = 'checking';
+    hand.checkedWith = keySet;
+    try {
+      hand.result = { r: await verifySettlement(stored, keySet?.keys ?? null), keys: keySet };
+      const k = hand.result.r.keyId && keySet?.keys.get(hand.result.r.keyId);
+      hand.result.fingerprint = k ? await fingerprint(k.publicKey) : null;
+    } catch (e) {
+      hand.result = { error: e };
+    }
+  }
+  drawVerdict(hand);
+}
+
+function drawVerdict(hand) {
+  const { box } = hand;
+  if (!hand.result) return;
+  if (hand.result.error) {
+    const e = hand.result.error;
     box.dataset.verdict = 'unchecked';
-    box.replaceChildren(h('p', { class: 'verdict-line' }, '? NOT CHECKED: ' +
-      `this browser could not verify (${e.name}: ${e.message}); it may lack Ed25519 in WebCrypto.`));
+    box.replaceChildren(h('p', { class: 'verdict-line' }, '? ', _('NOT CHECKED: this browser could not verify ({error}); it may lack Ed25519 in WebCrypto.', { error: `${e.name}: ${e.message}` })));
     return;
   }
+  const { r, keys } = hand.result;
   const checks = [];
   if (r.failures.includes('file')) {
-    checks.push(h('li', {}, `\u2717 ${FAILURE_WORDS.file}: ${r.reason}`));
+    checks.push(h('li', {}, `\u2717 ${failureWords('file')}: ${r.reason}`));
   } else {
     const ok = (code, yes) => checks.push(h('li', { 'data-check': code },
-      r.failures.includes(code) ? `\u2717 ${FAILURE_WORDS[code]}` : `\u2714 ${yes}`));
-    ok('settlement_digest', `content digest recomputed here from the embedded settlement: ${r.settlementDigest}`);
-    ok('settlement_id', `settlement id recomputed here: ${r.settlementId}`);
-    if (!keySet) {
-      checks.push(h('li', { 'data-check': 'signature' }, r.algorithm === 'SIGNATURE_ALGORITHM_ED25519'
-        ? `\u2013 signature NOT checked: no key set (signed with key ${r.keyId})`
-        : '\u2013 signature NOT checked: the settlement is unsigned and no key set is loaded'));
+      r.failures.includes(code) ? `\u2717 ${failureWords(code)}` : `\u2714 ${yes}`));
+    ok('settlement_digest', _('content digest recomputed here from the embedded settlement: {digest}', { digest: r.settlementDigest }));
+    ok('settlement_id', _('settlement id recomputed here: {id}', { id: r.settlementId }));
+    if (!keys) {
+      checks.push(h('li', { 'data-check': 'signature' }, '\u2013 ', r.algorithm === 'SIGNATURE_ALGORITHM_ED25519'
+        ? _('signature NOT checked: no key set (signed with key {key})', { key: r.keyId })
+        : _('signature NOT checked: the settlement is unsigned and no key set is loaded')));
     } else {
       const sigFail = r.failures.find((f) => f.startsWith('signature'));
       if (sigFail) {
-        checks.push(h('li', { 'data-check': 'signature' }, `\u2717 ${FAILURE_WORDS[sigFail]}` +
-          (r.algorithm === 'SIGNATURE_ALGORITHM_ED25519' ? ` (key ${r.keyId})` : ` (the settlement says ${r.algorithm || 'nothing'})`)));
+        checks.push(h('li', { 'data-check': 'signature' }, `\u2717 ${failureWords(sigFail)} `,
+          r.algorithm === 'SIGNATURE_ALGORITHM_ED25519' ? _('(key {key})', { key: r.keyId })
+            : _('(the settlement says: {algorithm})', { algorithm: label(r.algorithm) || _('no signature') })));
       } else {
-        const k = keySet.keys.get(r.keyId);
-        checks.push(h('li', { 'data-check': 'signature' },
-          `\u2714 Ed25519 signature valid under key ${r.keyId} (fingerprint ${await fingerprint(k.publicKey)}), ` +
-          `issued ${r.issuedAt} within the key's window; key set: ${keySet.source}`));
+        checks.push(h('li', { 'data-check': 'signature' }, '\u2714 ',
+          _('Ed25519 signature valid under key {key} (fingerprint {fingerprint}), issued {issued} within the key\u2019s window; key set: {source}',
+            { key: r.keyId, fingerprint: hand.result.fingerprint, issued: r.issuedAt, source: keys.source() })));
       }
     }
   }
   const verdict = r.verdict === 'valid' ? 'valid' : r.verdict === 'invalid' ? 'invalid' : 'unchecked';
   box.dataset.verdict = verdict;
   const headline = {
-    valid: '\u2714 VERIFIED: digests and signature valid',
-    invalid: '\u2717 NOT VALID: ' + r.failures.map((f) => f).join(', '),
-    unchecked: '\u2013 DIGESTS CONSISTENT, SIGNATURE NOT CHECKED: load the published key file',
+    valid: '\u2714 ' + _('VERIFIED: digests and signature valid'),
+    invalid: '\u2717 ' + _('NOT VALID: {failures}', { failures: r.failures.join(', ') }),
+    unchecked: '\u2013 ' + _('DIGESTS CONSISTENT, SIGNATURE NOT CHECKED: load the published key file'),
   }[verdict];
   box.replaceChildren(h('p', { class: 'verdict-line' }, headline), h('ul', { class: 'checks' }, checks),
-    h('p', { class: 'limits' }, 'Not checked here: that the request digest describes the hand ' +
-      'as played (compare with the audit log, or `cpsettle replay`), and that the engine still ' +
-      'decides the same. A key set embedded in a page is only as trustworthy as the page: ' +
-      'compare its fingerprint with the key file the casino publishes.'));
+    h('p', { class: 'limits' }, _('Not checked here: that the request digest describes the hand as played (compare with the audit log, or `cpsettle replay`), and that the engine still decides the same. A key set embedded in a page is only as trustworthy as the page: compare its fingerprint with the key file the casino publishes.')));
 }
 
 // ---------------------------------------------------------------- the page's wiring
-function embedded(id) {
-  const el = document.getElementById(id);
-  return el ? JSON.parse(el.textContent) : null;
-}
-
-let keySet = null; // {keys: Map, source: words}
-const hands = []; // [{stored, box}]
+let keySet = null; // {keys: Map, source: () => words}
+const hands = []; // [{stored, box, where, request, result}]
 
 function verifyAll() {
-  return Promise.all(hands.map(({ stored, box }) => showVerdict(box, stored, keySet)));
+  return Promise.all(hands.map(showVerdict));
+}
+
+function drawHand(hand) {
+  hand.where.replaceChildren(hand.box);
+  if (hand.broken) return;
+  try {
+    hand.where.append(...settlementView(unwrap(hand.stored) ?? {}, hand.request));
+  } catch (e) {
+    hand.where.append(h('p', { class: 'error' }, _('This settlement cannot be drawn: {error}', { error: e.message })));
+  }
 }
 
 /** Draw one embedded settlement (script element `id`) into `where`, with its verdict box. */
 function mountHand(where, id) {
-  let stored;
   const box = h('div', { class: 'verdict', role: 'status', 'aria-live': 'polite' });
-  where.append(box);
+  const hand = { where, box, stored: null, request: null };
   try {
-    stored = embedded(id);
+    hand.stored = embeddedData(id);
   } catch (e) {
+    where.replaceChildren(box);
     box.dataset.verdict = 'invalid';
-    box.append(h('p', { class: 'verdict-line' }, `\u2717 NOT VALID: the embedded settlement is not JSON (${e.message})`));
+    box.append(h('p', { class: 'verdict-line' }, '\u2717 ', _('NOT VALID: the embedded settlement is not JSON ({error})', { error: e.message })));
     return;
   }
-  hands.push({ stored, box });
   try {
-    where.append(...settlementView(unwrap(stored) ?? {}));
+    hand.request = where.dataset.request ? embeddedData(where.dataset.request) : null;
   } catch (e) {
-    where.append(h('p', { class: 'error' }, `This settlement cannot be drawn: ${e.message}`));
+    hand.request = null;
   }
+  hands.push(hand);
+  drawHand(hand);
 }
 
-function setKeys(json, source) {
-  keySet = { keys: readKeys(json), source };
+/** The words cpsettle wrote into the page (marked data-t, data-money, data-number), again in
+ * the current language. */
+function relabel(root = document) {
+  root.querySelectorAll('[data-t]').forEach((el) => {
+    const args = el.dataset.a ? JSON.parse(el.dataset.a) : undefined;
+    el.textContent = el.dataset.plural !== undefined
+      ? ngettext(el.dataset.t, el.dataset.plural, Number(el.dataset.n), args)
+      : (el.dataset.ctx ? pgettext(el.dataset.ctx, el.dataset.t, args) : _(el.dataset.t, args));
+  });
+  root.querySelectorAll('[data-money]').forEach((el) => {
+    el.textContent = money(el.dataset.money, el.dataset.currency, el.dataset.signed === 'true');
+  });
+  root.querySelectorAll('[data-number]').forEach((el) => {
+    el.textContent = number(el.dataset.number, el.dataset.signed === 'true');
+  });
+  root.querySelectorAll('[data-label]').forEach((el) => {
+    el.textContent = label(el.dataset.label);
+  });
+  const title = document.querySelector('h1');
+  if (title) document.title = title.textContent;
+}
+
+function keyStatus() {
+  const said = document.getElementById('key-status');
+  if (!said) return;
+  said.textContent = keySet ? keySet.status() : _('No key set loaded: signatures will not be checked.');
+}
+
+function setKeys(json, source, status) {
+  keySet = { keys: readKeys(json), source, status };
+}
+
+function redraw() {
+  relabel();
+  keyStatus();
+  hands.forEach((hand) => {
+    drawHand(hand);
+    drawVerdict(hand);
+  });
 }
 
 function wireControls() {
@@ -336,16 +604,22 @@ function wireControls() {
   deck?.addEventListener('change', () => {
     document.body.classList.toggle('four-colour', deck.checked);
   });
-  const picker = document.getElementById('key-file');
+  const picker = document.getElementById('language');
+  picker?.addEventListener('change', () => {
+    setLanguage(picker.value);
+    redraw();
+  });
+  const keyPicker = document.getElementById('key-file');
   const said = document.getElementById('key-status');
-  picker?.addEventListener('change', async () => {
-    const file = picker.files?.[0];
+  keyPicker?.addEventListener('change', async () => {
+    const file = keyPicker.files?.[0];
     if (!file) return;
     try {
-      setKeys(JSON.parse(await file.text()), `the file ${file.name}, loaded here`);
-      said.textContent = `Key set loaded from ${file.name}: ${[...keySet.keys.keys()].join(', ')}`;
+      setKeys(JSON.parse(await file.text()), () => _('the file {file}, loaded here', { file: file.name }),
+        () => _('Key set loaded from {file}: {keys}', { file: file.name, keys: [...keySet.keys.keys()].join(', ') }));
+      keyStatus();
     } catch (e) {
-      said.textContent = `Cannot use ${file.name} as a key set: ${e.message}`;
+      said.textContent = _('Cannot use {file} as a key set: {error}', { file: file.name, error: e.message });
       return;
     }
     await verifyAll();
@@ -363,17 +637,29 @@ function wireControls() {
   });
 }
 
+function fillLanguagePicker() {
+  const picker = document.getElementById('language');
+  if (!picker) return;
+  picker.replaceChildren(...Object.values(I18N.languages).map((l) =>
+    h('option', { value: l.code, lang: l.tag }, l.name)));
+}
+
 async function start() {
+  fillLanguagePicker();
+  setLanguage((I18N.fixed && I18N.page) || pickLanguage(navigator.languages ?? [navigator.language])
+    || I18N.page || I18N.fallback);
   wireControls();
-  const said = document.getElementById('key-status');
+  relabel();
+  keyStatus();
   try {
-    const keys = embedded('cpsettle-keys');
+    const keys = embeddedData('cpsettle-keys');
     if (keys) {
-      setKeys(keys, 'embedded in this page when it was made');
-      said.textContent = `Key set embedded in this page: ${[...keySet.keys.keys()].join(', ')}`;
+      setKeys(keys, () => _('embedded in this page when it was made'),
+        () => _('Key set embedded in this page: {keys}', { keys: [...keySet.keys.keys()].join(', ') }));
+      keyStatus();
     }
   } catch (e) {
-    said.textContent = `The embedded key set cannot be used: ${e.message}`;
+    document.getElementById('key-status').textContent = _('The embedded key set cannot be used: {error}', { error: e.message });
   }
   document.querySelectorAll('[data-settlement]').forEach((where) => {
     mountHand(where, where.dataset.settlement);
@@ -381,5 +667,8 @@ async function start() {
   await verifyAll();
   document.body.dataset.ready = 'true';
 }
+
+// the page's formatters, for checks from outside (tests compare them with Babel's); read-only
+globalThis.cpsettleView = Object.freeze({ money, number, label });
 
 start();
