@@ -57,13 +57,15 @@ ENV PATH="/opt/cpsettle/bin:${PATH}" \
     CPSETTLE_HOST=0.0.0.0 \
     CPSETTLE_PORT=50051 \
     CPSETTLE_METRICS_PORT=9464 \
-    CPSETTLE_HEALTH_PORT=50052
+    CPSETTLE_HEALTH_PORT=50052 \
+    CPSETTLE_HTTP_PORT=8080
 
 USER 10001
 
-# gRPC (TLS when CPSETTLE_TLS_* are set), Prometheus metrics (/metrics), and the
-# plaintext port that serves only grpc.health.v1 (for the kubelet's probes).
-EXPOSE 50051 9464 50052
+# gRPC (TLS when CPSETTLE_TLS_* are set), Prometheus metrics (/metrics), the
+# plaintext port that serves only grpc.health.v1 (for the kubelet's probes), and
+# HTTP/JSON (Connect; HTTPS when CPSETTLE_TLS_* are set).
+EXPOSE 50051 9464 50052 8080
 
 # No Docker HEALTHCHECK: Kubernetes ignores it and probes the standard
 # grpc.health.v1 service itself (native gRPC probes in deploy/base), and the

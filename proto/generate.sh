@@ -21,3 +21,11 @@ mkdir -p "$out/cpsettle/v1"
   --mypy_out="$out" \
   --mypy_grpc_out="$out" \
   "$here"/cpsettle/v1/*.proto
+# The Connect service (HTTP/JSON beside gRPC, api/connect): protoc-gen-connectrpc's ASGI app and
+# client for google.protobuf messages, async only (the server's event loop).
+"$python" -m grpc_tools.protoc \
+  -I "$here" \
+  -I "$here/../third_party/googleapis" \
+  --connectrpc_out="$out" \
+  --connectrpc_opt=protobuf=google,io=async \
+  "$here"/cpsettle/v1/settlement.proto

@@ -26,6 +26,21 @@ class Settings:
     # A second, plaintext port that serves only grpc.health.v1 (for the kubelet's gRPC probes,
     # which cannot speak TLS); 0 = none, health is answered on the main port only.
     health_port: int = 0
+    # HTTP/JSON beside gRPC: the Connect protocol on a port of its own (api/connect); 0 = off.
+    http_port: int = 0
+    # Origins whose web pages may call the HTTP port from a browser (CORS), comma-separated,
+    # exactly as browsers send them ("https://tables.example.com"; "*" for any); "" = none.
+    http_cors_origins: str = ""
+    # gRPC connections end after this long (a GOAWAY; clients reconnect, through the Service to
+    # any replica), so a scale-out reaches clients already connected; 0 = never.
+    max_connection_age_seconds: float = 300.0
+    # ... and calls still running on an aged connection get this long to finish (a SettleStream
+    # longer than that is ended; `cpsettle audit --server` reconnects and continues).
+    max_connection_age_grace_seconds: float = 600.0
+    # The server pings a connection idle this long, and closes it if no answer comes within the
+    # timeout: half-open connections (a node gone, a NAT dropped) do not linger.
+    keepalive_time_seconds: float = 60.0
+    keepalive_timeout_seconds: float = 20.0
     max_concurrent_rpcs: int = 64  # unary calls in flight (Settle, ValidatePayouts, ...)
     max_concurrent_streams: int = 8  # SettleStreams open, a budget of their own
     stream_idle_seconds: float = 60.0  # a stream that sends no batch for this long is closed
@@ -123,6 +138,22 @@ class Settings:
         elif self.health_port and self.health_port in (self.port, self.metrics_port):
             out.append("CPSETTLE_HEALTH_PORT must differ from CPSETTLE_PORT and "
                        "CPSETTLE_METRICS_PORT")
+        if not 0 <= self.http_port <= 65535:
+            out.append(f"CPSETTLE_HTTP_PORT must be 0-65535, got {self.http_port}")
+        elif self.http_port and self.http_port in (self.port, self.metrics_port,
+                                                   self.health_port):
+            out.append("CPSETTLE_HTTP_PORT must differ from CPSETTLE_PORT, "
+                       "CPSETTLE_METRICS_PORT and CPSETTLE_HEALTH_PORT")
+        for origin in self.cors_origins:
+            if origin != "*" and not origin.startswith(("http://", "https://")):
+                out.append(f"CPSETTLE_HTTP_CORS_ORIGINS: {origin!r} is not an origin "
+                           "(scheme://host[:port], or *)")
+        if self.max_connection_age_seconds < 0 or self.max_connection_age_grace_seconds < 0:
+            out.append("CPSETTLE_MAX_CONNECTION_AGE_SECONDS and "
+                       "CPSETTLE_MAX_CONNECTION_AGE_GRACE_SECONDS must be 0 or more")
+        if self.keepalive_time_seconds < 1 or self.keepalive_timeout_seconds < 1:
+            out.append("CPSETTLE_KEEPALIVE_TIME_SECONDS and CPSETTLE_KEEPALIVE_TIMEOUT_SECONDS "
+                       "must be at least 1")
         if self.max_concurrent_rpcs < 1:
             out.append("CPSETTLE_MAX_CONCURRENT_RPCS must be at least 1")
         if self.max_concurrent_streams < 1:
@@ -176,6 +207,12 @@ class Settings:
     @property
     def witness_urls(self) -> list[str]:
         return [u.strip().rstrip("/") for u in self.witness_url.split(",") if u.strip()]
+
+    @property
+    def cors_origins(self) -> tuple[str, ...]:
+        """The allowed origins of ``http_cors_origins``, each without a trailing slash."""
+        return tuple(o.strip().rstrip("/") for o in self.http_cors_origins.split(",")
+                     if o.strip())
 
     @property
     def address(self) -> str:

@@ -19,6 +19,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from .api import stream_worker
+from .api.connect.app import connect_app, intercepted_handlers
+from .api.connect.listener import HttpListener, start_http
 from .api.interceptors import ServiceInterceptor
 from .api.pool import StreamPool, default_size
 from .api.profiles import ProfileResolver
@@ -62,6 +64,12 @@ class Running:
     # The TLS files, read again when they change (None: plaintext)
     certificates: CertificateFiles | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    # The HTTP/JSON port (CPSETTLE_HTTP_PORT, api/connect), when configured.
+    http: HttpListener | None = None
+
+    @property
+    def http_port(self) -> int:
+        return self.http.port if self.http is not None else 0
 
     def watch_audit_log(self) -> None:
         """Readiness follows the audit log: NOT_SERVING while it cannot take events."""
@@ -100,6 +108,8 @@ class Running:
         while True:
             await asyncio.sleep(TLS_REFRESH_SECONDS)
             self.certificates.refresh()
+            if self.http is not None:  # the HTTP port's handshakes take the new files too
+                self.http.reload_tls()
 
     async def drain(self) -> None:
         """Stop taking calls, let accepted ones finish within the grace period (streams end at
@@ -112,10 +122,14 @@ class Running:
 
     async def stop(self, grace: float | None) -> None:
         """Stop the server (calls in flight get ``grace`` seconds), then the health port and
-        the stream workers: no worker process outlives the server."""
+        the stream workers: no worker process outlives the server. The HTTP port drains beside
+        the gRPC one."""
         for task in self.tasks:
             task.cancel()
-        await self.server.stop(grace)
+        if self.http is not None:
+            await asyncio.gather(self.server.stop(grace), self.http.stop(grace))
+        else:
+            await self.server.stop(grace)
         # The health port outlives the drain: liveness keeps answering while calls finish.
         if self.health_server is not None:
             await self.health_server.stop(0)
@@ -161,6 +175,7 @@ async def build_server(
         ("grpc.max_receive_message_length", 2 * settings.max_message_bytes),
         ("grpc.max_send_message_length", 4 * settings.max_message_bytes),
         ("grpc.so_reuseport", 0),
+        *connection_options(settings),
     ]
     tokens = (
         TokenChecker.from_file(settings.auth_tokens_file) if settings.auth_tokens_file else None
@@ -188,11 +203,10 @@ async def build_server(
                        (settings.profile_dir, sealer.include_request), stream_worker.settle_chunk,
                        settings.stream_worker_nice)
             if workers > 0 else None)
-    server.add_generic_rpc_handlers(
-        (generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes,
-                         max_request_bytes=settings.max_message_bytes,
-                         stream_idle_seconds=settings.stream_idle_seconds, pool=pool),)
-    )
+    handler = generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes,
+                              max_request_bytes=settings.max_message_bytes,
+                              stream_idle_seconds=settings.stream_idle_seconds, pool=pool)
+    server.add_generic_rpc_handlers((handler,))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection:
@@ -223,6 +237,8 @@ async def build_server(
                       certificates=certificates)
     if certificates is not None:
         running.tasks.append(asyncio.create_task(running.refresh_certificates()))
+    if settings.http_port:
+        running.http = await start_connect(settings, interceptor, handler)
     if settings.health_port:
         running.health_server, running.health_port = await start_health_server(
             settings, health_servicer
@@ -231,6 +247,35 @@ async def build_server(
     running.watch_audit_log()
     await health_servicer.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
     return running
+
+
+def connection_options(settings: Settings) -> list[tuple[str, int]]:
+    """The gRPC port's connection age and keepalive (README, "Rebalancing and retries")."""
+    options = [
+        ("grpc.keepalive_time_ms", int(settings.keepalive_time_seconds * 1000)),
+        ("grpc.keepalive_timeout_ms", int(settings.keepalive_timeout_seconds * 1000)),
+        ("grpc.keepalive_permit_without_calls", 1),
+        # clients may ping an idle connection every 10 s (the client's default keepalive is
+        # off; one that turns it on is not sent away for "too many pings")
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+    ]
+    if settings.max_connection_age_seconds > 0:
+        options += [
+            ("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)),
+            ("grpc.max_connection_age_grace_ms",
+             int(settings.max_connection_age_grace_seconds * 1000)),
+        ]
+    return options
+
+
+async def start_connect(settings: Settings, interceptor: ServiceInterceptor,
+                        handler: grpc.GenericRpcHandler) -> HttpListener:
+    """The HTTP/JSON port: Connect over the very handlers the gRPC server runs (the
+    interceptor's wrappers), so both ports share the servicer, the limits and the error table."""
+    handlers = await intercepted_handlers(interceptor, handler)
+    app = connect_app(handlers, max_message_bytes=settings.max_message_bytes,
+                      cors_origins=settings.cors_origins)
+    return await start_http(app, settings)
 
 
 async def start_health_server(
@@ -321,6 +366,8 @@ async def serve(settings: Settings) -> int:
         files_checked=report.files_checked,
         address=settings.address,
         port=running.port,
+        http_port=running.http_port or None,
+        cors_origins=list(settings.cors_origins) or None,
         health_port=running.health_port or None,
         metrics_port=settings.metrics_port,
         signing_key_id=sealer.key.key_id if sealer.key else None,

@@ -43,6 +43,7 @@ STAMP = "INPUTS.sha256"
 APP = "cpsettle"
 GRPC_PORT = 50051
 METRICS_PORT = 9464
+HTTP_PORT = 8080  # HTTP/JSON (Connect) beside gRPC
 HEALTH_PORT = 50052  # plaintext, grpc.health.v1 only: what the kubelet's probes call
 READINESS_SERVICE = "cpsettle.v1.SettlementService"
 LIVENESS_SERVICE = "liveness"
@@ -555,8 +556,10 @@ def check_network_policy(docs: list[dict[str, Any]]) -> None:
         ports = {(p.get("protocol", "TCP"), p["port"]) for p in rule["ports"]}
         for ns in namespaces:
             seen.setdefault(ns, set()).update(ports)
+    # the HTTP/JSON port where the pods serve it (the live ones; bulk audits are gRPC streams)
+    serves_http = any(p["name"] == "http" for p in container(docs)["ports"])
     assert seen == {
-        "table-software": {("TCP", GRPC_PORT)},
+        "table-software": {("TCP", GRPC_PORT)} | ({("TCP", HTTP_PORT)} if serves_http else set()),
         "monitoring": {("TCP", METRICS_PORT)},
     }
     if "Egress" in np["spec"]["policyTypes"] and "CPSETTLE_OTEL_ENDPOINT" not in env(docs):
@@ -570,8 +573,15 @@ def check_ports_and_services(docs: list[dict[str, Any]]) -> None:
         "grpc": (GRPC_PORT, "TCP"),
         "metrics": (METRICS_PORT, "TCP"),
         "health": (HEALTH_PORT, "TCP"),
+        "http": (HTTP_PORT, "TCP"),
     }
     e = env(docs)
+    assert e["CPSETTLE_HTTP_PORT"] == str(HTTP_PORT)
+    # clients rebalance: connections age out (with grace) and idle ones are pinged
+    assert 60 <= float(e["CPSETTLE_MAX_CONNECTION_AGE_SECONDS"]) <= 1800
+    assert float(e["CPSETTLE_MAX_CONNECTION_AGE_GRACE_SECONDS"]) > 0
+    assert float(e["CPSETTLE_KEEPALIVE_TIME_SECONDS"]) >= 10
+    assert e["CPSETTLE_HTTP_CORS_ORIGINS"] == "", "CORS is off unless a house turns it on"
     assert e["CPSETTLE_PORT"] == str(GRPC_PORT)
     assert e["CPSETTLE_METRICS_PORT"] == str(METRICS_PORT)
     assert e["CPSETTLE_HOST"] == "0.0.0.0"
@@ -579,6 +589,7 @@ def check_ports_and_services(docs: list[dict[str, Any]]) -> None:
     main = {p["name"]: p for p in services[APP]["spec"]["ports"]}
     assert main["grpc"]["port"] == GRPC_PORT and main["grpc"]["targetPort"] == "grpc"
     assert main["metrics"]["port"] == METRICS_PORT and main["metrics"]["targetPort"] == "metrics"
+    assert main["http"]["port"] == HTTP_PORT and main["http"]["targetPort"] == "http"
     for s in services.values():
         for p in s["spec"]["ports"]:
             assert p["targetPort"] in ports, (
@@ -1127,7 +1138,7 @@ def test_dockerfile() -> None:
     assert ("USER", str(UID)) in final, "numeric non-root USER"
     assert words.index("USER") > max(i for i, w in enumerate(words) if w == "RUN")
     exposed = {p for w, rest in final if w == "EXPOSE" for p in rest.split()}
-    assert exposed == {str(GRPC_PORT), str(METRICS_PORT), str(HEALTH_PORT)}
+    assert exposed == {str(GRPC_PORT), str(METRICS_PORT), str(HEALTH_PORT), str(HTTP_PORT)}
     [entry] = [rest for w, rest in final if w == "ENTRYPOINT"]
     assert json.loads(entry) == ["cpsettle-server"], "exec form, so the server is PID 1"
     assert "CMD" not in words

@@ -38,8 +38,11 @@ ALLOWED.update({
 BELOW_API = set(ALLOWED)
 ALLOWED.update({
     f"{S}.api": BELOW_API,
+    # HTTP/JSON beside gRPC: it drives the gRPC side's handlers; nothing of the gRPC side (nor
+    # the CLI's --local) imports it, so the service runs without it
+    f"{S}.api.connect": BELOW_API | {f"{S}.api"},
     f"{S}.local": BELOW_API | {f"{S}.api"},
-    f"{S}.server": BELOW_API | {f"{S}.api"},
+    f"{S}.server": BELOW_API | {f"{S}.api", f"{S}.api.connect"},
     # the witness: a program of its own beside the server, on the proof wing only
     f"{S}.witness": {f"{S}.errors", f"{S}.proof"} | DOMAIN | {f"{S}.config",
                                                              f"{S}.wireformat"},

@@ -12,7 +12,6 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
-from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from . import strict_json
@@ -71,7 +70,7 @@ class Backend:
         if self._client is None:
             a = self.args
             tls = None
-            if a.tls or a.ca_file or a.cert_file:
+            if self._tls():
                 tls = TlsConfig(a.ca_file, a.cert_file, a.key_file, a.server_name)
             token = a.token or os.environ.get("CPSETTLE_TOKEN") or None
             self._client = SettlementClient(a.server, timeout=a.timeout, tls=tls, token=token)
@@ -96,9 +95,18 @@ class Backend:
         except SettlementError as e:
             code = EXIT_INVALID if e.violations or e.code.name in (
                 "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED") else EXIT_UNAVAILABLE
-            message = (f"{e.code.name}: the request was rejected ({len(e.violations)} problems)"
+            n = len(e.violations)
+            message = (f"{e.code.name}: the request was rejected "
+                       f"({n} problem{'' if n == 1 else 's'})"
                        if e.violations else f"{e.code.name}: {e.message}")
+            if e.code.name == "UNAVAILABLE" and not self._tls() and speaks_tls(self.args.server):
+                message += (f"\n  {self.args.server} speaks TLS: add --tls "
+                            "(and --ca-file CA.pem for a private CA)")
             raise CliError(message, e.violations, code) from None
+
+    def _tls(self) -> bool:
+        a = self.args
+        return bool(a.tls or a.ca_file or a.cert_file)
 
 
 def read_bytes(path: str) -> bytes:
@@ -127,11 +135,37 @@ _M = TypeVar("_M", bound=Message)
 
 
 def parse_message(data: Any, message: _M, what: str) -> _M:
-    try:
-        return json_format.ParseDict(data, message)
-    except json_format.ParseError as e:
+    """``message`` filled from ``data`` (a JSON value); a CliError naming every field that
+    cannot be read (an unknown field with its path and the nearest known name), as the
+    service's JSON routes name them."""
+    from cpsettle_service.api.jsonform import json_violations
+
+    problems = json_violations(data, message)
+    if problems:
         raise CliError(f"{what} is not a valid {message.DESCRIPTOR.name}",
-                       [FieldViolation("request", str(e))]) from None
+                       [FieldViolation(v.field, v.reason) for v in problems]) from None
+    return message
+
+
+def speaks_tls(target: str, timeout: float = 1.0) -> bool:
+    """Whether ``target`` (HOST:PORT) completes a TLS handshake: said when a plaintext call to
+    it failed, so that the CLI can tell the user to add ``--tls``. Never raises."""
+    import socket
+    import ssl
+
+    if target.startswith("unix:"):
+        return False
+    host, _, port = target.rpartition(":")
+    host = host.strip("[]") or "localhost"
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # only whether it speaks TLS, not whom to trust
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as sock, \
+                context.wrap_socket(sock, server_hostname=host):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def load_signing_key(path: str | None) -> SigningKey | None:

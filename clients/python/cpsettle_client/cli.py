@@ -53,6 +53,7 @@ __all__ = [
     "main",
     "print_error",
     "to_json",
+    "version_text",
 ]
 
 
@@ -228,8 +229,35 @@ def _lang(p: argparse.ArgumentParser) -> None:
                     "--output html, the language the page opens in")
 
 
+def version_text() -> str:
+    """What ``cpsettle --version`` prints: the package, the engine it settles with and the
+    contract it speaks (the proto package, and a digest of its compiled descriptors, which
+    changes with any change to the .proto files)."""
+    import hashlib
+
+    from cpsettle.v1 import profile_pb2
+    from cpsettle_service.proof.integrity import ENGINE_VERSION, PACKAGE_VERSION
+
+    contract = hashlib.sha256(pb.DESCRIPTOR.serialized_pb
+                              + profile_pb2.DESCRIPTOR.serialized_pb).hexdigest()[:16]
+    return (f"cpsettle {PACKAGE_VERSION}\n"
+            f"engine {ENGINE_VERSION}\n"
+            f"contract {pb.DESCRIPTOR.package} (descriptors {contract})")
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the package, engine and "
+                         "contract versions and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cpsettle", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("settle", help="settle a hand (a SettleRequest JSON file)")
@@ -260,10 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
     _output(p)
     p.set_defaults(func=cmd_evaluate)
 
-    from . import proof, views
+    from . import proof, views, web
 
     proof.add_parsers(sub, _connection)
     views.hand.add_parser(sub)
+    web.add_parser(sub)
 
     p = sub.add_parser("replay", help="settle a stored request again and list every difference")
     p.add_argument("request", help="the SettleRequest JSON")

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
@@ -20,6 +21,27 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
 
 DEFAULT_TIMEOUT = 10.0
+
+# The unary calls are retried by gRPC itself when the replica is going away or busy (README,
+# "Rebalancing and retries"): UNAVAILABLE (a replica shutting down, a connection lost, the
+# audit log stuck: nothing was issued) and RESOURCE_EXHAUSTED (AT_CAPACITY; the server tells
+# the client not to retry a request that is too large, with grpc-retry-pushback-ms -1). Four
+# attempts at most, 0.1 s, then up to 0.2, 0.4 s apart (randomized by gRPC, within the call's
+# deadline). Settle is deterministic: a retried call answers the same settlement (same id).
+# SettleStream is not retried (`cpsettle audit --server` reconnects and resumes by itself).
+RETRIED_METHODS = ("Settle", "ValidatePayouts", "EvaluateArrangement", "ListProfiles",
+                   "GetProfile", "VerifyIntegrity", "GetVerificationKeys")
+RETRY_POLICY = {
+    "maxAttempts": 4,
+    "initialBackoff": "0.1s",
+    "maxBackoff": "1s",
+    "backoffMultiplier": 2,
+    "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED"],
+}
+SERVICE_CONFIG = json.dumps({"methodConfig": [{
+    "name": [{"service": "cpsettle.v1.SettlementService", "method": m} for m in RETRIED_METHODS],
+    "retryPolicy": RETRY_POLICY,
+}]})
 
 _Response = TypeVar("_Response")
 
@@ -166,9 +188,13 @@ class SettlementClient:
         token: str | None = None,
         options: Iterable[tuple[str, Any]] = (),
         metadata: Iterable[tuple[str, str]] = (),
+        retry: bool = True,
     ) -> None:
-        """``metadata`` goes with every call (e.g. a W3C ``traceparent``)."""
+        """``metadata`` goes with every call (e.g. a W3C ``traceparent``). ``retry``: the
+        unary calls are retried on UNAVAILABLE and RESOURCE_EXHAUSTED (``SERVICE_CONFIG``)."""
         opts = list(options)
+        if retry:
+            opts += [("grpc.enable_retries", 1), ("grpc.service_config", SERVICE_CONFIG)]
         if tls is not None:
             if tls.server_name:
                 opts.append(("grpc.ssl_target_name_override", tls.server_name))

@@ -3,9 +3,12 @@
 // BadRequest of an invalid request. It asserts what must hold whatever the table, then prints what
 // it saw as JSON so that the test can compare it with the Python client's answers.
 //
-// Usage: node dist/contract-check.js HOST:PORT REQUEST.json
+// Usage: node dist/contract-check.js [--protocol grpc|connect] [--json] [--ca-file CA.pem]
+//                                    [--token TOKEN] ADDRESS REQUEST.json
+// ADDRESS: HOST:PORT of the gRPC port, or of the HTTP port with --protocol connect.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { clone, create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
@@ -17,12 +20,27 @@ import {
 } from "./gen/cpsettle/v1/settlement_pb.js";
 import { connectSettlement, fieldViolations } from "./client.js";
 
-const [address, requestPath] = process.argv.slice(2);
-if (!address || !requestPath) {
-  console.error("usage: contract-check HOST:PORT REQUEST.json");
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    protocol: { type: "string", default: "grpc" },
+    json: { type: "boolean", default: false },
+    "ca-file": { type: "string" },
+    token: { type: "string" },
+  },
+});
+const [address, requestPath] = positionals;
+if (!address || !requestPath || !["grpc", "connect"].includes(flags.protocol!)) {
+  console.error("usage: contract-check [--protocol grpc|connect] [--json] [--ca-file CA.pem] "
+                + "[--token TOKEN] HOST:PORT REQUEST.json");
   process.exit(2);
 }
-const client = connectSettlement(address);
+const client = connectSettlement(address, {
+  protocol: flags.protocol as "grpc" | "connect",
+  json: flags.json,
+  tls: flags["ca-file"] ? { caFile: flags["ca-file"] } : undefined,
+  token: flags.token,
+});
 const json = JSON.parse(readFileSync(requestPath, "utf8")) as JsonValue;
 const request = fromJson(SettleRequestSchema, json);
 const sum = (values: bigint[]): bigint => values.reduce((a, b) => a + b, 0n);

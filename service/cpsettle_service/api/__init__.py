@@ -3,8 +3,9 @@
 (``bounds``, ``codec``), answered by ``servicer`` (unary RPCs) and ``stream`` (SettleStream, its
 worker processes in ``pool`` and ``stream_worker``), with the settlement written as wire bytes
 (``wire``); ``interceptors`` map errors to status codes, ``priority`` lets live calls first, and
-``profiles`` resolves and caches each request's rule profile.
+``profiles`` resolves and caches each request's rule profile. ``connect`` serves the same
+handlers over HTTP/JSON (Connect), reading JSON requests through ``jsonform``.
 """
 
-__all__ = ["bounds", "codec", "interceptors", "mapping", "pool", "priority", "profiles",
-           "servicer", "stream", "stream_worker", "wire"]
+__all__ = ["bounds", "codec", "connect", "interceptors", "jsonform", "mapping", "pool", "priority",
+           "profiles", "servicer", "stream", "stream_worker", "wire"]

@@ -27,6 +27,8 @@ class Malformed:
         self.too_large = too_large
 
     def invalid(self) -> InvalidInput:
+        if isinstance(self.error, InvalidInput):  # read from JSON: every problem named already
+            return self.error
         return InvalidInput([Violation(
             "request", f"not a valid {self.message}: {self.error}",
             ViolationCode.MALFORMED_REQUEST,

@@ -382,4 +382,9 @@ def _classify(
     elif not any(isinstance(error, kind) for kind, _, _ in ERROR_CODES):
         _log.error("rpc.failed", exc_info=error)
     status = rpc_status.to_status(status_of(error))
-    return status.code.name, (status.code, status.details, status.trailing_metadata)
+    trailing = status.trailing_metadata
+    if isinstance(error, MessageTooLarge):
+        # gRPC's retry policy (the clients' service config) retries RESOURCE_EXHAUSTED for
+        # AT_CAPACITY; a request too large is refused whenever it comes: no retry (gRFC A6)
+        trailing = (*trailing, ("grpc-retry-pushback-ms", "-1"))
+    return status.code.name, (status.code, status.details, trailing)
