@@ -9,7 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cpsettle_service.domain.cards.cards import DECK, JOKER, CardError, is_joker, parse_card
-from cpsettle_service.domain.cards.hands import HandClass, evaluate_five, evaluate_three
+from cpsettle_service.domain.cards.hands import (
+    CARD_CODES,
+    HandClass,
+    Wheel,
+    evaluate_five,
+    evaluate_three,
+    evaluate_with_repeats,
+    hand_of_codes,
+)
 from cpsettle_service.domain.cards.rows import ROWS
 from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
 from cpsettle_service.domain.settle.jokers import (
@@ -144,3 +152,31 @@ def test_a_joker_hand_is_never_weaker_than_any_allowed_replacement(deck, where, 
     assert set(a.stands_for) <= {str(c) for c in allowed}
     for other in assignments(cards, allowed, False):
         assert got >= _reference_key(profile, other.cards)
+
+
+# ---------------------------------------------------------------------------------------------
+# The card codes the joker resolution sums: the same hand as evaluating the cards.
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(DECK), min_size=5, max_size=5),
+       st.sampled_from(list(Wheel)))
+def test_hand_of_codes_is_the_evaluated_hand(cards, wheel):
+    total = sum(CARD_CODES[c.index] for c in cards)
+    repeated = len(set(cards)) < 5
+    if repeated:
+        expected = evaluate_with_repeats(cards, wheel)
+    else:
+        expected = evaluate_five(cards, wheel)
+    assert hand_of_codes(total, 5, wheel, repeated) is expected
+    front = cards[:3]
+    assert hand_of_codes(sum(CARD_CODES[c.index] for c in front), 3, wheel,
+                         len(set(front)) < 3) is evaluate_with_repeats(front)
+
+
+def test_hand_of_codes_five_of_a_kind_and_a_flush_with_a_repeat():
+    aces = [parse_card(t) for t in "As As Ah Ad Ac".split()]
+    assert hand_of_codes(sum(CARD_CODES[c.index] for c in aces), 5, Wheel.LOWEST,
+                         True).hand_class is HandClass.FIVE_OF_A_KIND
+    spades = [parse_card(t) for t in "Ks Ks Qs Js 9s".split()]  # no flush: a pair of kings
+    assert hand_of_codes(sum(CARD_CODES[c.index] for c in spades), 5, Wheel.LOWEST,
+                         True).hand_class is HandClass.PAIR

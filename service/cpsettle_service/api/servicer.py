@@ -35,7 +35,7 @@ SERVICE_NAME = "cpsettle.v1.SettlementService"
 # received. The call ends DEADLINE_EXCEEDED and the settlement gets settlement.not_delivered.
 DELIVERY_MARGIN_SECONDS = 0.01
 
-__all__ = ["SERVICE_NAME", "ProfileResolver", "SettlementServicer", "generic_handler",
+__all__ = ["SERVICE_NAME", "ProfileResolver", "Settled", "SettlementServicer", "generic_handler",
            "profile_digest", "tolerant"]
 
 

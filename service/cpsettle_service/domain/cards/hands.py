@@ -100,6 +100,8 @@ __all__ = [
     "evaluate_three",
     "evaluate_row",
     "evaluate_with_repeats",
+    "hand_of_codes",
+    "CARD_CODES",
     "highest_card",
 ]
 
@@ -419,6 +421,36 @@ def evaluate_with_repeats(cards: Sequence[Card], wheel: Wheel = Wheel.LOWEST) ->
     if len(set(cards)) < 5:
         key &= _RANK_MASK
     return _FIVE_BY_WHEEL[wheel][key & _KEY_MASK]
+
+
+CARD_CODES: tuple[int, ...] = tuple(_CODE_BY_CARD[c] for c in DECK)
+"""Each card's code by ``Card.index``: a row's hand is ``hand_of_codes`` of their sum."""
+
+# Five of a kind overflows its rank's base-5 digit into the next (5 x 5**k = 5**(k+1)): a key no
+# other hand has (its digits sum to 1, every other hand's to 5).
+_FIVE_OF_A_KIND_BY_KEY: dict[int, HandRank] = {
+    5 * _RANK_CODE[rank]: hand for rank, hand in _FIVE_OF_A_KIND.items()
+}
+
+
+def hand_of_codes(total: int, size: int, wheel: Wheel, repeated: bool) -> HandRank:
+    """The hand of a row given the sum of its cards' ``CARD_CODES``: what ``evaluate_three``,
+    ``evaluate_five`` or (``repeated``: the row holds a card twice) ``evaluate_with_repeats``
+    return for those cards, without looking at them again.
+
+    >>> hand_of_codes(sum(CARD_CODES[c.index] for c in parse_cards("As Ks Qs Js Ts")), 5,
+    ...               Wheel.LOWEST, False).name
+    'Royal flush'
+    >>> hand_of_codes(5 * CARD_CODES[parse_card("7h").index], 5, Wheel.LOWEST, True).name
+    'Five of a kind, sevens'
+    """
+    if size == 3:
+        return _THREE[total & _RANK_MASK]
+    if repeated:
+        key = total & _RANK_MASK
+        hand = _FIVE_BY_WHEEL[wheel].get(key)
+        return hand if hand is not None else _FIVE_OF_A_KIND_BY_KEY[key]
+    return _FIVE_BY_WHEEL[wheel][total & _KEY_MASK]
 
 
 def _to_card(card: object) -> Card:

@@ -29,7 +29,6 @@ from .vocabulary import (
     definition_from_dict,
     definition_to_dict,
     read_definition,
-    split_rows,
 )
 
 __all__ = [
@@ -55,5 +54,4 @@ __all__ = [
     "multiset_facts",
     "naturals_held",
     "read_definition",
-    "split_rows",
 ]

@@ -32,7 +32,10 @@ that may duplicate, 16.3); every count 1 to 13; ``colourSplit`` two numbers summ
 ``compile_definition`` turns a definition into one predicate over ``HandFacts``; the clauses the
 14 catalogue naturals use read the precomputed facts in O(1) (the uniform ``rows`` clauses are the
 table lookups of ``natural_facts``), so the catalogue costs what the hand-written predicates cost.
-Mixed ``rows`` clauses (say a straight front and two flushes) search the 3 + 5 + 5 splits.
+Mixed ``rows`` clauses (say a straight front and two flushes), and ``rows`` over cards a joker
+repeats, are the bounded constraint search of ``naturals.rows`` (never the 286 x 252 splits).
+``definition_parts`` splits a definition by what its clauses read (the rank counts, the suit
+counts, the rows), for the joker resolution that decides them for all a joker's cards at once.
 
 >>> d = definition_from_dict({"colourSplit": [12, 1]})
 >>> d.colour_split
@@ -46,10 +49,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from itertools import combinations
 from typing import Any, Callable, ClassVar, Sequence
 
-from ..cards.cards import Card, Rank, Suit
+from ..cards.cards import Rank, Suit
 from ..errors import Collector, ViolationCode
 from ..reading.reader import Reader, describe, read_card_rank
 from ..reading.schema import card_rank, choice, integer, part, repeated, write_part
@@ -61,18 +63,21 @@ from .facts import (
     THREE_STRAIGHTS_BY_KEY,
     HandFacts,
 )
+from .rows import Classes, rows_hold, rows_hold_with_repeats
 
 __all__ = [
     "MAX_GROUP",
     "Definition",
+    "DefinitionParts",
     "Predicate",
     "RowClass",
     "RowsClause",
     "compile_definition",
     "definition_from_dict",
+    "definition_parts",
     "definition_to_dict",
+    "groups_fit",
     "read_definition",
-    "split_rows",
 ]
 
 MAX_GROUP = 6
@@ -307,6 +312,14 @@ def _groups_fit(groups: tuple[int, ...], hosts: tuple[int, ...], two_pairs: bool
     return False
 
 
+@lru_cache(maxsize=4096)
+def groups_fit(groups: tuple[int, ...], histogram: tuple[int, ...], two_pairs: bool) -> bool:
+    """The ``rankGroups`` clause (groups largest first) on a hand whose ``histogram[k]`` ranks
+    are held exactly k times (``HandFacts.count_histogram``)."""
+    hosts = tuple(k for k in range(len(histogram) - 1, 0, -1) for _ in range(histogram[k]))
+    return _groups_fit(groups, hosts[::-1], two_pairs)
+
+
 def _rank_groups_check(groups: tuple[int, ...], two_pairs: bool) -> Predicate:
     memo: dict[tuple[int, ...], bool] = {}
 
@@ -314,59 +327,27 @@ def _rank_groups_check(groups: tuple[int, ...], two_pairs: bool) -> Predicate:
         hist = facts.count_histogram
         held = memo.get(hist)
         if held is None:
-            hosts = tuple(k for k in range(len(hist) - 1, 0, -1) for _ in range(hist[k]))
-            held = memo[hist] = _groups_fit(groups, hosts[::-1], two_pairs)
+            held = memo[hist] = groups_fit(groups, hist, two_pairs)
         return held
 
     return check
 
 
-def _is_straight(values: Sequence[int]) -> bool:
-    """Rank indices (0..12 = 2..A) of 3 or 5 cards: distinct and consecutive, the ace low or
-    high."""
-    if len(set(values)) != len(values):
-        return False
-    if max(values) - min(values) == len(values) - 1:
-        return True
-    low = [-1 if v == 12 else v for v in values]
-    return max(low) - min(low) == len(values) - 1
-
-
-def _row_ok(cls: RowClass | None, row: Sequence[Card]) -> bool:
-    if cls is None:
-        return True
-    if cls is not RowClass.STRAIGHT and len({c.suit for c in row}) != 1:
-        return False
-    return cls is RowClass.FLUSH or _is_straight([RANK_INDEX[c.rank] for c in row])
-
-
-def split_rows(rows: RowsClause, cards: Sequence[Card]) -> tuple[tuple[Card, ...], ...] | None:
-    """A (front, middle, back) split meeting the clause, searched over the 3 + 5 + 5 splits
-    (the 5-card rows in either order), or ``None``."""
-    cards = tuple(cards)
-    for fi in combinations(range(13), 3):
-        front = tuple(cards[i] for i in fi)
-        if not _row_ok(rows.front, front):
-            continue
-        rest = [c for i, c in enumerate(cards) if i not in fi]
-        for mi in combinations(range(10), 5):
-            middle = tuple(rest[i] for i in mi)
-            back = tuple(c for i, c in enumerate(rest) if i not in mi)
-            if _row_ok(rows.middle, middle) and _row_ok(rows.back, back):
-                return front, middle, back
-    return None
+def _row_classes(rows: RowsClause) -> Classes:
+    return (rows.front, rows.middle, rows.back)
 
 
 def _rows_check(rows: RowsClause) -> Predicate:
-    classes = {rows.front, rows.middle, rows.back}
+    kinds = {rows.front, rows.middle, rows.back}
+    classes = _row_classes(rows)
     fast: Predicate | None = None
-    if classes == {RowClass.STRAIGHT}:
+    if kinds == {RowClass.STRAIGHT}:
         def fast(facts: HandFacts) -> bool:
             return facts.count_key in THREE_STRAIGHTS_BY_KEY
-    elif classes == {RowClass.FLUSH}:
+    elif kinds == {RowClass.FLUSH}:
         def fast(facts: HandFacts) -> bool:
             return tuple(sorted(facts.suit_counts)) in THREE_FLUSH_SHAPES
-    elif classes == {RowClass.STRAIGHT_FLUSH}:
+    elif kinds == {RowClass.STRAIGHT_FLUSH}:
         def fast(facts: HandFacts) -> bool:
             for n, mask in zip(facts.suit_counts, facts.suit_masks):
                 if n and mask not in SF_BY_SIZE.get(n, ()):
@@ -374,32 +355,38 @@ def _rows_check(rows: RowsClause) -> Predicate:
             return True
 
     def check(facts: HandFacts) -> bool:
-        if fast is not None and facts.suit_masks is not None:
+        masks = facts.suit_masks
+        if masks is None:  # a card held twice (a joker duplicating it): no table holds it
+            return rows_hold_with_repeats(classes, facts)
+        if fast is not None:
             return fast(facts)
-        return split_rows(rows, facts) is not None
+        return rows_hold(classes, masks)
 
     return check
 
 
-def _clauses(d: Definition, quads_as_two_pairs: bool) -> list[Predicate]:
-    checks: list[Predicate] = []
-    if d.rank_groups:
-        checks.append(_rank_groups_check(d.rank_groups, quads_as_two_pairs))
-    if d.distinct_ranks is not None:
-        n = d.distinct_ranks
-        checks.append(lambda f: f.rank_mask.bit_count() >= n)
-    if d.same_suit is not None:
-        s = d.same_suit
-        checks.append(lambda f: max(f.suit_counts) >= s)
-    if d.same_colour is not None or d.colour_split is not None:
-        a, b = _RED
-        if d.same_colour is not None:
-            c = d.same_colour
-            checks.append(lambda f: max(f.suit_counts[a] + f.suit_counts[b],
-                                        13 - f.suit_counts[a] - f.suit_counts[b]) >= c)
-        if d.colour_split is not None:
-            sides = frozenset(d.colour_split)
-            checks.append(lambda f: f.suit_counts[a] + f.suit_counts[b] in sides)
+def _suits_check(d: Definition) -> Callable[[Sequence[int]], bool] | None:
+    """The clauses that read the suit counts (``Suit`` order), as one check; ``None``: none."""
+    if d.same_suit is None and d.same_colour is None and d.colour_split is None:
+        return None
+    at_least = d.same_suit or 0
+    colour = d.same_colour or 0
+    sides = frozenset(d.colour_split) if d.colour_split is not None else None
+    a, b = _RED
+
+    def check(counts: Sequence[int]) -> bool:
+        if max(counts) < at_least:
+            return False
+        red = counts[a] + counts[b]
+        if max(red, 13 - red) < colour:
+            return False
+        return sides is None or red in sides
+
+    return check
+
+
+def _outside(d: Definition) -> int:
+    """The ranks no card may have (``ranksAtLeast``, ``ranksAtMost``, ``ranksIn``)."""
     outside = 0
     if d.ranks_at_least is not None:
         floor = d.ranks_at_least.value_int
@@ -410,6 +397,50 @@ def _clauses(d: Definition, quads_as_two_pairs: bool) -> list[Predicate]:
     if d.ranks_in is not None:
         allowed = d.ranks_in
         outside |= _mask_of(lambda rank: rank not in allowed)
+    return outside
+
+
+@dataclass(frozen=True, slots=True)
+class DefinitionParts:
+    """A definition split by what its clauses read. The rank clauses: ``groups``
+    (``rankGroups``, largest first; ``()``: none), at least ``distinct`` ranks (0: no clause),
+    no rank in ``outside``; the suit clauses as one check over the suit counts (``None``: none);
+    the rows clause's classes (``None``: none)."""
+
+    groups: tuple[int, ...]
+    two_pairs: bool
+    distinct: int
+    outside: int
+    suits: Callable[[Sequence[int]], bool] | None
+    rows: Classes | None
+
+    def ranks_hold(self, histogram: tuple[int, ...], rank_mask: int) -> bool:
+        """Whether the rank clauses hold for a hand with this count histogram and rank mask."""
+        if rank_mask & self.outside or rank_mask.bit_count() < self.distinct:
+            return False
+        return not self.groups or groups_fit(self.groups, histogram, self.two_pairs)
+
+
+@lru_cache(maxsize=1024)
+def definition_parts(d: Definition, quads_as_two_pairs: bool = True) -> DefinitionParts:
+    """``d`` split by what its clauses read (the same clauses ``compile_definition`` checks)."""
+    return DefinitionParts(
+        groups=d.rank_groups, two_pairs=quads_as_two_pairs, distinct=d.distinct_ranks or 0,
+        outside=_outside(d), suits=_suits_check(d),
+        rows=_row_classes(d.rows) if d.rows is not None else None)
+
+
+def _clauses(d: Definition, quads_as_two_pairs: bool) -> list[Predicate]:
+    checks: list[Predicate] = []
+    if d.rank_groups:
+        checks.append(_rank_groups_check(d.rank_groups, quads_as_two_pairs))
+    if d.distinct_ranks is not None:
+        n = d.distinct_ranks
+        checks.append(lambda f: f.rank_mask.bit_count() >= n)
+    suits = _suits_check(d)
+    if suits is not None:
+        checks.append(lambda f: suits(f.suit_counts))
+    outside = _outside(d)
     if outside:  # (0 when every rank is allowed: the clause always holds)
         checks.append(lambda f: not f.rank_mask & outside)
     if d.rows is not None:

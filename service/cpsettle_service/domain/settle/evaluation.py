@@ -17,7 +17,7 @@ from ..errors import Collector, ViolationCode
 from ..naturals.catalogue import Natural, naturals_held
 from ..naturals.facts import hand_facts
 from ..profile.model import HouseNatural, RoyaltyMode, RuleProfile
-from .jokers import allowed_cards, resolve_arrangement, resolve_natural, rows_of
+from .jokers import Fouls, NaturalSearch, allowed_cards, resolve_arrangement, rows_of
 from .results import (
     FRONT_ABOVE_MIDDLE,
     MIDDLE_ABOVE_BACK,
@@ -67,18 +67,21 @@ def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Co
             )
         return
     naturals = profile.naturals
+    # with jokers: one search for the hand, shared by the naturals it tries (RULES.md §16.3)
+    search = NaturalSearch(p.cards13, allowed, profile) if (
+        plan.jokers and JOKER in p.cards13) else None
     if declared:
-        if _natural_held(p, profile, plan, (declared,), allowed) is not None:
+        if _natural_held(p, profile, (declared,), search) is not None:
             if naturals.require_declaration:
                 p.natural = naturals.by_natural[declared].natural
             else:
-                p.natural = _natural_held(p, profile, plan, naturals.best_first, allowed)
+                p.natural = _natural_held(p, profile, naturals.best_first, search)
             p.status = Status.NATURAL
         else:
             p.status = Status.FOULED
             p.foul_reasons += (FoulReason.FALSE_DECLARATION,)
     elif detect:
-        best = _natural_held(p, profile, plan, naturals.best_first, allowed)
+        best = _natural_held(p, profile, naturals.best_first, search)
         if best is not None:
             p.natural = best
             p.status = Status.NATURAL
@@ -100,13 +103,13 @@ def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Co
     evaluate_rows(p, profile, plan, allowed)
 
 
-def _natural_held(p: PlayerState, profile: RuleProfile, plan: Plan, names: Sequence[str],
-                  allowed: Sequence[Card]) -> Natural | HouseNatural | None:
-    """The first of ``names`` (best first) the player's 13 cards make; with jokers, through the
-    assignment ``jokers.resolve_natural`` keeps (recorded on the player)."""
+def _natural_held(p: PlayerState, profile: RuleProfile, names: Sequence[str],
+                  search: NaturalSearch | None) -> Natural | HouseNatural | None:
+    """The first of ``names`` (best first) the player's 13 cards make; with jokers
+    (``search``), through the assignment the search keeps (recorded on the player)."""
     by_natural = profile.naturals.by_natural
-    if plan.jokers and JOKER in p.cards13:
-        found = resolve_natural(p.cards13, allowed, profile, names)
+    if search is not None:
+        found = search.best(names)
         if found is None:
             return None
         p.assignment = found[1]
@@ -135,6 +138,13 @@ def _foul_reasons(cards: Sequence[str], hf: HandRank, hm: HandRank, hb: HandRank
     return reasons
 
 
+def foul_check(profile: RuleProfile, plan: Plan | None = None) -> Fouls:
+    """The foul check of RULES.md §4 (the suit tie-break included) as the joker resolution takes
+    it: whether 13 resolved cards with these hands foul."""
+    at = plan or plan_for(profile)
+    return lambda cards, hf, hm, hb: bool(_foul_reasons(cards, hf, hm, hb, at, profile))
+
+
 def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
                   allowed: Sequence[Card] = ()) -> None:
     """Rows, foul check, royalties and row values of an arranged hand (``p.cards13``); a hand
@@ -142,9 +152,7 @@ def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
     c = p.cards13
     front, middle, back = c[:3], c[3:8], c[8:]
     if plan.jokers and JOKER in c:
-        a = p.assignment = resolve_arrangement(
-            c, allowed, profile,
-            lambda cards, hf, hm, hb: bool(_foul_reasons(cards, hf, hm, hb, plan, profile)))
+        a = p.assignment = resolve_arrangement(c, allowed, profile, foul_check(profile, plan))
         assert a is not None  # evaluate_player checked that a joker has a card to stand for
         c = a.cards
         hf, hm, hb = rows_of(c, profile)
@@ -305,6 +313,23 @@ class HandEvaluation(NamedTuple):
     fantasyland: FantasylandResult | None
 
 
+_ROWS_PROFILE = "_rows_profile"  # where a profile holds it (not a profile field)
+
+
+def _rows_profile(profile: RuleProfile) -> RuleProfile:
+    """The profile an arrangement's rows are judged under before the reveal: no natural detected
+    (one settles only when declared). Built once and held on the profile, as its plan is."""
+    if profile.naturals.require_declaration:
+        return profile
+    try:
+        rows: RuleProfile = profile.__dict__[_ROWS_PROFILE]
+    except KeyError:
+        naturals = profile.naturals
+        rows = profile.__dict__[_ROWS_PROFILE] = replace(
+            profile, naturals=replace(naturals, require_declaration=True, table=()))
+    return rows
+
+
 def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
     """Rows, royalties, foul, naturals and Fantasyland of one hand (no opponents).
 
@@ -342,8 +367,8 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
     allowed = allowed_cards(p.cards13, profile.deck.joker_duplicates) if held_jokers else ()
     naturals = profile.naturals
     if held_jokers:
-        playable = [n for n in naturals.best_first
-                    if resolve_natural(p.cards13, allowed, profile, (n,)) is not None]
+        search = NaturalSearch(p.cards13, allowed, profile)
+        playable = [n for n in naturals.best_first if search.holds(n)]
         held: list[Natural | HouseNatural] = [naturals.by_natural[n].natural for n in playable]
     else:
         cards = [CARD_BY_SPELLING[c] for c in p.cards13]
@@ -354,11 +379,7 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
     fl = None
     if inp.has_arrangement:
         # Rows are judged as arranged: a natural is only settled when declared (or detected).
-        if not naturals.require_declaration:
-            rows_profile = replace(profile, naturals=replace(naturals, require_declaration=True,
-                                                             table=()))
-        else:
-            rows_profile = profile
+        rows_profile = _rows_profile(profile)
         evaluate_player(p, rows_profile, plan_for(rows_profile), errors, 0, allowed)
         fl = fantasyland(p, profile, plan_for(profile))
     return HandEvaluation(
