@@ -12,7 +12,6 @@ import pytest
 from cpsettle_service.proof.merkle import (
     EMPTY_ROOT,
     CompactRange,
-    Extension,
     ProofError,
     Range,
     Tree,
@@ -172,21 +171,6 @@ def test_two_compact_ranges_prove_what_the_whole_tree_proves() -> None:
         assert consistency(old, Range(m)) == []
     with pytest.raises(ProofError):
         consistency(CompactRange(), Range(2))
-
-
-def test_an_extension_proves_what_the_whole_tree_proves() -> None:
-    hashes = [leaf_hash(i.to_bytes(4, "big")) for i in range(45)]
-    tree = Tree(hashes)
-    for base in range(0, 45, 3):
-        compact = CompactRange()
-        for h in hashes[:base]:
-            compact.append(h)
-        ext = Extension(compact, hashes[base:])
-        assert ext.root() == tree.root()
-        for new in range(base, 46):
-            if new > 45:
-                continue
-            assert ext.consistency(new) == tree.consistency(base, new)
 
 
 def test_bad_sizes_are_refused() -> None:

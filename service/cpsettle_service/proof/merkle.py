@@ -31,7 +31,6 @@ from ..errors import ProofError
 __all__ = [
     "EMPTY_ROOT",
     "CompactRange",
-    "Extension",
     "ProofError",
     "Range",
     "Tree",
@@ -169,47 +168,6 @@ class Tree:
             raise ProofError(f"no consistency proof from {old} to {new} leaves "
                              f"(the tree has {self.size})")
         return consistency_path(self.hash, old, new)
-
-
-class Extension:
-    """A tree known as the compact range of its first ``base.size`` leaves and the leaf hashes
-    after them: what a log writer keeps to prove its next tree consistent with the one a
-    witness last saw (RFC 6962's consistency proof from ``base.size`` needs no other node)."""
-
-    def __init__(self, base: CompactRange, leaves: Sequence[bytes]) -> None:
-        self.base = base
-        self.after = Tree(leaves)
-        self._nodes = base.nodes()
-
-    @property
-    def size(self) -> int:
-        return self.base.size + self.after.size
-
-    def hash(self, start: int, end: int) -> bytes:
-        b = self.base.size
-        if start >= b:
-            return self.after.hash(start - b, end - b)
-        if end <= b:
-            parts = [h for s, n, h in self._nodes if s >= start and s + n <= end]
-            covered = sum(n for s, n, h in self._nodes if s >= start and s + n <= end)
-            if covered != end - start or not parts:
-                raise ProofError(f"leaves [{start}, {end}) are not whole subtrees of the "
-                                 f"{b} leaves kept as a compact range")
-            r = parts[-1]
-            for left in reversed(parts[:-1]):
-                r = node_hash(left, r)
-            return r
-        k = _split(end - start)
-        return node_hash(self.hash(start, start + k), self.hash(start + k, end))
-
-    def root(self) -> bytes:
-        return self.hash(0, self.size) if self.size else EMPTY_ROOT
-
-    def consistency(self, new: int) -> list[bytes]:
-        """The consistency proof from ``base.size`` leaves to ``new``."""
-        if not self.base.size <= new <= self.size:
-            raise ProofError(f"no consistency proof from {self.base.size} to {new} leaves")
-        return consistency_path(self.hash, self.base.size, new)
 
 
 class Range:
