@@ -76,9 +76,6 @@ class Settings:
     # the witnesses' URL prefixes (comma-separated) that each checkpoint goes to ("" = none)
     witness_url: str = ""
     witness_timeout_seconds: float = 2.0  # one add-checkpoint call, at most
-    # leaf hashes kept for the witness's consistency proof while it cannot be reached, at most
-    # (32 bytes each); past it the run's later checkpoints cannot be shown to it (README)
-    witness_max_pending_lines: int = 2_000_000
     require_manifest: bool = False  # refuse to start without an intact build manifest
     audit_include_request: bool = True
     audit_log_queue_lines: int = 2048  # log lines waiting for a slow sink, at most
@@ -193,8 +190,6 @@ class Settings:
             out.append("CPSETTLE_AUDIT_LOG_ORIGIN must be non-empty, without spaces or '+'")
         if self.witness_timeout_seconds <= 0:
             out.append("CPSETTLE_WITNESS_TIMEOUT_SECONDS must be more than 0")
-        if self.witness_max_pending_lines < 1000:
-            out.append("CPSETTLE_WITNESS_MAX_PENDING_LINES must be at least 1000")
         for url in self.witness_urls:
             if not url.startswith(("http://", "https://")):
                 out.append(f"CPSETTLE_WITNESS_URL: {url!r} is not an http(s) URL")

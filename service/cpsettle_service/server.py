@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from prometheus_client import Gauge
 
 from .api import stream_worker
 from .api.connect.app import connect_app, intercepted_handlers
@@ -35,7 +36,7 @@ from .observability.exposition import start_metrics_server
 from .observability.logging import audit_log, configure, get_logger
 from .profile_files import builtin_registry, with_directory
 from .proof.digests import profile_digest
-from .proof.feed import FeedState, WitnessFeed
+from .proof.feed import FeedState, WitnessFeed, witness_label
 from .proof.integrity import PACKAGE_VERSION, check_installation
 from .proof.keys import key_file_exposed, load_signing_key, published_keys
 from .proof.log import Log
@@ -419,30 +420,36 @@ async def serve(settings: Settings) -> int:
 
 
 def start_feeds(settings: Settings, audit: Log) -> list[WitnessFeed]:
-    """One witness feed per ``CPSETTLE_WITNESS_URL``, its state in the metrics and, on each
-    change, in a log line (``witness.unreachable``, ``witness.reachable``, ``witness.gap``)."""
+    """One witness feed per ``CPSETTLE_WITNESS_URL``, its state in the metrics (labelled by
+    witness) and, on each change, in a log line (``witness.unreachable``,
+    ``witness.reachable``)."""
     log = get_logger("cpsettle.witness")
     feeds = []
     for url in settings.witness_urls:
         was_up = [True]
+        up, cosigned = (m.labels(witness=witness_label(url)) for m in (
+            metrics.WITNESS_UP, metrics.WITNESS_LAST_COSIGNED))
+        up.set(0)
 
-        def changed(state: FeedState, url: str = url, was_up: list[bool] = was_up) -> None:
+        def changed(state: FeedState, url: str = url, was_up: list[bool] = was_up,
+                    up: Gauge = up, cosigned: Gauge = cosigned) -> None:
             # from the feed's thread
-            metrics.WITNESS_UP.set(1 if state.up else 0)
-            metrics.WITNESS_PENDING_LINES.set(state.pending_lines)
+            up.set(1 if state.up else 0)
             if state.cosigned_at:
-                metrics.WITNESS_LAST_COSIGNED.set(state.cosigned_at)
-            if state.gap:
-                log.error("witness.gap", witness=url, reason=state.why)
-            elif not state.up:
+                cosigned.set(state.cosigned_at)
+            if not state.up:
                 log.warning("witness.unreachable", witness=url, reason=state.why,
                             pending_lines=state.pending_lines)
             elif not was_up[0]:
                 log.info("witness.reachable", witness=url)
             was_up[0] = state.up
 
-        feed = WitnessFeed(url, settings.witness_timeout_seconds,
-                           settings.witness_max_pending_lines, changed)
+        feed = WitnessFeed(url, settings.witness_timeout_seconds, changed)
+
+        def pending(feed: WitnessFeed = feed) -> float:  # read at each scrape
+            return feed.pending_lines
+
+        metrics.WITNESS_PENDING_LINES.labels(witness=witness_label(url)).set_function(pending)
         audit.add_feed(feed)
         feeds.append(feed)
     return feeds

@@ -205,8 +205,16 @@ def kustomize(directory: Path, docs: list[dict[str, Any]] | None = None) -> list
             cm["metadata"]["labels"] = dict(labels)
         out.append(cm)
     for entry in k.get("patches", []):
+        if "target" in entry:  # a JSON patch (RFC 6902) of the target
+            assert set(entry) == {"path", "target"} and set(entry["target"]) == {"kind",
+                                                                                   "name"}, entry
+            [target] = [d for d in out if d["kind"] == entry["target"]["kind"]
+                        and d["metadata"]["name"] == entry["target"]["name"]]
+            json_patch(target, yaml.safe_load((directory / entry["path"]).read_text()))
+            continue
         assert set(entry) == {"path"}, (
-            f"{directory}: only `- path: FILE` patches are modelled: {entry}"
+            f"{directory}: only `- path: FILE` patches and JSON patches with a target are "
+            f"modelled: {entry}"
         )
         patch = load_one(directory / entry["path"])
         targets = [d for d in out if _same_resource(d, patch)]
@@ -228,6 +236,21 @@ def kustomize(directory: Path, docs: list[dict[str, Any]] | None = None) -> list
         for d in out:
             d["metadata"]["namespace"] = k["namespace"]
     return out
+
+
+def json_patch(doc: dict[str, Any], ops: list[dict[str, Any]]) -> None:
+    """RFC 6902, the subset deploy/ uses: ``add`` (a list's ``-`` appends)."""
+    for op in ops:
+        assert set(op) == {"op", "path", "value"} and op["op"] == "add", op
+        *parents, last = [part.replace("~1", "/").replace("~0", "~")
+                          for part in op["path"].split("/")[1:]]
+        node: Any = doc
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        if isinstance(node, list):
+            node.insert(len(node) if last == "-" else int(last), copy.deepcopy(op["value"]))
+        else:
+            node[last] = copy.deepcopy(op["value"])
 
 
 def without_local_config(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -562,8 +585,10 @@ def check_network_policy(docs: list[dict[str, Any]]) -> None:
         "table-software": {("TCP", GRPC_PORT)} | ({("TCP", HTTP_PORT)} if serves_http else set()),
         "monitoring": {("TCP", METRICS_PORT)},
     }
-    if "Egress" in np["spec"]["policyTypes"] and "CPSETTLE_OTEL_ENDPOINT" not in env(docs):
-        assert np["spec"].get("egress", []) == []  # no tracing: no connection out at all
+    e = env(docs)
+    if ("Egress" in np["spec"]["policyTypes"] and "CPSETTLE_OTEL_ENDPOINT" not in e
+            and "CPSETTLE_WITNESS_URL" not in e):
+        assert np["spec"].get("egress", []) == []  # no tracing, no witness: no connection out
 
 
 def check_ports_and_services(docs: list[dict[str, Any]]) -> None:
@@ -806,9 +831,41 @@ def check_witness(docs: list[dict[str, Any]], live: list[dict[str, Any]]) -> Non
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert c["securityContext"]["readOnlyRootFilesystem"] is True
     names = {e["name"]: e for e in c["env"]}
-    assert "secretKeyRef" in names["CPSETTLE_WITNESS_DATABASE"]["valueFrom"]
+    # the database URL holds a password: a Secret mounted as a file, never an env value
+    assert "CPSETTLE_WITNESS_DATABASE" not in names
+    path = names["CPSETTLE_WITNESS_DATABASE_FILE"]["value"]
+    [mount] = [m for m in c["volumeMounts"] if path.startswith(m["mountPath"] + "/")]
+    [vol] = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert vol["secret"]["secretName"] == "cpsettle-witness-database" and mount["readOnly"]
+    assert [i["path"] for i in vol["secret"]["items"]] == [path.rsplit("/", 1)[1]]
     assert svc["spec"]["ports"][0]["port"] == 8780
     assert env(live)["CPSETTLE_WITNESS_URL"] == "http://cpsettle-witness:8780"
+    pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+    live_labels = one(live, "Deployment")["spec"]["template"]["metadata"]["labels"]
+    # the witness admits the live replicas on its port, nothing else
+    [np] = [d for d in docs if d["kind"] == "NetworkPolicy"
+            and d["metadata"]["name"] == "cpsettle-witness"]
+    assert subset(np["spec"]["podSelector"]["matchLabels"], pod_labels)
+    assert sorted(np["spec"]["policyTypes"]) == ["Egress", "Ingress"]
+    [rule] = np["spec"]["ingress"]
+    [peer] = rule["from"]
+    assert set(peer) == {"podSelector"} and subset(peer["podSelector"]["matchLabels"],
+                                                   live_labels)
+    assert not subset(peer["podSelector"]["matchLabels"], pod_labels)
+    assert rule["ports"] == [{"protocol": "TCP", "port": 8780}]
+    out = {(p["protocol"], p["port"]) for r in np["spec"]["egress"] for p in r["ports"]}
+    assert out == {("UDP", 53), ("TCP", 53), ("TCP", 5432)}
+    # the live replicas may reach the witness's pods (and DNS), nothing else
+    live_np = one(live, "NetworkPolicy")
+    reach = {}
+    for r in live_np["spec"]["egress"]:
+        assert r.get("to") and r.get("ports"), "an egress rule open to everything"
+        for peer in r["to"]:
+            for p in r["ports"]:
+                reach.setdefault((p["protocol"], p["port"]), []).append(peer)
+    assert set(reach) == {("UDP", 53), ("TCP", 53), ("TCP", 8780)}
+    [to_witness] = reach[("TCP", 8780)]
+    assert subset(to_witness["podSelector"]["matchLabels"], pod_labels)
 
 
 def check_variant(name: str, docs: list[dict[str, Any]]) -> None:

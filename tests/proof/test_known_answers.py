@@ -58,19 +58,20 @@ def sha256_hex(data: bytes) -> str:
 QUOTE_REQUEST_DIGEST = (
     "SHA-256 (lowercase hex, as every digest here) of the request's bytes as the service encoded "
     "them — exactly the bytes the `settlement.issued` log event carries in `request` (base64), so "
-    "any language checks it against the log without a protobuf library. (Those bytes are "
-    "protobuf's deterministic encoding of the `SettleRequest`; card spellings are kept as sent.)")
+    "any language checks it against the log without a protobuf library. (Those bytes are the "
+    "`SettleRequest` written by the rule of the content bytes, with the request's own kinds and "
+    "field table")
 
 
 def request_digest(request: pb.SettleRequest) -> str:
-    """Canonical encoding = the deterministic protobuf binary serialization."""
+    """The rule's bytes are the deterministic protobuf binary serialization of the service's
+    runtime (upb); tests/proof/test_digest_vectors.py writes them from the rule itself."""
     return sha256_hex(request.SerializeToString(deterministic=True))
 
 
 QUOTE_PROFILE_DIGEST = (
-    "SHA-256 of the fully resolved profile (preset or inline, overrides applied) as canonical "
-    "JSON: sorted keys, separators `,` and `:`, UTF-8, no escaping of non-ASCII. Digest format "
-    "**v2**: the table's stake is not part of the profile")
+    "as canonical JSON: sorted keys, separators `,` and `:`, UTF-8, no escaping of non-ASCII. "
+    "Digest format **v2**: the table's stake is not part of the profile")
 
 
 def resolved_profile_json(profile_json: dict[str, Any]) -> dict[str, Any]:

@@ -12,9 +12,10 @@ import pytest
 from cpsettle_service.proof.merkle import (
     EMPTY_ROOT,
     CompactRange,
-    Extension,
     ProofError,
+    Range,
     Tree,
+    consistency,
     leaf_hash,
     node_hash,
     verify_consistency,
@@ -112,19 +113,64 @@ def test_every_proof_made_here_verifies_and_a_wrong_one_does_not() -> None:
                     verify_consistency(m, n, proof, tree.root(m), tree.root(n - 1))
 
 
-def test_an_extension_proves_what_the_whole_tree_proves() -> None:
-    hashes = [leaf_hash(i.to_bytes(4, "big")) for i in range(45)]
+def _decomposition(begin: int, end: int) -> list[tuple[int, int]]:
+    """The aligned perfect subtrees that cover [begin, end), fewest first principles: from the
+    left, the largest subtree aligned at each position that still fits."""
+    out, p = [], begin
+    while p < end:
+        size = p & -p if p else 1 << 62
+        while p + size > end:
+            size >>= 1
+        out.append((p, size))
+        p += size
+    return out
+
+
+def test_a_range_is_the_compact_range_and_appends_or_extends_alike() -> None:
+    hashes = [leaf_hash(i.to_bytes(4, "big")) for i in range(80)]
     tree = Tree(hashes)
-    for base in range(0, 45, 3):
-        compact = CompactRange()
-        for h in hashes[:base]:
-            compact.append(h)
-        ext = Extension(compact, hashes[base:])
-        assert ext.root() == tree.root()
-        for new in range(base, 46):
-            if new > 45:
-                continue
-            assert ext.consistency(new) == tree.consistency(base, new)
+    for begin in range(0, 40):
+        r = Range(begin)
+        for end in range(begin + 1, 80):
+            r.append(hashes[end - 1])
+            want = _decomposition(begin, end)
+            assert [(s, n) for s, n, _ in r.nodes()] == want
+            assert [h for _, _, h in r.nodes()] == [tree.hash(s, s + n) for s, n in want]
+            assert len(r) <= 2 * end.bit_length()
+            if end % 7 == 0:  # the same range made of two: extend
+                split = (begin + end) // 2
+                left, right = Range(begin), Range(split)
+                for i in range(begin, split):
+                    left.append(hashes[i])
+                for i in range(split, end):
+                    right.append(hashes[i])
+                left.extend(right)
+                assert left.nodes() == r.nodes() and (left.begin, left.end) == (begin, end)
+    whole = Range()
+    for h in hashes:
+        whole.append(h)
+    assert whole.root() == tree.root() and Range.of(CompactRange()).root() == EMPTY_ROOT
+    with pytest.raises(ValueError):
+        Range(3).extend(Range(5))
+
+
+def test_two_compact_ranges_prove_what_the_whole_tree_proves() -> None:
+    """RFC 6962's consistency proof from m to n, made from the compact ranges [0, m) and
+    [m, n) only, is the whole tree's: at every m < n up to 130 (so the witness feed need keep
+    no leaf hash)."""
+    hashes = [leaf_hash(i.to_bytes(4, "big")) for i in range(130)]
+    tree = Tree(hashes)
+    for m in range(1, 130):
+        old = CompactRange()
+        for h in hashes[:m]:
+            old.append(h)
+        new = Range(m)
+        for n in range(m + 1, 131):
+            new.append(hashes[n - 1])
+            assert consistency(old, new) == tree.consistency(m, n), (m, n)
+        assert consistency(old, Range(m)) == []
+    with pytest.raises(ProofError):
+        consistency(CompactRange(), Range(2))
 
 
 def test_bad_sizes_are_refused() -> None:

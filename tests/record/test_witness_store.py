@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import signal
+import subprocess
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -19,6 +22,7 @@ from cpsettle_service.proof.merkle import Tree, leaf_hash
 from cpsettle_service.proof.note import Checkpoint, NoteKey, sign
 from cpsettle_service.witness.store import Store
 from tests.support.fixed_keys import fixed_test_key
+from tests.support.server_process import ROOT
 from tests.support.witness import PG_BIN, export, postgres, start_witness
 
 ORIGIN = "cpsettle.audit/" + "a" * 32
@@ -39,12 +43,12 @@ def _checkpoint(tree: Tree, size: int, key_pem: bytes = fixed_test_key(1)) -> st
     return sign(cp.text(), NoteKey.from_private(ORIGIN, key.private))
 
 
-def _protocol(tmp: Path, database: str) -> None:
+def _protocol(tmp: Path, database: str, database_file: bool = False) -> None:
     (tmp / "w.pem").write_bytes(fixed_test_key(3))
     keys = tmp / "keys.json"
     keys.write_text(KeySet().with_current(signing_key_from_pem(fixed_test_key(1))).to_json())
     tree = Tree([leaf_hash(str(i).encode()) for i in range(20)])
-    proc, url = start_witness(tmp, tmp / "w.pem", keys, database)
+    proc, url = start_witness(tmp, tmp / "w.pem", keys, database, database_file=database_file)
     try:
         assert _post(url, add_checkpoint_body(0, [], _checkpoint(tree, 0)))[0] == 200
         status, body = _post(url, add_checkpoint_body(0, [], _checkpoint(tree, 7)))
@@ -66,7 +70,8 @@ def _protocol(tmp: Path, database: str) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=10)
-    proc, url = start_witness(tmp, tmp / "w.pem", keys, database)  # restarted: it remembers
+    proc, url = start_witness(tmp, tmp / "w.pem", keys, database,  # restarted: it remembers
+                              database_file=database_file)
     try:
         doc = export(url)
         (entry,) = doc["logs"]  # type: ignore[misc]
@@ -83,8 +88,43 @@ def test_the_protocol_on_sqlite(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(PG_BIN is None, reason="PostgreSQL is not installed (.ci/run installs it)")
 def test_the_protocol_on_postgresql(tmp_path: Path) -> None:
+    """As deployed: the database's URL (its password) read from a file, a mounted Secret."""
     with postgres(tmp_path) as url:
-        _protocol(tmp_path, url)
+        _protocol(tmp_path, url, database_file=True)
+
+
+def test_the_database_is_named_once_and_its_file_must_hold_it(tmp_path: Path) -> None:
+    """``CPSETTLE_WITNESS_DATABASE_FILE``: the URL in a file; beside the variable, or empty,
+    or unreadable, the witness refuses to start (exit 2, saying why)."""
+    (tmp_path / "w.pem").write_bytes(fixed_test_key(3))
+    keys = tmp_path / "keys.json"
+    keys.write_text(KeySet().with_current(signing_key_from_pem(fixed_test_key(1))).to_json())
+    named = tmp_path / "url"
+    named.write_text(str(tmp_path / "from-file.sqlite3") + "\n")
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    base = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        str(ROOT / d) for d in ("service", "proto", "clients/python")),
+        CPSETTLE_WITNESS_KEY_FILE=str(tmp_path / "w.pem"),
+        CPSETTLE_WITNESS_LOG_KEYS_FILE=str(keys))
+    base.pop("CPSETTLE_WITNESS_DATABASE", None)
+
+    def vkey(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cpsettle_service.witness.service", "vkey"],
+                              env={**base, **env}, capture_output=True, text=True, timeout=60,
+                              cwd=tmp_path)
+
+    done = vkey(CPSETTLE_WITNESS_DATABASE_FILE=str(named))
+    assert done.returncode == 0 and done.stdout.startswith("cpsettle-witness+"), done.stderr
+    assert (tmp_path / "from-file.sqlite3").exists()  # the database the file names
+    assert not (tmp_path / "witness.sqlite3").exists()
+    for env, why in (
+            (dict(CPSETTLE_WITNESS_DATABASE_FILE=str(named), CPSETTLE_WITNESS_DATABASE="x.db"),
+             "one or the other"),
+            (dict(CPSETTLE_WITNESS_DATABASE_FILE=str(empty)), "is empty"),
+            (dict(CPSETTLE_WITNESS_DATABASE_FILE=str(tmp_path / "absent")), "absent")):
+        done = vkey(**env)
+        assert done.returncode == 2 and why in done.stderr, done.stderr
 
 
 def _race(store: Store) -> None:

@@ -30,15 +30,22 @@ def free_port() -> int:
 
 
 def start_witness(tmp: Path, key_pem: Path, log_keys: Path, database: str,
-                  port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    """``cpsettle-witness serve`` on 127.0.0.1; its URL once it answers."""
+                  port: int | None = None, *, database_file: bool = False,
+                  name: str = "witness.test/w1") -> tuple[subprocess.Popen[bytes], str]:
+    """``cpsettle-witness serve`` on 127.0.0.1; its URL once it answers. ``database_file``:
+    the database's URL given in a file (``CPSETTLE_WITNESS_DATABASE_FILE``, as deploy/ does)."""
     port = port or free_port()
     env = dict(os.environ)
     env.update(
         PYTHONPATH=os.pathsep.join(str(ROOT / d) for d in ("service", "proto", "clients/python")),
         CPSETTLE_WITNESS_KEY_FILE=str(key_pem), CPSETTLE_WITNESS_LOG_KEYS_FILE=str(log_keys),
-        CPSETTLE_WITNESS_DATABASE=database, CPSETTLE_WITNESS_PORT=str(port),
-        CPSETTLE_WITNESS_NAME="witness.test/w1")
+        CPSETTLE_WITNESS_PORT=str(port), CPSETTLE_WITNESS_NAME=name)
+    if database_file:
+        url_file = tmp / f"witness-{port}.database"
+        url_file.write_text(database + "\n")
+        env["CPSETTLE_WITNESS_DATABASE_FILE"] = str(url_file)
+    else:
+        env["CPSETTLE_WITNESS_DATABASE"] = database
     log = open(tmp / f"witness-{port}.log", "ab")  # noqa: SIM115 — the child owns it
     proc = subprocess.Popen([sys.executable, "-m", "cpsettle_service.witness.service", "serve"],
                             env=env, stdout=log, stderr=subprocess.STDOUT)

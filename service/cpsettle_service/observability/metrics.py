@@ -108,20 +108,27 @@ AUDIT_LAST_WRITE = Gauge(
     "Unix time of the last audit log event written.",
     registry=REGISTRY,
 )
+# One series per witness of CPSETTLE_WITNESS_URL, labelled by the URL's host, port and path
+# (proof/feed.py witness_label: the operator's setting, never a client value); none without one.
 WITNESS_UP = Gauge(
     "cpsettle_witness_up",
     "1 while the witness took this replica's last checkpoint, 0 while it cannot be reached or "
-    "refuses it (checkpoints wait meanwhile), and 0 without a witness (nothing pending then).",
+    "refuses it (checkpoints wait meanwhile, and go when it is back), by witness.",
+    ["witness"],
     registry=REGISTRY,
 )
 WITNESS_PENDING_LINES = Gauge(
     "cpsettle_witness_pending_lines",
-    "Audit log lines this replica wrote that no checkpoint cosigned by the witness covers yet.",
+    "Audit log lines this replica wrote that no checkpoint cosigned by the witness covers yet, "
+    "by witness.",
+    ["witness"],
     registry=REGISTRY,
 )
 WITNESS_LAST_COSIGNED = Gauge(
     "cpsettle_witness_last_cosigned_timestamp_seconds",
-    "Unix time the witness last cosigned one of this replica's checkpoints.",
+    "Unix time the witness last cosigned one of this replica's checkpoints, by witness (0: not "
+    "yet).",
+    ["witness"],
     registry=REGISTRY,
 )
 

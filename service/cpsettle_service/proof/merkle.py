@@ -6,10 +6,12 @@ and consistency proofs and their verification (docs/AUDIT.md, "The verifiable lo
 - a tree of ``n`` leaves splits at ``k``, the largest power of two below ``n``.
 
 ``CompactRange`` is what a writer keeps to append in O(1) amortized and give the root in
-O(log n): the roots of the perfect subtrees the leaves so far decompose into. ``Tree`` holds
-every leaf hash of a log read back (a verifier's view) and makes proofs in O(log n) hashes from
-its cached levels. ``verify_inclusion`` and ``verify_consistency`` are RFC 9162's algorithms
-(2.1.3.2 and 2.1.4.2), checked against transparency-dev/merkle's vectors (tests/vectors/merkle).
+O(log n): the roots of the perfect subtrees the leaves so far decompose into; ``Range`` is the
+same for leaves from any index on, and ``consistency`` proves a tree from two of them (what the
+witness feed keeps). ``Tree`` holds every leaf hash of a log read back (a verifier's view) and
+makes proofs in O(log n) hashes from its cached levels. ``verify_inclusion`` and
+``verify_consistency`` are RFC 9162's algorithms (2.1.3.2 and 2.1.4.2), checked against
+transparency-dev/merkle's vectors (tests/vectors/merkle).
 
 >>> leaf_hash(b"").hex()[:16]
 '6e340b9cffb37a98'
@@ -29,9 +31,10 @@ from ..errors import ProofError
 __all__ = [
     "EMPTY_ROOT",
     "CompactRange",
-    "Extension",
     "ProofError",
+    "Range",
     "Tree",
+    "consistency",
     "consistency_path",
     "inclusion_path",
     "leaf_hash",
@@ -167,45 +170,103 @@ class Tree:
         return consistency_path(self.hash, old, new)
 
 
-class Extension:
-    """A tree known as the compact range of its first ``base.size`` leaves and the leaf hashes
-    after them: what a log writer keeps to prove its next tree consistent with the one a
-    witness last saw (RFC 6962's consistency proof from ``base.size`` needs no other node)."""
+class Range:
+    """The compact range of the leaves ``[begin, end)`` (transparency-dev/merkle's
+    ``compact.Range``): the fewest perfect, aligned subtrees that cover them, left to right,
+    ``(start, size, hash)`` each -- at most two per level, so O(log n) hashes however many
+    leaves. Appending a leaf, or the range that follows, merges equal aligned neighbours.
 
-    def __init__(self, base: CompactRange, leaves: Sequence[bytes]) -> None:
-        self.base = base
-        self.after = Tree(leaves)
-        self._nodes = base.nodes()
+    What a log writer keeps to prove its tree consistent with an older one: RFC 6962's
+    consistency proof from ``m`` leaves to ``n`` is made of subtrees of ``[0, m)`` and of
+    ``[m, n)`` alone (``consistency``), so the compact ranges of the two are enough, and no leaf
+    hash need be kept (tests/record/test_merkle.py checks it at every ``m < n`` up to 130).
 
-    @property
-    def size(self) -> int:
-        return self.base.size + self.after.size
+    >>> r = Range(3)
+    >>> for i in range(3, 8): r.append(leaf_hash(bytes([i])))
+    >>> [(start, size) for start, size, _ in r.nodes()]
+    [(3, 1), (4, 4)]
+    """
 
-    def hash(self, start: int, end: int) -> bytes:
-        b = self.base.size
-        if start >= b:
-            return self.after.hash(start - b, end - b)
-        if end <= b:
-            parts = [h for s, n, h in self._nodes if s >= start and s + n <= end]
-            covered = sum(n for s, n, h in self._nodes if s >= start and s + n <= end)
-            if covered != end - start or not parts:
-                raise ProofError(f"leaves [{start}, {end}) are not whole subtrees of the "
-                                 f"{b} leaves kept as a compact range")
-            r = parts[-1]
-            for left in reversed(parts[:-1]):
-                r = node_hash(left, r)
-            return r
-        k = _split(end - start)
-        return node_hash(self.hash(start, start + k), self.hash(start + k, end))
+    __slots__ = ("begin", "end", "_nodes")
+
+    def __init__(self, begin: int = 0) -> None:
+        self.begin = self.end = begin
+        self._nodes: list[tuple[int, int, bytes]] = []
+
+    @classmethod
+    def of(cls, tree: CompactRange) -> Range:
+        """The range ``[0, tree.size)``."""
+        r = cls()
+        r._nodes = tree.nodes()
+        r.end = tree.size
+        return r
+
+    def append(self, h: bytes) -> None:
+        """Append the leaf whose hash is ``h`` (at index ``end``)."""
+        self._push(self.end, 1, h)
+
+    def extend(self, other: Range) -> None:
+        """Append ``other``, the range that starts where this one ends."""
+        if other.begin != self.end:
+            raise ValueError(f"a range ending at {self.end} cannot take one from {other.begin}")
+        for start, size, h in other._nodes:
+            self._push(start, size, h)
+        self.end = other.end
+
+    def _push(self, start: int, size: int, h: bytes) -> None:
+        nodes = self._nodes
+        nodes.append((start, size, h))
+        self.end = start + size
+        while len(nodes) > 1:
+            left_start, left_size, left = nodes[-2]
+            if left_size != size or left_start % (2 * size):
+                break  # not two halves of one aligned subtree
+            nodes[-2:] = [(left_start, 2 * size, node_hash(left, nodes[-1][2]))]
+            start, size = left_start, 2 * size
+
+    def nodes(self) -> list[tuple[int, int, bytes]]:
+        return list(self._nodes)
+
+    def copy(self) -> Range:
+        r = Range(self.begin)
+        r.end, r._nodes = self.end, list(self._nodes)
+        return r
+
+    def __len__(self) -> int:
+        """The hashes it holds."""
+        return len(self._nodes)
 
     def root(self) -> bytes:
-        return self.hash(0, self.size) if self.size else EMPTY_ROOT
+        """The Merkle tree hash of its leaves (for a range from 0: the tree's root)."""
+        if not self._nodes:
+            return EMPTY_ROOT
+        r = self._nodes[-1][2]
+        for _, _, left in reversed(self._nodes[:-1]):
+            r = node_hash(left, r)
+        return r
 
-    def consistency(self, new: int) -> list[bytes]:
-        """The consistency proof from ``base.size`` leaves to ``new``."""
-        if not self.base.size <= new <= self.size:
-            raise ProofError(f"no consistency proof from {self.base.size} to {new} leaves")
-        return consistency_path(self.hash, self.base.size, new)
+
+def consistency(old: CompactRange | Range, new: Range) -> list[bytes]:
+    """RFC 6962 PROOF(m, D[0:n]) from the compact ranges of ``[0, m)`` (``old``) and ``[m, n)``
+    (``new``): each hash it takes is a run of their subtrees (an ``n`` side node is the right
+    fold of the subtrees under it)."""
+    base = Range.of(old) if isinstance(old, CompactRange) else old
+    if base.begin != 0 or new.begin != base.end:
+        raise ProofError(f"ranges [{base.begin}, {base.end}) and [{new.begin}, {new.end}) do "
+                         "not make one tree")
+    nodes = base.nodes() + new.nodes()
+
+    def hash_of(start: int, end: int) -> bytes:
+        parts = [h for s, n, h in nodes if s >= start and s + n <= end]
+        covered = sum(n for s, n, _ in nodes if s >= start and s + n <= end)
+        if covered != end - start or not parts:
+            raise ProofError(f"leaves [{start}, {end}) are not whole subtrees of the ranges")
+        r = parts[-1]
+        for left in reversed(parts[:-1]):
+            r = node_hash(left, r)
+        return r
+
+    return consistency_path(hash_of, base.end, new.end)
 
 
 def inclusion_path(hash_of: Callable[[int, int], bytes], index: int, size: int) -> list[bytes]:

@@ -17,8 +17,9 @@ Settings: ``CPSETTLE_WITNESS_KEY_FILE`` (its Ed25519 private key, PEM), ``CPSETT
 (its key name, default ``cpsettle-witness``), ``CPSETTLE_WITNESS_LOG_KEYS_FILE`` (the replicas'
 key set: ``cpsettle keys show``), ``CPSETTLE_WITNESS_ORIGIN_PREFIX`` (default
 ``cpsettle.audit``), ``CPSETTLE_WITNESS_DATABASE`` (``postgresql://...`` or a SQLite file,
-default ``witness.sqlite3``), ``CPSETTLE_WITNESS_HOST`` / ``CPSETTLE_WITNESS_PORT`` (default
-``127.0.0.1:8780``).
+default ``witness.sqlite3``) or ``CPSETTLE_WITNESS_DATABASE_FILE`` (a file holding it: a mounted
+Secret, since a PostgreSQL URL holds a password), ``CPSETTLE_WITNESS_HOST`` /
+``CPSETTLE_WITNESS_PORT`` (default ``127.0.0.1:8780``).
 """
 
 from __future__ import annotations
@@ -75,6 +76,17 @@ class WitnessConfig:
             var = f"CPSETTLE_WITNESS_{name.upper()}"
             if var in env:
                 values[name] = env[var].strip()
+        if "CPSETTLE_WITNESS_DATABASE_FILE" in env:
+            if "database" in values:
+                raise KeyProblem("CPSETTLE_WITNESS_DATABASE and CPSETTLE_WITNESS_DATABASE_FILE: "
+                                 "one or the other")
+            path = env["CPSETTLE_WITNESS_DATABASE_FILE"].strip()
+            try:
+                values["database"] = Path(path).read_text("utf-8").strip()
+            except (OSError, UnicodeDecodeError) as e:
+                raise KeyProblem(f"CPSETTLE_WITNESS_DATABASE_FILE {path}: {e}") from None
+            if not values["database"]:
+                raise KeyProblem(f"CPSETTLE_WITNESS_DATABASE_FILE {path} is empty")
         if "CPSETTLE_WITNESS_PORT" in env:
             try:
                 values["port"] = int(env["CPSETTLE_WITNESS_PORT"])
