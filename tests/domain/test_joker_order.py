@@ -15,7 +15,7 @@ from cpsettle_service.domain.cards.cards import JOKER, is_joker, parse_card
 from cpsettle_service.domain.cards.hands import HandClass
 from cpsettle_service.domain.profile.model import RuleProfile
 from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
-from cpsettle_service.domain.settle.evaluation import foul_check
+from cpsettle_service.domain.settle.fouls import foul_check
 from cpsettle_service.domain.settle.jokers import (
     allowed_cards,
     resolve_arrangement,

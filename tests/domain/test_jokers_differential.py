@@ -19,7 +19,8 @@ import random
 
 import pytest
 
-from cpsettle_service.domain.settle.evaluation import evaluate_hand, foul_check
+from cpsettle_service.domain.settle.evaluation import evaluate_hand
+from cpsettle_service.domain.settle.fouls import foul_check
 from cpsettle_service.domain.settle.jokers import (
     NaturalSearch,
     allowed_cards,

@@ -1,7 +1,10 @@
-"""One player's hand on its own: rows, foul check, royalties, naturals, Fantasyland.
+"""One player's hand on its own: rows, foul check, royalties, naturals, Fantasyland
+(RULES.md §4, §6, §8, §11, §16.3).
 
 ``evaluate_player`` fills a validated player's working state for ``settle``;
 ``evaluate_hand`` answers the same questions for one hand before the reveal (no opponents).
+The rules it applies have rooms of their own: ``jokers`` (what each joker stands for),
+``fouls`` (when a hand fouls), ``royalties`` (what each row earns).
 """
 
 from __future__ import annotations
@@ -10,17 +13,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from ..cards.cards import CARD_BY_SPELLING, JOKER, Card, Suit
-from ..cards.hands import HandClass, HandRank, evaluate_five, evaluate_three, highest_card
+from ..cards.cards import CARD_BY_SPELLING, JOKER, Card
+from ..cards.hands import evaluate_five, evaluate_three
 from ..cards.rows import ROWS
 from ..errors import Collector, ViolationCode
 from ..naturals.catalogue import Natural, naturals_held
 from ..naturals.facts import hand_facts
-from ..profile.model import HouseNatural, RoyaltyMode, RuleProfile
-from .jokers import Fouls, NaturalSearch, allowed_cards, resolve_arrangement, rows_of
+from ..profile.model import HouseNatural, RuleProfile
+from .fouls import foul_check, foul_reasons
+from .jokers import NaturalSearch, allowed_cards, resolve_arrangement, rows_of
 from .results import (
-    FRONT_ABOVE_MIDDLE,
-    MIDDLE_ABOVE_BACK,
     REGULAR,
     SURRENDERED,
     EvaluatedRow,
@@ -32,13 +34,10 @@ from .results import (
     jokers_text,
     natural_label,
 )
+from .royalties import row_royalties, row_values
 from .table import PlayerInput
 from .validation import ROW_KEYS, check_cards
 from .working import PLAN_CACHE_ENTRIES, Plan, PlayerState, plan_for
-
-_SUITED_CLASSES = frozenset(
-    {HandClass.STRAIGHT, HandClass.FLUSH, HandClass.STRAIGHT_FLUSH, HandClass.ROYAL_FLUSH}
-)
 
 
 def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Collector,
@@ -122,29 +121,6 @@ def _natural_held(p: PlayerState, profile: RuleProfile, names: Sequence[str],
     return None
 
 
-def _foul_reasons(cards: Sequence[str], hf: HandRank, hm: HandRank, hb: HandRank,
-                  plan: Plan, profile: RuleProfile) -> tuple[FoulReason, ...]:
-    """Why 13 arranged cards (front, middle, back) with these hands foul (RULES.md §4)."""
-    reasons: tuple[FoulReason, ...] = ()
-    if hf.order_key > hm.order_key:  # hf > hm on the one scale (RULES.md §4)
-        reasons += (FRONT_ABOVE_MIDDLE,)
-    if hm.strength > hb.strength or (
-        plan.suit_tiebreak
-        and hm.strength == hb.strength
-        and hm.hand_class in _SUITED_CLASSES
-        and suit_beats(cards[3:8], hm, cards[8:], hb, profile.ranking.suit_order)
-    ):
-        reasons += (MIDDLE_ABOVE_BACK,)
-    return reasons
-
-
-def foul_check(profile: RuleProfile, plan: Plan | None = None) -> Fouls:
-    """The foul check of RULES.md §4 (the suit tie-break included) as the joker resolution takes
-    it: whether 13 resolved cards with these hands foul."""
-    at = plan or plan_for(profile)
-    return lambda cards, hf, hm, hb: bool(_foul_reasons(cards, hf, hm, hb, at, profile))
-
-
 def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
                   allowed: Sequence[Card] = ()) -> None:
     """Rows, foul check, royalties and row values of an arranged hand (``p.cards13``); a hand
@@ -163,7 +139,7 @@ def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
         hb = evaluate_five(back, wheel)
     # Most hands are plainly in order (front below middle below back): no foul check to call.
     if p.status is REGULAR and (hf.order_key > hm.order_key or hm.strength >= hb.strength):
-        p.foul_reasons += _foul_reasons(c, hf, hm, hb, plan, profile)
+        p.foul_reasons += foul_reasons(c, hf, hm, hb, plan, profile)
         if p.foul_reasons:
             p.status = Status.FOULED
     if p.status is REGULAR:
@@ -175,13 +151,13 @@ def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
             try:
                 r0, r1, r2 = cf[hf.strength], cm[hm.strength], cb[hb.strength]
             except KeyError:
-                r0, r1, r2 = _royalties(profile, plan, hf, hm, hb)
+                r0, r1, r2 = row_royalties(profile, plan, hf, hm, hb)
             if r0 or r1 or r2:
                 r = p.royalties = (r0, r1, r2)
                 p.royalty_total = r0 + r1 + r2
                 values = plan.values_cache.get(r)
                 if values is None:
-                    values = _row_values(profile, r)
+                    values = row_values(profile, r)
                     if len(plan.values_cache) < PLAN_CACHE_ENTRIES:
                         plan.values_cache[r] = values
                 p.values = values
@@ -198,47 +174,6 @@ def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
                       joker_cards=a.in_row(3, 8) if a else ()),
         evaluated_row(row=back_row, cards=back, hand=hb, royalty=royalties[2],
                       joker_cards=a.in_row(8, 13) if a else ()),
-    )
-
-
-def _royalties(profile: RuleProfile, plan: Plan, hf: HandRank, hm: HandRank,
-               hb: HandRank) -> tuple[int, int, int]:
-    """Each row's royalty, read from and added to the plan's per-row caches."""
-    out = []
-    for cache, row, hand in zip(plan.row_cache, ROWS, (hf, hm, hb)):
-        units = cache.get(hand.strength)
-        if units is None:
-            units = profile.royalties.units(row, hand)
-            if len(cache) < PLAN_CACHE_ENTRIES:
-                cache[hand.strength] = units
-        out.append(units)
-    return out[0], out[1], out[2]
-
-
-def _row_values(profile: RuleProfile, royalties: tuple[int, ...]) -> tuple[int, ...]:
-    """What each row pays its winner (RULES.md §6: value_X(row) under the royalty mode)."""
-    mode = profile.royalties.mode
-    unit = profile.scoring.row_unit
-    r0, r1, r2 = royalties
-    if mode is RoyaltyMode.ON_WIN_ADDED:
-        return (unit + r0, unit + r1, unit + r2)
-    if mode is RoyaltyMode.ON_WIN_REPLACES:
-        return (max(unit, r0), max(unit, r1), max(unit, r2))
-    return (unit, unit, unit)
-
-
-def suit_rank(card: Card, suit_order: Sequence[Suit]) -> int:
-    """0 for the best suit."""
-    return list(suit_order).index(card.suit)
-
-
-def suit_beats(
-    a_cards: Sequence[str], a: HandRank, b_cards: Sequence[str], b: HandRank,
-    order: Sequence[Suit],
-) -> bool:
-    """Whether hand a's highest card has a better suit than hand b's (equal hands by rank)."""
-    return suit_rank(highest_card(a_cards, a, order), order) < suit_rank(
-        highest_card(b_cards, b, order), order
     )
 
 

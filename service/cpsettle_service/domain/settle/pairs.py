@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..cards.cards import CANONICAL, Rank
 from ..cards.hands import highest_card
-from ..profile.model import FoulPenalty, NaturalTie, RoyaltyMode, RuleProfile, VsFoul
-from .evaluation import suit_rank
+from ..profile.model import FoulPenalty, NaturalTie, RuleProfile, VsFoul
+from .fouls import fixed_foul, scooped_penalty, suit_rank
 from .jokers import sorted_ranks
 from .results import (
     KIND_ROWS,
@@ -23,13 +23,11 @@ from .results import (
     foul_text,
     line_item,
 )
+from .royalties import royalties_line
 from .working import PairState, Plan, PlayerState
 
 _MAJORITY = "Majority bonus: {0} won {1} rows to {2} — {0} +{3}"
 _SCOOP = "Scoop bonus: {0} won all three rows — {0} +{1}"
-_ROYALTIES_FIRST = "Royalties: {0} {1}, {2} {3} — {0} +{4}"
-_ROYALTIES_SECOND = "Royalties: {0} {1}, {2} {3} — {2} +{4}"
-_ROYALTIES_EVEN = "Royalties: {0} {1}, {2} {3} — even"
 
 
 def _break_ties_by_suit(pair: PairState, plan: Plan) -> tuple[int, ...]:
@@ -123,16 +121,10 @@ def _compare_regular(pair: PairState, a: PlayerState, b: PlayerState, profile: R
             items.append(line_item(kind=SCOOP_BONUS, units=-bonus, fmt=_SCOOP,
                                   args=(b.pid, bonus)))
             score -= bonus
-    if plan.always:
-        ra, rb = a.royalty_total, b.royalty_total
-        if ra or rb:
-            diff = ra - rb
-            score += diff
-            items.append(line_item(
-                kind=ItemKind.ROYALTIES, units=diff,
-                fmt=(_ROYALTIES_FIRST if diff > 0
-                     else _ROYALTIES_SECOND if diff else _ROYALTIES_EVEN),
-                args=(a.pid, ra, b.pid, rb, diff if diff > 0 else -diff)))
+    if plan.always and (a.royalty_total or b.royalty_total):
+        item = royalties_line(a, b)
+        score += item.units
+        items.append(item)
     pair.units = score
 
 
@@ -147,49 +139,6 @@ def _compare_rows(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
         pair.kind = PairKind.FOUL
     else:
         _compare_regular(pair, a, b, profile, plan)
-
-
-def _fixed_foul(pair: PairState, fouled: PlayerState, other: PlayerState,
-               profile: RuleProfile) -> int:
-    """Units the fouled player pays under FIXED, with line items (from ``other``'s side)."""
-    foul = profile.foul
-    sign = 1 if other is pair.a else -1
-    units = foul.fixed_units
-    pair.items.append(
-        line_item(
-            kind=ItemKind.FOUL_PENALTY,
-            units=sign * foul.fixed_units,
-            fmt=f"Foul: {fouled.pid}'s hand is fouled ({foul_text(fouled.foul_reasons)}); "
-                f"he pays {other.pid} the "
-                f"fixed penalty — {other.pid} +{foul.fixed_units}",
-            args=(),
-        )
-    )
-    if (
-        foul.pays_opponent_royalties
-        and profile.royalties.mode is not RoyaltyMode.NONE
-        and other.royalty_total
-    ):
-        units += other.royalty_total
-        pair.items.append(
-            line_item(
-                kind=ItemKind.ROYALTIES,
-                units=sign * other.royalty_total,
-                fmt=f"Royalties: {fouled.pid} also pays {other.pid}'s royalties of "
-                    f"{other.royalty_total} — {other.pid} +{other.royalty_total}",
-                args=(),
-            )
-        )
-    return units
-
-
-def _scooped_penalty(profile: RuleProfile) -> int:
-    """What a scooped regular hand pays, without royalties (RULES.md §14.6)."""
-    s = profile.scoring
-    units = 3 * s.row_unit + s.scoop_bonus
-    if s.majority_bonus_on_scoop:
-        units += s.majority_bonus
-    return units * s.scoop_multiplier
 
 
 def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
@@ -244,7 +193,7 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
     if (sa is Status.FOULED or sb is Status.FOULED) and profile.foul.penalty is FoulPenalty.FIXED:
         pair.kind = PairKind.FOUL
         fouled, other = (a, b) if sa is Status.FOULED else (b, a)
-        units = _fixed_foul(pair, fouled, other, profile)
+        units = fixed_foul(pair, fouled, other, profile)
         pair.units = units if other is a else -units
         pair.scoop_by = other  # a fouled player counts as scooped (DECISIONS 3)
         return
@@ -327,7 +276,7 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
         if profile.foul.penalty is FoulPenalty.FIXED:
             penalty = profile.foul.fixed_units
         else:
-            penalty = _scooped_penalty(profile)
+            penalty = scooped_penalty(profile)
         if profile.naturals.vs_foul is VsFoul.GREATER_OF_NATURAL_AND_FOUL and penalty > units:
             units = penalty
             why = f"the foul penalty of {penalty}, more than the natural's {entry.units}"

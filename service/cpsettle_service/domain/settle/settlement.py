@@ -8,7 +8,9 @@ The steps live in their own rooms, in the order ``settle`` runs them:
 
 =================  ============================================================
 ``validation``     every problem of the request named at once (one path)
-``evaluation``     each hand: rows, foul, royalties, naturals, FantasylandResult
+``jokers``         each joker's card: the one assignment a hand settles with
+``evaluation``     each hand: rows, foul (``fouls``), royalties (``royalties``), naturals,
+                   Fantasyland
 ``pairs``          each pair in units: rows, bonuses, fouls, naturals, multipliers
 ``money``          money: settlement order, the stake, stack caps and rake
 ``results``        the immutable result types and their sentences
