@@ -155,6 +155,10 @@ class ThreadSink:
         except OSError:
             self._regular = False
         self._torn_at = -1  # the file offset a half-written line starts at (-1: none)
+        # Held by the writer thread from a write until any line it tore is cut off again, so
+        # that flush, giving up, can stop the writer between whole lines (no torn line).
+        self._write_lock = threading.Lock()
+        self._closing = False
         self._thread = threading.Thread(target=self._run, name="audit-log-writer", daemon=True)
         self._thread.start()
 
@@ -225,10 +229,20 @@ class ThreadSink:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._listeners.clear()  # the process ends: nobody to tell any more
-                    self._cut_torn()
-                    return False
+                    break
                 self._cond.wait(left)
-        return True
+            else:
+                return True
+        # The writer may be inside a write: take the write lock (a write to a regular file
+        # returns at once, full or not) so that no write starts again and none is half done.
+        self._closing = True
+        if self._write_lock.acquire(timeout=1.0):
+            try:
+                with self._cond:
+                    self._cut_torn()
+            finally:
+                self._write_lock.release()
+        return False
 
     def state(self) -> tuple[bool, int]:
         """(stuck, lines waiting) now, for the metrics (read at each scrape): stuck while a
@@ -258,7 +272,8 @@ class ThreadSink:
                     self._cond.wait()
                 batch = list(itertools.islice(self._lines, self.BATCH))
                 self._busy_since = time.monotonic()
-            self._write_all([data for _, data in batch])
+            if not self._write_all([data for _, data in batch]):
+                return  # flush gave up: the process is ending
             with self._cond:
                 for _ in batch:
                     self._lines.popleft()
@@ -276,44 +291,55 @@ class ThreadSink:
             if self.stuck and backlog < self.capacity // 2:
                 self._set_stuck(False)
 
-    def _write_all(self, lines: list[bytes]) -> None:
+    def _write_all(self, lines: list[bytes]) -> bool:
+        """Write ``lines`` out, retrying until the sink takes them all (True); False when
+        flush has given up on the sink (the process is ending)."""
         data = b"".join(lines)
         ends = list(itertools.accumulate(len(x) for x in lines))
         view = memoryview(data)
-        done = 0  # bytes of data written
+        done = 0  # bytes of data written (in a regular file, the end of a whole line)
         backoff = 0.01
         while done < len(data):
-            start = self._offset() if self._regular else -1
-            try:
-                n = os.write(self.fd, view[done:])
-            except InterruptedError:
-                continue
-            except OSError as e:
-                with self._cond:
-                    self.failure = f"{e.strerror} (errno {e.errno})"
-                    self._torn_at = -1
-                self._set_stuck(True)
-                time.sleep(backoff)  # the writer's own thread: nothing else waits on it
-                backoff = min(backoff * 2, 1.0)
-                continue
-            before = done
-            done += n
-            if done < len(data) and self._regular and start >= 0:
-                # Stopped inside the batch: if inside a line, remember where that line began,
-                # so that the file can be cut back to whole lines (now, or when flush gives up).
-                whole = max([0] + [e for e in ends if e <= done])
-                if whole < done:  # data[whole] sits at file offset start + (whole - before)
+            with self._write_lock:
+                if self._closing:
+                    return False
+                failure = self._write_once(view, done, ends)
+                if isinstance(failure, int):
+                    done = failure
+            if isinstance(failure, int):
+                if self.failure:
                     with self._cond:
-                        self._torn_at = start + whole - before
-                        self._cut_torn()
-                    done = whole
+                        self.failure = ""
                 continue
-            if self.failure:
-                with self._cond:
-                    self.failure = ""
-                    self._torn_at = -1
-        with self._cond:
-            self._torn_at = -1
+            with self._cond:
+                self.failure = failure
+            self._set_stuck(True)
+            time.sleep(backoff)  # the writer's own thread: nothing else waits on it
+            backoff = min(backoff * 2, 1.0)
+        return True
+
+    def _write_once(self, view: memoryview, done: int, ends: list[int]) -> int | str:
+        """One write of ``view[done:]`` (under the write lock): the new end of the whole
+        lines written, or why nothing more was written. A write that stops inside a line is
+        cut back to the line's start at once, and counts as a failure (a full file)."""
+        start = self._offset() if self._regular else -1
+        try:
+            n = os.write(self.fd, view[done:])
+        except InterruptedError:
+            return done
+        except OSError as e:
+            return f"{e.strerror} (errno {e.errno})"
+        if done + n == len(view) or not self._regular or start < 0:
+            return done + n
+        whole = max([0] + [e for e in ends if e <= done + n])
+        if whole == done + n:
+            return whole
+        with self._cond:  # data[whole] sits at file offset start + (whole - done)
+            self._torn_at = start + whole - done
+            self._cut_torn()
+        if whole > done:
+            return whole
+        return "a write stopped inside a line (is the disk full?)"
 
     def _offset(self) -> int:
         try:
