@@ -227,9 +227,11 @@ def test_callers_take_bulk_turns_round_robin(tmp_path: Path) -> None:
                 order.append(request.hand_id)
 
             with HeldTurns(handle) as live:
-                calls = [pool.submit(settle, flood, cold_request(20 + n, f"flood-{n}"))
-                         for n in range(4)]
-                wait_until("the flooder's calls queued", lambda: live.bulk_waiting == 4)
+                calls = []
+                for n in range(4):  # one at a time: the order they queue in is known
+                    calls.append(pool.submit(settle, flood, cold_request(20 + n, f"flood-{n}")))
+                    wait_until(f"the flooder's call {n} queued",
+                               lambda n=n: live.bulk_waiting == n + 1)
                 calls.append(pool.submit(settle, tables, cold_request(30, "table")))
                 wait_until("the table's call queued", lambda: live.bulk_waiting == 5)
             for call in calls:
