@@ -31,6 +31,7 @@ export const SCHEMA = {
     [13, 'moneyBeforeRake', 'int64'], [14, 'rake', 'int64'], [15, 'netMoney', 'int64'],
     [16, 'fantasyland', 'message', 'FantasylandResult'], [17, 'text', 'string'],
     [18, 'naturalJokerCards', 'repeated string'], [19, 'naturalUnits', 'int64'],
+    [20, 'naturalRank', 'int32'],
   ],
   EvaluatedRow: [[1, 'row', 'enum', 'Row'], [2, 'cards', 'repeated string'],
     [3, 'handClass', 'enum', 'HandClass'], [4, 'name', 'string'], [5, 'royalty', 'int32'],

@@ -84,6 +84,7 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         if held is not None:
             pp.natural_joker_cards.extend(held.joker_cards)
             pp.natural_units = held.units
+            pp.natural_rank = held.rank
     for pr in s.pairs:
         q = out.pairs.add()
         q.first = pr.first

@@ -818,6 +818,7 @@ class PlayerResult(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     NATURAL_JOKER_CARDS_FIELD_NUMBER: _builtins.int
     NATURAL_UNITS_FIELD_NUMBER: _builtins.int
+    NATURAL_RANK_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     """The player's id."""
     seat: _builtins.int
@@ -849,6 +850,10 @@ class PlayerResult(_message.Message):
     natural_units: _builtins.int
     """What the natural collects under the profile, in units (docs/RULES.md §8): a natural against
     a fouled hand may collect the foul penalty instead, when that is more. 0 without a natural.
+    """
+    natural_rank: _builtins.int
+    """The natural's rank under the profile: the higher rank wins (docs/RULES.md §16.2). 0 without
+    a natural.
     """
     @_builtins.property
     def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluatedRow]:
@@ -891,10 +896,11 @@ class PlayerResult(_message.Message):
         text: _builtins.str = ...,
         natural_joker_cards: _abc.Iterable[_builtins.str] | None = ...,
         natural_units: _builtins.int = ...,
+        natural_rank: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_stack", b"_stack", "fantasyland", b"fantasyland", "stack", b"stack"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_stack", b"_stack", "declared_natural", b"declared_natural", "fantasyland", b"fantasyland", "foul_reasons", b"foul_reasons", "fouled", b"fouled", "money_before_rake", b"money_before_rake", "natural", b"natural", "natural_joker_cards", b"natural_joker_cards", "natural_units", b"natural_units", "net_money", b"net_money", "net_units", b"net_units", "player_id", b"player_id", "rake", b"rake", "rows", b"rows", "royalty_total", b"royalty_total", "seat", b"seat", "stack", b"stack", "status", b"status", "surrendered", b"surrendered", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_stack", b"_stack", "declared_natural", b"declared_natural", "fantasyland", b"fantasyland", "foul_reasons", b"foul_reasons", "fouled", b"fouled", "money_before_rake", b"money_before_rake", "natural", b"natural", "natural_joker_cards", b"natural_joker_cards", "natural_rank", b"natural_rank", "natural_units", b"natural_units", "net_money", b"net_money", "net_units", b"net_units", "player_id", b"player_id", "rake", b"rake", "rows", b"rows", "royalty_total", b"royalty_total", "seat", b"seat", "stack", b"stack", "status", b"status", "surrendered", b"surrendered", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__stack: _TypeAlias = _typing.Literal["stack"]  # noqa: Y015
     _WhichOneofArgType__stack: _TypeAlias = _typing.Literal["_stack", b"_stack"]  # noqa: Y015

@@ -126,6 +126,7 @@ _P_FANTASYLAND = message_field(number(_P, "fantasyland"))
 _P_TEXT = text_field(number(_P, "text"))
 _P_NATURAL_JOKER = text_field(number(_P, "natural_joker_cards"))
 _P_NATURAL_UNITS = int_field(number(_P, "natural_units"))
+_P_NATURAL_RANK = int_field(number(_P, "natural_rank"))
 
 
 def player_result(p: PlayerResult, rows: list[bytes], natural: HeldNatural | None = None
@@ -158,6 +159,7 @@ def player_result(p: PlayerResult, rows: list[bytes], natural: HeldNatural | Non
     if natural is not None:
         parts += [_P_NATURAL_JOKER(c) for c in natural.joker_cards]
         parts.append(_P_NATURAL_UNITS(natural.units))
+        parts.append(_P_NATURAL_RANK(natural.rank))
     return b"".join(parts)
 
 

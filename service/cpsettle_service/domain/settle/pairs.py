@@ -306,7 +306,8 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
                     units=pair.units,
                     fmt=NATURAL_BY_CARDS,
                     args=(winner.pid, winner.natural_phrase, loser.pid, loser.natural_phrase,
-                          card + 1, Rank.from_int(rw[card]), Rank.from_int(rl[card]), e.units),
+                          card + 1, Rank.from_int(rw[card]), Rank.from_int(rl[card]), e.units,
+                          winner is a),
                 )
             )
             return

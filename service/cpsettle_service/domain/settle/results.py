@@ -191,17 +191,17 @@ class LineItem(NamedTuple):
         the top whose ranks differ (0: none) and its rank in the first and the second player's
         natural; None for any other line."""
         if self.fmt == NATURAL_BY_CARDS:
-            card, won, lost = self.args[4], self.args[5], self.args[6]
+            card, won, lost, first_won = self.args[4], self.args[5], self.args[6], self.args[8]
             assert isinstance(card, int) and isinstance(won, Rank) and isinstance(lost, Rank)
-            return (card, won.value, lost.value) if self.units > 0 else (card, lost.value,
-                                                                           won.value)
+            return (card, won.value, lost.value) if first_won else (card, lost.value, won.value)
         if self.fmt == NATURAL_SAME_CARDS:
             return (0, "", "")
         return None
 
 
 # Two naturals of equal rank compared card by card (RULES.md §16.2): the winner's id and natural,
-# the loser's, the card (from 1), the winner's and the loser's rank there (``Rank``s), the units.
+# the loser's, the card (from 1), the winner's and the loser's rank there (``Rank``s), the units;
+# and (not in the sentence) whether the winner is the pair's first player.
 NATURAL_BY_CARDS = ("Natural: {0}'s {1} and {2}'s {3} rank equal; compared from the top, card {4} "
                     "is {5.word} against {6.word} — {0} +{7}")
 # ... and found equal card for card: the two ids and naturals, in pair order.
@@ -328,9 +328,10 @@ class PlayerResult(NamedTuple):
 
 
 class HeldNatural(NamedTuple):
-    """What a natural hand's sentences say beyond its name: what the natural collects under the
-    profile (RULES.md §8) and the card each of its jokers stands for (§16.3)."""
+    """What a natural hand's sentences say beyond its name: its rank and what it collects under
+    the profile (RULES.md §8, §16.2), and the card each of its jokers stands for (§16.3)."""
 
+    rank: int
     units: int
     joker_cards: tuple[str, ...]
 

@@ -104,7 +104,7 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
             if held is None:
                 held = {}
             held[p.pid] = HeldNatural(
-                units=entry.units,
+                rank=entry.rank, units=entry.units,
                 joker_cards=assignment.stands_for if assignment is not None else ())
         player_results.append(player_result(
             p.pid, inp.seat, status=status, rows=p.rows, royalty_total=p.royalty_total,
