@@ -532,6 +532,10 @@ class Sentences:
     def player(self, p: pb.PlayerResult) -> Sentence:
         return self._shown(p.text, lambda say: player_sentence(say, self.facts, p))
 
+    def hand(self, row: pb.EvaluatedRow) -> Sentence:
+        """A row's hand by name ("Full de reyes y treses")."""
+        return self._shown(row.name, lambda say: hand_name(say, row))
+
     def fantasyland(self, p: pb.PlayerResult) -> Sentence:
         return self._shown(p.fantasyland.text, lambda say: fantasyland_sentence(
             say, p.player_id, p.status, p.rows, p.fantasyland))
@@ -563,6 +567,22 @@ class Sentences:
         return out
 
 
+def all_sentences(s: pb.Settlement, lang: Language) -> list[Sentence]:
+    """Every sentence of ``s`` as shown to a reader of ``lang``: each pair's rows, items and
+    money line; each player's hands by name, his sentence and Fantasyland; the totals (the order
+    of sentences.js's ``allSentences``, which a test compares with this)."""
+    said = Sentences(s, lang)
+    out: list[Sentence] = []
+    for pr in s.pairs:
+        out += said.pair_lines(pr)
+    for p in s.players:
+        out += [said.hand(r) for r in p.rows]
+        out.append(said.player(p))
+        if p.HasField("fantasyland"):
+            out.append(said.fantasyland(p))
+    return out + said.totals()
+
+
 def evaluation_fantasyland(e: pb.EvaluateArrangementResponse, lang: Language) -> Sentence:
     """An EvaluateArrangement answer's Fantasyland sentence (the hand's owner is "player")."""
     signed = e.fantasyland.text
@@ -592,6 +612,8 @@ def english(s: pb.Settlement) -> Iterator[tuple[str, str, str]]:
             yield f"{where} item {i}", item_sentence(say, f, pr, item), item.text
         yield where, pair_sentence(say, f, pr), pr.text
     for p in s.players:
+        for hand in p.rows:
+            yield f"{p.player_id} hand {hand.row}", hand_name(say, hand), hand.name
         yield p.player_id, player_sentence(say, f, p), p.text
         if p.HasField("fantasyland"):
             yield (f"{p.player_id} Fantasyland", fantasyland_sentence(
@@ -602,7 +624,7 @@ def english(s: pb.Settlement) -> Iterator[tuple[str, str, str]]:
         yield f"text {i}", rendered, signed
 
 
-__all__ = ["JOKER", "SIGNED", "Facts", "Say", "Sentence", "Sentences", "english",
+__all__ = ["JOKER", "SIGNED", "Facts", "Say", "Sentence", "Sentences", "all_sentences", "english",
            "evaluation_fantasyland", "fantasyland_sentence", "hand_name", "item_sentence",
            "pair_sentence", "player_sentence", "rake_sentence", "resolved_cards",
            "row_sentence"]

@@ -450,18 +450,13 @@ function sentencesOf(s, lang) {
     totals: () => (s.text ?? []).map((t, i) => (i < (s.players ?? []).length
       ? shown(t, (say) => playerSentence(say, f, s.players[i]))
       : shown(t, (say) => rakeSentence(say, s.rake)))),
-    handName: (row) => {
-      try {
-        return inLanguage(lang, () => handNameOf(makeSay(lang, s.currency), row));
-      } catch (e) {
-        return row.name ?? '';
-      }
-    },
+    handName: (row) => shown(row.name, (say) => handNameOf(say, row)),
   };
 }
 
-/** Every sentence of `s` in `lang`, in the order i18n/sentences.py's `english` lists them:
- * pairs (rows, items, money line), players (and Fantasyland), totals. For the tests. */
+/** Every sentence of `s` in `lang`, in the order of i18n/sentences.py's `all_sentences`:
+ * pairs (rows, items, money line), players (their hands' names, their sentence, Fantasyland),
+ * totals. For the tests. */
 function allSentences(s, lang) {
   const said = sentencesOf(s, lang);
   const out = [];
@@ -471,6 +466,7 @@ function allSentences(s, lang) {
     out.push(said.pair(pr));
   }
   for (const p of s.players ?? []) {
+    for (const r of p.rows ?? []) out.push(said.handName(r));
     out.push(said.player(p));
     if (p.fantasyland) out.push(said.fantasyland(p));
   }
