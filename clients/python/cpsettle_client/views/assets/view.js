@@ -247,10 +247,12 @@ function jokers(row) {
 function handName(row, said) {
   // the hand's name in the reader's language ("Full de reyes y treses"), said from its class and
   // cards where they say the service's English name; else that name, marked English
+  // (a row without a name of its own says its class, in the reader's language)
   const name = said.handName(row);
   return h('div', { class: 'hand-name' },
-    h('span', { 'data-code': row.handClass ?? '', class: 'hand-class', lang: name.lang,
-      title: name.lang !== 'en' ? row.name : undefined }, name.text || label(row.handClass)),
+    h('span', { 'data-code': row.handClass ?? '', class: 'hand-class',
+      lang: name.text ? name.lang : LANG?.tag, title: name.lang !== 'en' ? row.name : undefined },
+    name.text || label(row.handClass)),
     row.royalty ? h('span', { class: 'royalty' }, ' \u2014 ',
       _('royalty {units}', { units: { number: row.royalty } })) : null,
     (row.jokerCards ?? []).length ? [' \u2014 ', jokers(row)] : null);
