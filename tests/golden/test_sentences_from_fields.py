@@ -156,3 +156,25 @@ def test_random_tables_of_random_house_rules(client: SettlementClient) -> None:
                  "LINE_ITEM_KIND_HOME_RUN_MULTIPLIER", "compared", "suit tie", "jokers",
                  "natural jokers", "rake"):
         assert seen[what], (what, seen)
+
+
+def test_a_sentence_the_fields_do_not_say_stays_the_signed_english(
+        golden: dict[str, pb.Settlement]) -> None:
+    """Decision 48: a settlement whose sentence its fields do not say (an older engine's, one
+    edited by hand) shows that sentence in the signed English, marked English; the others are
+    still translated."""
+    s = pb.Settlement()
+    s.CopyFrom(golden["107-one-two-row-tie-suit-default"])
+    item = next(i for pr in s.pairs for i in pr.items)
+    item.text = item.text.replace("won", "took")  # the fields no longer say it
+    s.players[0].net_units += 1  # nor the first player's sentence
+    es = Language.get("es")
+    shown = all_sentences(s, es)
+    edited = {item.text, s.players[0].text}
+    signed = [text for _, _, text in english(s)]
+    for said, text in zip(shown, signed, strict=True):
+        if text in edited:
+            assert (said.text, said.lang) == (text, SIGNED)
+        else:
+            assert said.lang == es.tag
+    assert sum(said.lang == SIGNED for said in shown) == 3  # the item, the player twice (totals)
