@@ -241,10 +241,15 @@ class _Hall:
         # left lack when there are two such rows.
         cards = _UNIT_CARDS
         same: dict[int, list[tuple[int, int]]] = {}
-        if self.suits and (singles or pairs):
+        used = singles
+        for u, got in pairs.items():
+            used |= u | got
+        if used >> 13:
             cards = dict(_UNIT_CARDS)
             for i, f in enumerate(self.suits):
                 unit = 1 << (13 + i)
+                if not used & unit:
+                    continue
                 held = _suit_cards(self.masks[f], f)
                 lacked = SUIT_CARDS[f] & ~held
                 if self.rows[i] == 1:
