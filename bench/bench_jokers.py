@@ -10,8 +10,10 @@
    towards the costliest, a third of the time each for EvaluateArrangement, Settle, and Settle
    without jokers (every player detecting among 32 house naturals with mixed rows). The cost is
    the engine's CPU in this process (best of 3, the rows-clause cache emptied first); the worst
-   requests found are written to OUT/worst-evaluate.json and OUT/worst-settle.json (the JSON
-   form of the requests, inline profile) for the server-side bench to replay.
+   requests found are written to OUT/worst-evaluate.json, OUT/worst-settle.json and
+   OUT/worst-settle-no-jokers.json in the contract's JSON form (protobuf's JSON mapping of the
+   request with its inline profile: what the CLI sends, what any client can send) for the
+   server-side bench (``bench_hostile.py --worst-request``) to replay.
 2. The median joker table and hand against a plain one in the same run: random 4-player
    tables under random section-16 profiles with jokers against plain western tables (settle),
    and the same hands evaluated alone (target: at most 2x).
@@ -43,6 +45,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for sub in ("service", "proto", "clients/python", ""):
     sys.path.insert(0, str(ROOT / sub))
 
+from google.protobuf import json_format  # noqa: E402
+
+from cpsettle.v1 import settlement_pb2 as pb  # noqa: E402
+from cpsettle_client.client import request_from_json  # noqa: E402
 from cpsettle_service.domain.cards.cards import CANONICAL, JOKER, parse_cards  # noqa: E402
 from cpsettle_service.domain.naturals import rows as natural_rows  # noqa: E402
 from cpsettle_service.domain.naturals.facts import hand_facts  # noqa: E402
@@ -123,6 +129,15 @@ class Case:
             players.append({"playerId": f"P{i + 2}", "seat": i + 2, "arrangement": {
                 "front": other[:3], "middle": other[3:8], "back": other[8:]}})
         return {"handId": "bench-jokers", "profile": self.profile, "players": players}
+
+
+def contract_json(request: dict[str, Any], message: Any) -> dict[str, Any]:
+    """A request in the contract's JSON form: its profile written by the domain's writer (the
+    enum values' wire names, ``ROW_CLASS_FLUSH``, where the search wrote the short names the
+    profile reader also takes), parsed into the request message and written by protobuf's JSON
+    mapping, as a client sends it."""
+    request = {**request, "profile": profile_to_dict(profile_from_dict(request["profile"]))}
+    return json_format.MessageToDict(request_from_json(request, message))
 
 
 def cpu(fn: Callable[[], object], repeat: int = 3) -> float:
@@ -492,7 +507,9 @@ def main() -> None:
     for kind, cost, jokers, name in searches:
         case, _, tried = search_worst(rng, args.seconds / len(searches), cost, kind, jokers)
         measured = min(cost(case, 5) for _ in range(2))
-        request = case.evaluate_request() if kind == "evaluate" else case.settle_request()
+        request = contract_json(*((case.evaluate_request(), pb.EvaluateArrangementRequest())
+                                  if kind == "evaluate" else
+                                  (case.settle_request(), pb.SettleRequest())))
         path = out / f"worst-{kind}.json"
         path.write_text(json.dumps(request, indent=1) + "\n")
         worst[kind] = path
