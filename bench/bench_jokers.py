@@ -18,7 +18,9 @@
    tables under random section-16 profiles with jokers against plain western tables (settle),
    and the same hands evaluated alone (target: at most 2x).
 3. ``cpsettle audit --local --workers 1`` tables/s on a joker history against a plain history
-   of the same size, in the same run (target: joker at least half of plain).
+   of the same size, in the same run (target: joker at least half of plain). The joker
+   history's 12 tables each keep their own house profile, as a house does; a history with a
+   new profile every hand is audited too, for its figure (each hand's profile read anew).
 4. With ``--base DIR`` (another checkout, say the code before #24): the worst requests timed
    there too, in a subprocess each, stopped after ``--base-cap`` seconds.
 
@@ -318,20 +320,26 @@ def search_worst(rng: random.Random, seconds: float, cost: Callable[[Case], floa
 # --------------------------------------------------------------------------- the median
 
 
-def joker_table(rng: random.Random) -> dict[str, Any]:
-    """A random 4-player table under a random section-16 profile with jokers."""
-    request = random_table(rng, 4, preset=rng.choice(["western", "eastern", "shisanshui"]))
-    jokers = rng.choice((1, 2))
-    duplicates = rng.random() < 0.5
-    naturals = []
-    for i in range(8):
-        naturals.append({"natural": f"HOUSE_{i}", "rank": rng.randrange(0, 10),
-                         "units": rng.randrange(1, 20),
-                         "definition": random_definition(rng, duplicates, 0.5, jokers)})
-    request["profileOverrides"] = {
-        "deck": {"jokers": jokers, "jokerDuplicates": duplicates},
-        "naturals": {"table": naturals, "requireDeclaration": rng.random() < 0.5,
-                     "equalRank": "NATURAL_TIE_COMPARE_CARDS"}}
+def joker_table(rng: random.Random, house: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A random 4-player table under a random section-16 profile with jokers, or under the
+    profile (``preset`` and ``profileOverrides``) of ``house``, a table this made before."""
+    if house is not None:
+        request = random_table(rng, 4, preset=house["preset"])
+        request["profileOverrides"] = house["profileOverrides"]
+        jokers = house["profileOverrides"]["deck"]["jokers"]
+    else:
+        request = random_table(rng, 4, preset=rng.choice(["western", "eastern", "shisanshui"]))
+        jokers = rng.choice((1, 2))
+        duplicates = rng.random() < 0.5
+        naturals = []
+        for i in range(8):
+            naturals.append({"natural": f"HOUSE_{i}", "rank": rng.randrange(0, 10),
+                             "units": rng.randrange(1, 20),
+                             "definition": random_definition(rng, duplicates, 0.5, jokers)})
+        request["profileOverrides"] = {
+            "deck": {"jokers": jokers, "jokerDuplicates": duplicates},
+            "naturals": {"table": naturals, "requireDeclaration": rng.random() < 0.5,
+                         "equalRank": "NATURAL_TIE_COMPARE_CARDS"}}
     players = request["players"]
     for _ in range(jokers):
         p = rng.choice(players)
@@ -398,11 +406,16 @@ def median_part(rng: random.Random, tables: int) -> None:
 # --------------------------------------------------------------------------- audit --local
 
 
-def history(rng: random.Random, hands: int, jokers: bool) -> list[str]:
+def history(rng: random.Random, hands: int, jokers: bool, new_profiles: bool = False
+            ) -> list[str]:
+    """A recorded history of ``hands`` hands at 12 tables: plain preset tables, or tables with
+    jokers under section-16 profiles, each table keeping its own house profile (or, with
+    ``new_profiles``, a new profile every hand)."""
+    houses = [joker_table(rng) for _ in range(12 if jokers and not new_profiles else 0)]
     lines = []
     for i in range(hands):
-        request = joker_table(rng) if jokers else random_table(
-            rng, 4, preset=rng.choice(["western", "eastern", "shisanshui"]))
+        request = (joker_table(rng, None if new_profiles else houses[i % 12]) if jokers else
+                   random_table(rng, 4, preset=rng.choice(["western", "eastern", "shisanshui"])))
         request["handId"] = f"h{i}"
         request["tableId"] = f"t{i % 12}"
         table, choice = request_from_dict(request)
@@ -427,13 +440,16 @@ def audit_rate(path: Path, out: Path) -> float:
 def audit_part(rng: random.Random, hands: int, folder: Path) -> None:
     print(f"\ncpsettle audit --local --workers 1, {hands} hands each (same run):")
     rates = {}
-    for name, with_jokers in (("plain", False), ("joker", True)):
+    for name, with_jokers, new_profiles in (("plain", False, False), ("joker", True, False),
+                                            ("new", True, True)):
         path = folder / f"{name}.jsonl"
-        path.write_text("\n".join(history(rng, hands, with_jokers)) + "\n")
+        path.write_text("\n".join(history(rng, hands, with_jokers, new_profiles)) + "\n")
         rates[name] = audit_rate(path, folder / f"{name}-report.json")
     print(f"  plain history {rates['plain']:8,.0f} tables/s   joker history "
           f"{rates['joker']:8,.0f} tables/s   joker/plain {rates['joker'] / rates['plain']:4.2f}"
-          " (target >= 0.5)")
+          " (target >= 0.5; 12 tables, each keeping its house profile)")
+    print(f"  joker history with a new profile every hand {rates['new']:8,.0f} tables/s "
+          f"({rates['new'] / rates['plain']:4.2f} of plain: each hand's profile read anew)")
 
 
 # --------------------------------------------------------------------------- another checkout
