@@ -12,6 +12,7 @@ The requests stay slow, and the tests honest, however fast the engine gets.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -68,6 +69,21 @@ def replica(tmp_path: Path) -> Iterator[Replica]:
         yield r
     finally:
         stop_process(r.proc)
+
+
+def test_workers_yield_to_the_server_at_once(replica: Replica) -> None:
+    """Every engine worker runs niced and in the idle scheduling class, so the server process
+    preempts it the moment it wakes (docs/DECISIONS.md 40); the server itself does not."""
+    workers = replica.workers()
+    assert workers
+    for pid in workers:
+        deadline = time.monotonic() + 10  # a worker lowers its priority as it starts
+        while os.sched_getscheduler(pid) != os.SCHED_IDLE and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert os.sched_getscheduler(pid) == os.SCHED_IDLE, pid
+        assert os.getpriority(os.PRIO_PROCESS, pid) == os.getpriority(
+            os.PRIO_PROCESS, replica.proc.pid) + 10, pid
+    assert os.sched_getscheduler(replica.proc.pid) == os.SCHED_OTHER
 
 
 def test_health_on_both_ports_and_live_settles_answer_beside_8_clients_of_the_worst(

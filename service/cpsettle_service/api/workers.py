@@ -22,14 +22,17 @@ handler raises ``Interrupted`` inside the computation when that number is its cu
 again at once. A worker that has not answered ``INTERRUPT_GRACE`` seconds later (stuck in C
 code) is killed; a new one replaces it for the next task.
 
-Workers run at a lower CPU priority (``nice``), ignore SIGINT and SIGTERM (the server drains on
-those, then closes the set), and end by themselves the moment the server process ends, however
-it ends (``die_with``).
+Workers run at a lower CPU priority (``nice``) and, where the kernel has it, in the idle
+scheduling class (``SCHED_IDLE``: the server process preempts them the moment it wakes, which
+``nice`` alone does not promise; docs/DECISIONS.md 40). They ignore SIGINT and SIGTERM (the server
+drains on those, then closes the set), and end by themselves the moment the server process
+ends, however it ends (``die_with``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import itertools
 import multiprocessing
@@ -141,6 +144,8 @@ def worker_main(module: str, initargs: tuple[Any, ...], parent_pid: int, nice: i
     die_with(parent_pid)
     if nice:
         os.nice(nice)
+        with contextlib.suppress(AttributeError, OSError):  # Linux only; else nice alone
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     target = importlib.import_module(module)
     target.init(*initargs)
     while True:
