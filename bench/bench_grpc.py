@@ -67,7 +67,9 @@ async def closed_loop(call: object, request: bytes, calls: int, in_flight: int,
     """``calls`` calls, ``in_flight`` at a time; returns the number of failed calls."""
     import grpc
 
-    per_worker = [calls // in_flight + (1 if i < calls % in_flight else 0) for i in range(in_flight)]
+    per_worker = [
+        calls // in_flight + (1 if i < calls % in_flight else 0) for i in range(in_flight)
+    ]
     errors = 0
 
     async def worker(n: int) -> None:
@@ -106,7 +108,9 @@ async def measure(server: ServerProcess, request: bytes, args: argparse.Namespac
             for m in methods:
                 lat: list[float] = []
                 cpu0, c0, t0 = cpu_seconds(server.pid), time.process_time(), time.perf_counter()
-                m.errors += await closed_loop(calls[m.name], request, args.calls, args.in_flight, lat)
+                m.errors += await closed_loop(
+                    calls[m.name], request, args.calls, args.in_flight, lat
+                )
                 elapsed = time.perf_counter() - t0
                 cpu1, c1 = cpu_seconds(server.pid), time.process_time()
                 m.rates.append(len(lat) / elapsed)

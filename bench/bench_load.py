@@ -251,7 +251,8 @@ def judge(rate: float, soak: Step, samples: list[Sample], exit_code: int,
           f"slope {slope:+.3f} MiB/min")
     print(f"  threads {min(threads)}..{max(threads)} (slope "
           f"{slope_per_minute([(s.t, s.threads) for s in samples]):+.2f}/min), "
-          f"fds {min(fds)}..{max(fds)} (slope {slope_per_minute([(s.t, s.fds) for s in samples]):+.2f}/min)")
+          f"fds {min(fds)}..{max(fds)} "
+          f"(slope {slope_per_minute([(s.t, s.fds) for s in samples]):+.2f}/min)")
     checks = [
         ("0 errors, nothing shed", not soak.errors and soak.shed == 0 and soak.ok > 0),
         (f"RSS slope {slope:+.3f} < {args.rss_slope_mib_min} MiB/min",

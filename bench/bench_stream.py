@@ -267,7 +267,8 @@ def run_server_part(args: argparse.Namespace, items: list[pb.AuditItem],
     line(f"unary Settle ({args.in_flight} in flight)", unary_rates, unary_cpu, unary_busy)
     print(f"{'ratio stream / unary':<36} best {max(stream_rates) / max(unary_rates):5.2f}x"
           f"     median {statistics.median(stream_rates) / statistics.median(unary_rates):5.2f}x"
-          f"   server CPU per hand {statistics.median(unary_cpu) / statistics.median(stream_cpu):4.2f}x"
+          "   server CPU per hand "
+          f"{statistics.median(unary_cpu) / statistics.median(stream_cpu):4.2f}x"
           "   (target >= 3x)")
 
 

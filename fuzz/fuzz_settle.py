@@ -354,7 +354,9 @@ def m_clear_arrangement(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) 
 
 
 def _profile_dict(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) -> dict[str, Any]:
-    return copy.deepcopy(PROFILE_DICTS.get(req.preset) or PROFILE_DICTS[fdp.PickValueInList(PRESETS)])
+    return copy.deepcopy(
+        PROFILE_DICTS.get(req.preset) or PROFILE_DICTS[fdp.PickValueInList(PRESETS)]
+    )
 
 
 def m_overrides(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) -> None:

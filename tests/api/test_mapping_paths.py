@@ -3,7 +3,8 @@ the real server and our own client: ValidatePayouts' checks and its refusals, th
 of a difference, fields an inline profile's nested messages carry that the schema does not
 know, overrides that are not JSON, and EvaluateArrangement's Fantasyland flag.
 
-Written to kill the mutants the mutation run found alive here (docs/MUTATION.md): each test names what it pins down.
+Written to kill the mutants the mutation run found alive here (docs/MUTATION.md): each test names
+what it pins down.
 """
 
 from __future__ import annotations

@@ -107,7 +107,8 @@ EVERY_ENTRY: list[tuple[dict[str, Any], list[tuple[str, str]]]] = [
 
 @pytest.mark.parametrize("cases", [REFUSED, EVERY_ENTRY], ids=["definitions", "list-entries"])
 def test_every_definition_the_vocabulary_cannot_check_is_named(
-        client: SettlementClient, cases: list[tuple[dict[str, Any], list[tuple[str, str]]]]) -> None:
+    client: SettlementClient, cases: list[tuple[dict[str, Any], list[tuple[str, str]]]]
+) -> None:
     table = [entry(definition, f"HOUSE_{i}") for i, (definition, _) in enumerate(cases)]
     with pytest.raises(SettlementError) as e:
         evaluate(client, table)

@@ -368,7 +368,9 @@ def test_a_request_with_fields_the_schema_does_not_know_is_refused(
     assert "players[2]" in violations(e)
 
 
-def test_reflection_is_off_by_default_and_on_behind_the_setting(tmp_path: Path, server: Any) -> None:
+def test_reflection_is_off_by_default_and_on_behind_the_setting(
+    tmp_path: Path, server: Any
+) -> None:
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
     from tests.conftest import start_server, stop_server
@@ -396,7 +398,9 @@ def test_repeated_overrides_give_the_same_profile_digest(client: SettlementClien
     second = client.settle(request).settlement
     assert first.profile.digest == second.profile.digest
     assert first.profile.source == "builtin+overrides"
-    changed = table("western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "RAKE_MODE_NONE"}})
+    changed = table(
+        "western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "RAKE_MODE_NONE"}}
+    )
     assert client.settle(changed).settlement.profile.digest != first.profile.digest
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+
 from cpsettle_client.audit import running
 from cpsettle_client.audit.outcome import Outcome
 from cpsettle_client.cli import main
-
 from tests.audit.conftest import load_generator, read_report
 
 PRESETS = {"western", "eastern", "shisanshui", "classic-1-6", "one-six", "one-two", "two-four",

@@ -113,7 +113,9 @@ def test_stream_settlements_are_the_unary_settlements(client: SettlementClient) 
 def test_malformed_and_oversized_batches_are_answered_and_the_stream_goes_on(
     server: ServerHandle,
 ) -> None:
-    too_many = pb.SettleStreamRequest(items=[pb.AuditItem() for _ in range(stream.MAX_ITEMS_PER_BATCH + 1)])
+    too_many = pb.SettleStreamRequest(
+        items=[pb.AuditItem() for _ in range(stream.MAX_ITEMS_PER_BATCH + 1)]
+    )
     good = pb.SettleStreamRequest(items=[item("ok", request("western"))])
     messages = [b"\xff\xff\xff garbage", too_many.SerializeToString(), good.SerializeToString()]
     with grpc.insecure_channel(server.address) as channel:
@@ -182,7 +184,9 @@ def test_a_slow_reader_holds_the_server_back(
     handle = start_server(tmp_path / "s.sock", max_message_bytes=1024 * 1024)
     try:
         per_batch, batches = 40, 60
-        batch = pb.SettleStreamRequest(items=[item(str(i), request("western")) for i in range(per_batch)])
+        batch = pb.SettleStreamRequest(
+            items=[item(str(i), request("western")) for i in range(per_batch)]
+        )
 
         def requests() -> Iterator[pb.SettleStreamRequest]:
             for _ in range(batches):

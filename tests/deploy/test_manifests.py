@@ -1000,7 +1000,9 @@ def check_prod_tls(docs: list[dict[str, Any]]) -> None:
         assert e["CPSETTLE_TLS_CLIENT_CA_FILE"] == f"{tls_dir}/ca.crt"
     assert "items" not in secret or {i["key"] for i in secret["items"]} >= {"tls.crt", "tls.key"}
     c = container(docs)
-    probe_ports = {c[k]["grpc"]["port"] for k in ("startupProbe", "readinessProbe", "livenessProbe")}
+    probe_ports = {
+        c[k]["grpc"]["port"] for k in ("startupProbe", "readinessProbe", "livenessProbe")
+    }
     assert probe_ports == {int(e["CPSETTLE_HEALTH_PORT"])}
     assert int(e["CPSETTLE_PORT"]) not in probe_ports, "probes cannot speak TLS"
 
@@ -1155,9 +1157,7 @@ def test_service_accepts_the_environment(name: str) -> None:
 
 def test_house_profiles_load_in_the_service() -> None:
     """A profile the service rejects would stop every pod at start-up (exit 2)."""
-    profile = pytest.importorskip(
-        "cpsettle_service.domain.profile", reason="service package not importable"
-    )
+    pytest.importorskip("cpsettle_service.domain.profile", reason="service package not importable")
     registry = with_directory(builtin_registry(), str(DEPLOY / "base" / "profiles"))
     assert "house-western-500" in set(registry.names())
 
@@ -1283,7 +1283,8 @@ def test_the_lock_pins_every_dependency_with_hashes() -> None:
 
     text = (REPO / "requirements.lock").read_text(encoding="utf-8")
     entries = re.findall(
-        r"^([A-Za-z0-9_.-]+)==([^\s;]+)(?: ; [^\\\n]+)? \\\n((?:    --hash=sha256:[0-9a-f]{64}.*\n)+)",
+        r"^([A-Za-z0-9_.-]+)==([^\s;]+)(?: ; [^\\\n]+)? \\\n"
+        r"((?:    --hash=sha256:[0-9a-f]{64}.*\n)+)",
         text, flags=re.M,
     )
     pins = {canonicalize_name(name): version for name, version, _ in entries}

@@ -111,7 +111,8 @@ def test_extension_defaults_are_what_an_absent_field_means():
      "profile.naturals.table[0].definition", "2 joker(s)"),
     ({"table": [dict(ONE_RED, natural=f"N{i}") for i in range(MAX_NATURAL_ENTRIES + 1)]},
      "profile.naturals.table", f"at most {MAX_NATURAL_ENTRIES}"),
-    ({"equalRank": "HIGHEST_CARD"}, "profile.naturals.equalRank", "NATURAL_TIE_PUSH, NATURAL_TIE_COMPARE_CARDS"),
+    ({"equalRank": "HIGHEST_CARD"}, "profile.naturals.equalRank",
+     "NATURAL_TIE_PUSH, NATURAL_TIE_COMPARE_CARDS"),
     ({"quadsAsTwoPairs": "yes"}, "profile.naturals.quadsAsTwoPairs", "true or false"),
 ])
 def test_what_the_vocabulary_cannot_check_is_a_violation(change, field, words):

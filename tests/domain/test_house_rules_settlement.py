@@ -194,8 +194,9 @@ def test_evaluate_hand_resolves_jokers_and_lists_the_naturals_they_make():
     dragon = PlayerInput("p", 0, cards=tuple("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc Xj".split()))
     e = evaluate_hand(dragon, profile)
     assert "DRAGON" in e.playable_naturals and "DRAGON" in e.naturals
-    rows = evaluate_hand(PlayerInput("p", 0, *(tuple(r.split()) for r in A)), resolve_profile(request_from_dict(
-        {"preset": "ofc", "profileOverrides": JOKER_1, "players": []})[1], REGISTRY)).rows
+    ofc_joker = resolve_profile(request_from_dict(
+        {"preset": "ofc", "profileOverrides": JOKER_1, "players": []})[1], REGISTRY)
+    rows = evaluate_hand(PlayerInput("p", 0, *(tuple(r.split()) for r in A)), ofc_joker).rows
     assert rows[0].joker_cards == ("Qh",) and rows[0].hand.name == "Pair of queens, two kicker"
 
 

@@ -26,7 +26,6 @@ from cpsettle_service.domain.naturals.vocabulary import (
 )
 
 from ..support.reference_jokers import split_rows
-
 from .test_naturals import RANK_SHAPES, _hand_from_rank_counts
 
 N = Natural

@@ -28,10 +28,10 @@ import pytest
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
+from cpsettle_service.api import mapping
 from cpsettle_service.api.fair import FairGate
 from cpsettle_service.api.priority import LiveFirst
 from cpsettle_service.api.profiles import ProfileResolver
-from cpsettle_service.api import mapping
 from cpsettle_service.api.servicer import LIVE, WORKER
 from tests.conftest import ServerHandle, start_server, stop_server
 from tests.hardening.hostile import maximal_profile

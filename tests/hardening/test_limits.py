@@ -130,14 +130,20 @@ def test_open_settle_streams_hold_only_the_stream_budget(tmp_path: Any) -> None:
     try:
         with grpc.insecure_channel(handle.address) as channel:
             stub = pb_grpc.SettlementServiceStub(channel)
-            feeds: list[queue.Queue[pb.SettleStreamRequest | None]] = [queue.Queue() for _ in range(2)]
+            feeds: list[queue.Queue[pb.SettleStreamRequest | None]] = [
+                queue.Queue() for _ in range(2)
+            ]
 
-            def batches(feed: queue.Queue[pb.SettleStreamRequest | None]) -> Iterator[pb.SettleStreamRequest]:
+            def batches(
+                feed: queue.Queue[pb.SettleStreamRequest | None],
+            ) -> Iterator[pb.SettleStreamRequest]:
                 while (batch := feed.get(timeout=20)) is not None:
                     yield batch
 
             def batch(ref: str) -> pb.SettleStreamRequest:
-                return pb.SettleStreamRequest(items=[pb.AuditItem(ref=ref, request=good_request(ref))])
+                return pb.SettleStreamRequest(
+                    items=[pb.AuditItem(ref=ref, request=good_request(ref))]
+                )
 
             streams = [stub.SettleStream(batches(feed), timeout=30) for feed in feeds]
             for i, (feed, stream) in enumerate(zip(feeds, streams)):

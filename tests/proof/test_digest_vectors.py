@@ -27,7 +27,6 @@ import random
 import re
 import struct
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest

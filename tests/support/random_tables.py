@@ -21,7 +21,9 @@ def split(cards: list[str]) -> dict[str, list[str]]:
     return {"front": cards[:3], "middle": cards[3:8], "back": cards[8:13]}
 
 
-def legal_arrangement(cards: list[str], rng: random.Random, tries: int = 200) -> dict[str, list[str]]:
+def legal_arrangement(
+    cards: list[str], rng: random.Random, tries: int = 200
+) -> dict[str, list[str]]:
     """A random split of 13 cards whose rows are in order (falls back to a sorted split)."""
     cards = list(cards)
     for _ in range(tries):
