@@ -36,8 +36,9 @@ import argparse
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from _support import (
     CLK_TCK,

@@ -35,9 +35,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from itertools import combinations_with_replacement
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 for sub in ("service", "proto", "clients/python", ""):

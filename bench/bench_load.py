@@ -200,7 +200,7 @@ async def sample_while(server: ServerProcess, every: float, stop: asyncio.Event,
             out.append(Sample(time.monotonic() - t0, s["rss"], s["threads"], s["fds"],
                               cpu_seconds(server.pid)))
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             continue
 
 

@@ -33,8 +33,9 @@ import copy
 import os
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cpsettle_service.profile_files import builtin_registry
 

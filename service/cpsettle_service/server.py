@@ -400,7 +400,7 @@ async def serve(settings: Settings) -> int:
         try:
             await asyncio.wait_for(stop.wait(), settings.audit_checkpoint_seconds)
             break
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if audit is not None:
                 audit.checkpoint("interval")
     if running.offload is not None:

@@ -8,8 +8,9 @@ import json
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from google.rpc import code_pb2

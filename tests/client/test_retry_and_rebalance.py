@@ -15,8 +15,9 @@ import asyncio
 import itertools
 import threading
 import time
+from collections.abc import Iterator
 from concurrent import futures
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 import pytest

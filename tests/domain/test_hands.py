@@ -6,7 +6,7 @@ from __future__ import annotations
 import doctest
 import random
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given

@@ -6,8 +6,8 @@ import json
 import secrets
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import grpc
 import pytest

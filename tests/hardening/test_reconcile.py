@@ -13,8 +13,8 @@ from __future__ import annotations
 import signal
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import grpc
 import pytest

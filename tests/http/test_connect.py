@@ -13,8 +13,9 @@ import os
 import shutil
 import ssl
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest

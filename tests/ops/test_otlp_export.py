@@ -8,9 +8,10 @@ import json
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 import pytest

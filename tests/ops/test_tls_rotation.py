@@ -14,8 +14,8 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import grpc
 import pytest
@@ -37,7 +37,7 @@ from tests.ops.prometheus import free_port
 def issue(ca: Authority, days: float) -> tuple[bytes, bytes, x509.Certificate]:
     """A server certificate for localhost/127.0.0.1 from ``ca``, valid ``days``: PEM cert, key."""
     key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     cert = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "cpsettle")]))

@@ -18,9 +18,10 @@ import copy
 import hashlib
 import json
 import tomllib
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -133,7 +134,7 @@ QUOTE_ISSUED_AT_BINARY = (
 
 
 def issued_at_text(seconds: int, nanos: int) -> str:
-    instant = datetime.fromtimestamp(seconds, timezone.utc)
+    instant = datetime.fromtimestamp(seconds, UTC)
     return instant.strftime("%Y-%m-%dT%H:%M:%S") + "." + str(nanos // 1000000).zfill(3) + "Z"
 
 

@@ -11,9 +11,9 @@ it to seconds. Only tests import it; it must not change with the engine.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import combinations, product
-from typing import Callable, Iterable, Iterator, Sequence
 
 from cpsettle_service.domain.cards.cards import CARD_BY_SPELLING, JOKER, Card, Rank, Suit
 from cpsettle_service.domain.cards.hands import (

@@ -8,8 +8,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf import json_format

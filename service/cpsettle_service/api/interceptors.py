@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import grpc
 import structlog
@@ -255,7 +256,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 if context.time_remaining() is None:
                     try:
                         return await asyncio.wait_for(behavior(request, context), cap)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         raise DeadlineCapExceeded(
                             f"no deadline was set and the call ran past the server's {cap} s cap"
                         ) from None

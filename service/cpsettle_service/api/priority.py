@@ -75,7 +75,7 @@ class LiveFirst:
             self._idle = asyncio.Event()
         try:
             await asyncio.wait_for(self._idle.wait(), most)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass  # bulk work moves on, one piece, under steady live traffic
 
     def bulk_full(self) -> bool:

@@ -493,7 +493,7 @@ class WorkerSet:
         worker.interrupt()
         try:
             await asyncio.wait_for(worker.answer(number), INTERRUPT_GRACE)
-        except (asyncio.TimeoutError, WorkerLost):
+        except (TimeoutError, WorkerLost):
             worker.dead = True
         except Exception:  # noqa: BLE001 — whatever it answered, the task is over
             pass

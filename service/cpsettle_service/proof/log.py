@@ -200,7 +200,7 @@ class ThreadSink:
             self._waiters.append(entry)
         try:
             await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             with self._cond:
                 why = self._why_stuck() or (f"the audit log's sink took more than {timeout} s "
                                             "to write an event")

@@ -85,10 +85,10 @@ is evaluated as written. A wrong number of cards raises ``ValueError``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import combinations
-from typing import Iterable, Sequence
 
 from .cards import CARD_BY_SPELLING, DECK, Card, Rank, Suit, parse_card, parse_cards
 

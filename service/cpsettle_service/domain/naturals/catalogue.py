@@ -55,8 +55,8 @@ of three straights, three straight flushes a lookup of each suit's rank mask.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import Callable, Sequence
 
 from ..cards.cards import Card, Suit
 from .facts import RANK_INDEX as _RANK_INDEX

@@ -54,8 +54,8 @@ lookups.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 from ..cards.cards import Card
 from .facts import (

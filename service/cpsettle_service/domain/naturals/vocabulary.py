@@ -46,10 +46,11 @@ counts, the rows), for the joker resolution that decides them for all a joker's 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from ..cards.cards import Rank, Suit
 from ..errors import Collector, ViolationCode

@@ -56,10 +56,10 @@ clause) costs a few milliseconds. A table without jokers never comes here.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
-from typing import Callable, Iterable, Iterator, Sequence
 
 from ..cards.cards import CARD_BY_SPELLING, CARD_INDEX, DECK, JOKER, Card, Suit
 from ..cards.hands import (
