@@ -214,7 +214,7 @@ def main() -> None:
             works[-1].mkdir()
         with ThreadPoolExecutor(max_workers=len(roots)) as pool:
             figures = list(pool.map(lambda rw: measure(rw[0], presets, args.calls, rw[1]),
-                                    zip(roots, works)))
+                                    zip(roots, works, strict=True)))
     print(f"callgrind, server instructions per Settle call ({args.calls} warm random legal "
           f"4-player tables per preset, sequential calls), PYTHONHASHSEED=0, no ASLR")
     now = figures[0]

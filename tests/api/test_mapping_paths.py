@@ -83,11 +83,11 @@ def test_every_field_of_every_check_is_answered(client: SettlementClient) -> Non
            for c in report.players]
     assert got == [(p.player_id, p.net_money, proposed[p.player_id], offsets[p.player_id],
                     offsets[p.player_id] == 0) for p in s.players]
-    for c, p in zip(report.players, s.players):
+    for c, p in zip(report.players, s.players, strict=True):
         assert c.explanation[0] == p.text
         assert len(c.explanation) == 1 + sum(p.player_id in (q.first, q.second) for q in s.pairs)
     assert len(report.pairs) == len(s.pairs) == 6
-    for i, (c, pr) in enumerate(zip(report.pairs, s.pairs)):
+    for i, (c, pr) in enumerate(zip(report.pairs, s.pairs, strict=True)):
         first, second = (pr.second, pr.first) if i % 2 else (pr.first, pr.second)
         expected = -money_for_first(pr) if i % 2 else money_for_first(pr)
         assert (c.first, c.second, c.expected, c.proposed, c.difference, c.matches) == (

@@ -104,7 +104,7 @@ def test_profile_overrides_apply_on_top_of_a_preset(client: SettlementClient) ->
     assert doubled.profile.source == "builtin+overrides"
     assert base.players[0].net_units != 0
     # 1-6 with row unit 2: rows pay double, the scoop bonus stays 3.
-    for b, d in zip(base.pairs, doubled.pairs):
+    for b, d in zip(base.pairs, doubled.pairs, strict=True):
         rows = sum(r.units for r in b.rows)
         assert d.units == b.units + rows
 

@@ -102,7 +102,7 @@ def test_stream_settlements_are_the_unary_settlements(client: SettlementClient) 
     names = ["western", "eastern", "ofc", "classic-1-6"]
     batch = pb.SettleStreamRequest(items=[item(n, request(n)) for n in names])
     [answer] = list(client.settle_stream([batch]))
-    for name, result in zip(names, answer.results):
+    for name, result in zip(names, answer.results, strict=True):
         unary = client.settle(request(name)).settlement
         streamed = result.settlement
         for s in (unary, streamed):  # the time of issue (and the signature over it) differ

@@ -76,7 +76,7 @@ def evaluate_json(rows: tuple[list[str], list[str], list[str]], preset: str = "o
 
 
 def _cards(ranks: str, suits: str) -> list[str]:
-    return [r + s for r, s in zip(ranks, suits)]
+    return [r + s for r, s in zip(ranks, suits, strict=True)]
 
 
 def _straight_ranks(top: str) -> str:
@@ -147,7 +147,7 @@ def hand(cls: str, top: str, size: int) -> list[str] | None:
 def _free(used: set[str], ranks: str) -> list[str] | None:
     """Cards of ``ranks`` (distinct), not yet used, in at least two suits (never a flush)."""
     for suits in itertools.product(SUITS, repeat=len(ranks)):
-        cards = [r + s for r, s in zip(ranks, suits)]
+        cards = [r + s for r, s in zip(ranks, suits, strict=True)]
         if len(set(suits)) > 1 and not used & set(cards):
             return cards
     return None

@@ -81,7 +81,7 @@ def front_fouls(front: Sequence[str], middle: Sequence[str]) -> bool:
     mc, mr = reference(middle)
     if fc != mc:
         return fc > mc
-    for a, b in zip(fr, mr):
+    for a, b in zip(fr, mr, strict=False):  # the front's 3 ranks against the middle's first 3
         if a != b:
             return a > b
     return False
@@ -423,7 +423,7 @@ def test_agrees_with_treys_on_random_pairs(treys_rank) -> None:  # type: ignore[
     ]
     assert disagreements == []
     # Both scales are the dense 7,462 classes, so they are the same scale reversed.
-    assert all(o == 7463 - t for o, t in zip(ours, theirs))
+    assert all(o == 7463 - t for o, t in zip(ours, theirs, strict=True))
     # Ties do occur in the sample, so equality is exercised too.
     assert sum(ours[i] == ours[i + 1] for i in range(0, 2 * pairs, 2)) > 0
 

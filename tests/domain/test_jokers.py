@@ -135,7 +135,8 @@ def _reference_key(profile, cards13):
     hm = evaluate_five(cards13[3:8])
     hb = evaluate_five(cards13[8:])
     legal = hf <= hm <= hb
-    royalty = sum(profile.royalties.units(r, h) for r, h in zip(ROWS, (hf, hm, hb))) if legal else 0
+    rows = zip(ROWS, (hf, hm, hb), strict=True)
+    royalty = sum(profile.royalties.units(r, h) for r, h in rows) if legal else 0
     return (legal, royalty, hb, hm, hf)
 
 

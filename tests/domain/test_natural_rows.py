@@ -33,14 +33,14 @@ def plain_split_exists(classes, cards) -> bool:
     """Whether the cards ((rank index, suit index), repeats allowed) make the clause: every way
     to pick a straight or straight flush for each such row, one after the other, from the cards
     left; then whether the flush rows' suits hold enough of what is left."""
-    named = [(k, c) for k, c in zip((3, 5, 5), classes) if c and c != "FLUSH"]
-    flushes = [k for k, c in zip((3, 5, 5), classes) if c == "FLUSH"]
+    named = [(k, c) for k, c in zip((3, 5, 5), classes, strict=True) if c and c != "FLUSH"]
+    flushes = [k for k, c in zip((3, 5, 5), classes, strict=True) if c == "FLUSH"]
 
     def flushes_fit(pool):
         # the flush rows last: any cards of their suits, so only how many each suit holds
         counts = [sum(1 for _, t in pool if t == s) for s in range(4)]
         for suits in product(range(4), repeat=len(flushes)):
-            if all(sum(k for k, t in zip(flushes, suits) if t == s) <= counts[s]
+            if all(sum(k for k, t in zip(flushes, suits, strict=True) if t == s) <= counts[s]
                    for s in range(4)):
                 return True
         return False
@@ -133,7 +133,7 @@ def test_cards_a_joker_repeats(classes):
 def member(found, chosen) -> bool:
     """Whether the holes standing for ``chosen`` (card indexes) fit one tuple of ``found``."""
     bits = [1 << c for c in chosen]
-    return any(all(b & t for b, t in zip(order, tup))
+    return any(all(b & t for b, t in zip(order, tup, strict=True))
                for tup in found for order in {tuple(bits), tuple(reversed(bits))})
 
 

@@ -155,7 +155,8 @@ def test_same_colour_and_colour_split_on_every_suit_count_vector():
     same_11 = compile_definition(definition_from_dict({"sameColour": 11}))
     split_10_3 = compile_definition(definition_from_dict({"colourSplit": [3, 10]}))
     for counts in SUIT_SHAPES:
-        cards = tuple(Card(list(Rank)[i], s) for s, k in zip(Suit, counts) for i in range(k))
+        cards = tuple(Card(list(Rank)[i], s)
+                      for s, k in zip(Suit, counts, strict=True) for i in range(k))
         red = counts[1] + counts[2]
         assert same_11(hand_facts(cards)) == (max(red, 13 - red) >= 11)
         assert split_10_3(hand_facts(cards)) == (red in (3, 10))

@@ -407,7 +407,7 @@ def test_three_flushes_every_suit_count_vector():
         cards = tuple(Card(ranks[i], suits[j]) for j, k in enumerate(counts) for i in range(k))
         expected = any(
             all(
-                sum(size for size, s in zip((3, 5, 5), rows) if s == j) == counts[j]
+                sum(size for size, s in zip((3, 5, 5), rows, strict=True) if s == j) == counts[j]
                 for j in range(4)
             )
             for rows in product(range(4), repeat=3)
@@ -491,7 +491,7 @@ def three_straights_hands(draw):
 def three_flushes_hands(draw):
     row_suits = [draw(st.sampled_from(SUITS)) for _ in range(3)]
     need = Counter()
-    for size, suit in zip((3, 5, 5), row_suits):
+    for size, suit in zip((3, 5, 5), row_suits, strict=True):
         need[suit] += size
     cards = []
     for suit, k in need.items():

@@ -30,10 +30,10 @@ def test_the_table_carries_the_stake_and_the_profile_its_default() -> None:
         assert p is profile  # the stake did not make a new profile
         assert p.money.unit_value == 100
         assert s.unit_value == stake
-        for mine, base in zip(s.pairs, default.pairs):
+        for mine, base in zip(s.pairs, default.pairs, strict=True):
             assert mine.units == base.units
             assert mine.owed == abs(mine.units) * stake
-        for mine, base in zip(s.players, default.players):
+        for mine, base in zip(s.players, default.players, strict=True):
             assert mine.net_units == base.net_units
             assert mine.net_money == mine.net_units * stake  # no caps, no rake in western
 

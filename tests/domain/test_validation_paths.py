@@ -84,7 +84,7 @@ def test_thirteen_cards_in_rows_of_the_wrong_sizes_are_refused(sizes: tuple[int,
     f, m = sizes[0], sizes[0] + sizes[1]
     rows = (cards[:f], cards[f:m], cards[m:])
     want = [(f"players[0].arrangement.{key}", f"must hold {size} cards, got {got}", "row_size")
-            for key, size, got in zip(("front", "middle", "back"), (3, 5, 5), sizes)
+            for key, size, got in zip(("front", "middle", "back"), (3, 5, 5), sizes, strict=True)
             if size != got]
     assert refused([player("A", 1, rows), strong()]) == want
 

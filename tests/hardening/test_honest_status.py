@@ -191,7 +191,8 @@ def test_a_cancelled_stream_is_cancelled_never_an_error(server: Server) -> None:
         for i in range(40):
             gate = threading.Event()
 
-            def batches() -> Iterator[pb.SettleStreamRequest]:
+            # the gate bound now: the stream's thread may read it after the loop moved on
+            def batches(gate: threading.Event = gate) -> Iterator[pb.SettleStreamRequest]:
                 yield batch
                 yield batch
                 gate.wait(5)

@@ -147,7 +147,7 @@ def test_open_settle_streams_hold_only_the_stream_budget(tmp_path: Any) -> None:
                 )
 
             streams = [stub.SettleStream(batches(feed), timeout=30) for feed in feeds]
-            for i, (feed, stream) in enumerate(zip(feeds, streams)):
+            for i, (feed, stream) in enumerate(zip(feeds, streams, strict=True)):
                 feed.put(batch(f"stream-{i}-first"))
                 (first,) = next(stream).results  # the stream is accepted and working
                 assert first.ref == f"stream-{i}-first"
@@ -162,7 +162,7 @@ def test_open_settle_streams_hold_only_the_stream_budget(tmp_path: Any) -> None:
                 reply = stub.Settle(good_request(f"stream-beside-{i}"), timeout=10)
                 assert reply.settlement.context.hand_id == f"stream-beside-{i}"
 
-            for i, (feed, stream) in enumerate(zip(feeds, streams)):
+            for i, (feed, stream) in enumerate(zip(feeds, streams, strict=True)):
                 feed.put(batch(f"stream-{i}-second"))
                 feed.put(None)
                 (second,) = next(stream).results

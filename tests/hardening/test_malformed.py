@@ -102,7 +102,7 @@ def test_ten_thousand_malformed_payloads_are_each_invalid_argument(process_serve
 
     codes: collections.Counter[tuple[str, str]] = collections.Counter()
     wrong = []
-    for (kind, data), outcome in zip(payloads, outcomes):
+    for (kind, data), outcome in zip(payloads, outcomes, strict=True):
         assert outcome is not None
         code, violations, message = outcome
         codes[(kind, code)] += 1

@@ -341,7 +341,7 @@ def ordered(path: str, v: Any) -> Any:
         hands = ENUMS["HandClass"]
         return sorted(v, key=lambda e: (hands[e["handClass"]],
                                         RANKS.index(e["rank"]) + 1 if "rank" in e else 0))
-    if path.endswith("definition.rankGroups") or path.endswith("definition.colourSplit"):
+    if path.endswith(("definition.rankGroups", "definition.colourSplit")):
         return sorted(v, reverse=True)
     if path.endswith("definition.ranksIn"):
         return sorted(v, key=RANKS.index)
@@ -638,7 +638,7 @@ def test_the_doc_resolves_random_overrides_as_the_service_does() -> None:
     registry = with_directory(builtin_registry(), str(HOUSE))
     rng = random.Random(26)
     compared = 0
-    for i in range(300):
+    for _ in range(300):
         name = rng.choice(["western", "ofc", "shisanshui", "house-jokers-16",
                            "house-western-stakes"])
         overrides: dict[str, Any] = {}

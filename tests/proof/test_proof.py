@@ -194,7 +194,7 @@ def test_two_server_processes_give_byte_identical_settlements(tmp_path: Path,
         for proc, _ in servers:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=15)
-    for a, b in zip(*answers):
+    for a, b in zip(*answers, strict=True):
         assert content_bytes(a) == content_bytes(b)
         assert a.settlement_id == b.settlement_id and a.settlement_digest == b.settlement_digest
         assert verify(a, KEYS) == [] and verify(b, KEYS) == []

@@ -43,7 +43,7 @@ def random_table(rng: random.Random, players: int = 4, *, legal: bool = True,
     """A SettleRequest JSON form with ``players`` real hands dealt from one deck."""
     deck = DECK[:]
     rng.shuffle(deck)
-    seats = sorted(rng.sample(range(0, 10), players))
+    seats = sorted(rng.sample(range(10), players))
     out = []
     for i in range(players):
         cards = deck[13 * i: 13 * (i + 1)]

@@ -124,7 +124,7 @@ def _rows_check(rows: RowsClause) -> Predicate:
             return tuple(sorted(facts.suit_counts)) in THREE_FLUSH_SHAPES
     elif classes == {RowClass.STRAIGHT_FLUSH}:
         def fast(facts: HandFacts) -> bool:
-            for n, mask in zip(facts.suit_counts, facts.suit_masks):
+            for n, mask in zip(facts.suit_counts, facts.suit_masks, strict=True):
                 if n and mask not in SF_BY_SIZE.get(n, ()):
                     return False
             return True
@@ -206,7 +206,7 @@ def assignments(cards13: Sequence[str], allowed: Sequence[Card], duplicates: boo
     for choice in product(texts, repeat=len(positions)):
         if not duplicates and len(set(choice)) < len(choice):
             continue
-        for p, c in zip(positions, choice):
+        for p, c in zip(positions, choice, strict=True):
             base[p] = c
         yield Assignment(tuple(base), positions, choice)
 
@@ -262,7 +262,8 @@ def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile
         hf, hm, hb = rows_of(a.cards, profile)
         if fouls(a.cards, hf, hm, hb):
             return (0, 0, hb.strength, hm.strength, hf.strength)
-        total = sum(royalties.units(row, h) for row, h in zip(ROWS, (hf, hm, hb))) if paid else 0
+        rows = zip(ROWS, (hf, hm, hb), strict=True)
+        total = sum(royalties.units(row, h) for row, h in rows) if paid else 0
         return (1, total, hb.strength, hm.strength, hf.strength)
 
     return best_assignment(cards13, allowed, profile.deck.joker_duplicates,
@@ -289,7 +290,8 @@ def resolve_natural(cards13: Sequence[str], allowed: Sequence[Card], profile: Ru
         return f
 
     for name, predicate in predicates:
-        def score(a: Assignment) -> tuple[int, ...] | None:
+        def score(a: Assignment, predicate: Predicate = predicate
+                  ) -> tuple[int, ...] | None:
             return sorted_ranks(a.cards) if predicate(facts(a)) else None
 
         found = best_assignment(cards13, allowed, profile.deck.joker_duplicates,

@@ -80,7 +80,7 @@ def expected_columns(s: dict[str, Any], lang: Language, request: dict[str, Any]
                 "row": lang.label(r["row"]), "cards": r["cards"],
                 "hand": r["name"] if lang.code == "en" else lang.label(r["handClass"]),
                 "jokers": [lang._("{joker} as {card}", joker=j, card=c)
-                           for j, c in zip(jokers, r.get("jokerCards", []))],
+                           for j, c in zip(jokers, r.get("jokerCards", []), strict=True)],
             })
         players.append({
             "id": p["playerId"], "rows": rows,

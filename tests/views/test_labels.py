@@ -117,7 +117,7 @@ def test_every_enum_value_in_every_language(tab: Opened,
         shown = page.evaluate("""() => [...document.querySelectorAll('[data-case]')].map((c) =>
             [...c.querySelectorAll('[data-code]')].map((e) => [e.dataset.code, e.textContent]))""")
         assert len(shown) == len(cases)
-        for (where, value), codes in zip(cases, shown):
+        for (where, value), codes in zip(cases, shown, strict=True):
             texts = [text.strip() for c, text in codes if c == value]
             assert texts, (code, where, value)  # drawn, and says which code it is
             if value.endswith("_UNSPECIFIED"):

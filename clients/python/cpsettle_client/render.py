@@ -48,7 +48,7 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = N
 
     def line(cells: list[str]) -> str:
         return "  ".join(_pad(c, w, i in right)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
@@ -158,7 +158,7 @@ def evaluation(e: pb.EvaluateArrangementResponse, lang: Language | None = None) 
     out = [t._("Profile {name} v{version}", name=e.profile.name, version=e.profile.version)]
     names = [_label(t, profile_pb2.Row, r.row) for r in e.rows]
     column = max((width(n) for n in names), default=0)
-    for r, row in zip(e.rows, names):
+    for r, row in zip(e.rows, names, strict=True):
         royalty = " " + t._("(royalty {units})", units=t.number(r.royalty)) if r.royalty else ""
         shown = r.name if t.code == "en" else _label(t, profile_pb2.HandClass, r.hand_class)
         out.append(f"  {_pad(row, column, False)} {' '.join(r.cards):<15} {shown}{royalty}")

@@ -323,7 +323,8 @@ class _Search:
                    out: set[tuple[int, ...]]) -> None:
         if i == len(self.flush):
             flush_suits = sorted(set(suits))
-            demand = [sum(k for k, s in zip(self.flush, suits) if s == f) for f in flush_suits]
+            demand = [sum(k for k, s in zip(self.flush, suits, strict=True) if s == f)
+                      for f in flush_suits]
             hall = _Hall(masks, flush_suits, demand, h, bool(self.straight))
             if hall.needed(0, 0, 0) <= h:
                 self.windows(hall, out)
@@ -416,7 +417,7 @@ def _all_flushes(masks: Sequence[int], holes: int) -> set[tuple[int, ...]]:
 def _spec(classes: Classes) -> tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """A clause by kind: "straights" or "flushes" when its three rows are all that, else
     "search", with the sizes of its straight-flush, flush and straight rows."""
-    named = [(size, c) for size, c in zip((3, 5, 5), classes) if c is not None]
+    named = [(size, c) for size, c in zip((3, 5, 5), classes, strict=True) if c is not None]
     kinds = {c for _, c in named}
     if len(named) == 3 and kinds == {STRAIGHT}:
         return "straights", (), (), ()

@@ -350,7 +350,7 @@ def _rows_check(rows: RowsClause) -> Predicate:
             return tuple(sorted(facts.suit_counts)) in THREE_FLUSH_SHAPES
     elif kinds == {RowClass.STRAIGHT_FLUSH}:
         def fast(facts: HandFacts) -> bool:
-            for n, mask in zip(facts.suit_counts, facts.suit_masks):
+            for n, mask in zip(facts.suit_counts, facts.suit_masks, strict=True):
                 if n and mask not in SF_BY_SIZE.get(n, ()):
                     return False
             return True

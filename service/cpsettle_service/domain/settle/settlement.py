@@ -91,7 +91,7 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     total_net = 0
     player_results: list[PlayerResult] = []
     with_fantasyland = plan.fantasyland
-    for p, money in zip(order, net_money(order, capped, unit_value)):
+    for p, money in zip(order, net_money(order, capped, unit_value), strict=True):
         net = money - p.rake
         total_rake += p.rake
         total_net += net
