@@ -11,9 +11,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE_DIRS = ("service", "proto", "clients/python")
@@ -134,13 +134,10 @@ def start_server(argv: Sequence[str], env: dict[str, str] | None = None,
         CPSETTLE_LOG_FORMAT="json",
     )
     environ.update(env or {})
-    out: Any = open(log_path, "wb") if log_path else subprocess.DEVNULL
-    try:
+    # the child keeps its own copy of the log file: ours closes once it has started
+    with open(log_path, "wb") if log_path else nullcontext(subprocess.DEVNULL) as out:
         proc = subprocess.Popen([sys.executable, *argv], env=environ, stdout=out,
                                 stderr=subprocess.STDOUT, cwd=str(ROOT))
-    finally:
-        if log_path:
-            out.close()
     server = ServerProcess(proc, f"127.0.0.1:{port}", log_path)
     try:
         wait_serving(server, wait_seconds)

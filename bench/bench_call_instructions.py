@@ -135,8 +135,9 @@ def measure(root: Path, presets: list[str], calls: int, work: Path) -> dict[str,
     )
     cmd = ["setarch", platform.machine(), "-R", "valgrind", "--tool=callgrind",
            f"--callgrind-out-file={out_file}", python_of(root), "-m", "cpsettle_service.server"]
-    proc = subprocess.Popen(cmd, env=env, cwd=str(root), stdout=subprocess.DEVNULL,
-                            stderr=open(work / "valgrind.log", "wb"))
+    with open(work / "valgrind.log", "wb") as err:  # the child keeps its own copy
+        proc = subprocess.Popen(cmd, env=env, cwd=str(root), stdout=subprocess.DEVNULL,
+                                stderr=err)
 
     class Server:  # what wait_serving reads
         address = f"127.0.0.1:{port}"

@@ -179,7 +179,7 @@ def profile_handler(request: bytes, calls: int, top: int) -> None:
     from cpsettle_service.observability.logging import configure
     from cpsettle_service.server import HEALTH_SERVICE, REFLECTION_SERVICE
 
-    sink = open("/dev/null", "w")
+    sink = open("/dev/null", "w")  # noqa: SIM115 — the server's log stream for the whole run
     configure("info", "json", stream=sink)  # the server's log lines per call, to nowhere
     settings = Settings()
     # The servicer as build_server() makes it (with the audit sealer when the build has one).

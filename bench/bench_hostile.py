@@ -33,6 +33,7 @@ Prints figures and ratios; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import threading
 import time
@@ -197,10 +198,8 @@ def section_16(args: Any, channel: Any, live: Any, good: bytes, pid: int) -> Non
     stub = channel.unary_unary(f"/cpsettle.v1.SettlementService/{method}")
 
     def attack(i: int) -> None:
-        try:
+        with contextlib.suppress(grpc.RpcError):
             stub(data, timeout=5)
-        except grpc.RpcError:
-            pass
 
     alone = live_latencies(live, good, args.live)
     stop, answered, threads = keep_busy(8, attack)
@@ -466,10 +465,8 @@ def main() -> None:
             def attacker(k: int) -> None:
                 i = k
                 while not stop.is_set():
-                    try:
+                    with contextlib.suppress(grpc.RpcError):
                         hostile(payloads[i % len(payloads)], timeout=30)
-                    except grpc.RpcError:
-                        pass
                     answered[k] += 1
                     i += 8
 

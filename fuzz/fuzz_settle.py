@@ -189,10 +189,7 @@ def _mutate_leaf(obj: Any, fdp: atheris.FuzzedDataProvider, depth: int = 0) -> A
         return _value(fdp)
     if isinstance(obj, dict):
         keys = sorted(obj)
-        if keys and fdp.ConsumeIntInRange(0, 5) != 0:
-            key = fdp.PickValueInList(keys)
-        else:
-            key = _key(fdp)
+        key = fdp.PickValueInList(keys) if keys and fdp.ConsumeIntInRange(0, 5) != 0 else _key(fdp)
         if key in obj and fdp.ConsumeIntInRange(0, 7) == 0:
             del obj[key]
         else:

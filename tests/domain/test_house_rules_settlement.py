@@ -185,7 +185,7 @@ def test_a_house_natural_not_in_the_table_is_not_known():
     a = {"playerId": "A", "seat": 1, "declaredNatural": "ONE_RED",
          "cards": "2h 3d 4h 5d 6h 7d 8h 9d Th Jd Qh Kd As".split()}
     found = refused("western", [a, arranged("B", 2, *B)])
-    assert "'ONE_RED' is not a known natural" == found["players[0].declaredNatural"]
+    assert found["players[0].declaredNatural"] == "'ONE_RED' is not a known natural"
 
 
 def test_evaluate_hand_resolves_jokers_and_lists_the_naturals_they_make():

@@ -164,10 +164,7 @@ def test_a_joker_hand_is_never_weaker_than_any_allowed_replacement(deck, where, 
 def test_hand_of_codes_is_the_evaluated_hand(cards, wheel):
     total = sum(CARD_CODES[c.index] for c in cards)
     repeated = len(set(cards)) < 5
-    if repeated:
-        expected = evaluate_with_repeats(cards, wheel)
-    else:
-        expected = evaluate_five(cards, wheel)
+    expected = evaluate_with_repeats(cards, wheel) if repeated else evaluate_five(cards, wheel)
     assert hand_of_codes(total, 5, wheel, repeated) is expected
     front = cards[:3]
     assert hand_of_codes(sum(CARD_CODES[c.index] for c in front), 3, wheel,

@@ -100,7 +100,7 @@ def test_catalogue_complete_and_labelled():
     assert N.DRAGON.label == "Dragon"
     assert N.SIX_PAIRS.label == "Six pairs"
     assert N.THREE_STRAIGHT_FLUSHES.label == "Three straight flushes"
-    assert SPLIT_NATURALS == {N.THREE_STRAIGHTS, N.THREE_FLUSHES, N.THREE_STRAIGHT_FLUSHES}
+    assert {N.THREE_STRAIGHTS, N.THREE_FLUSHES, N.THREE_STRAIGHT_FLUSHES} == SPLIT_NATURALS
 
 
 # ---------------------------------------------------------------------------------------------

@@ -159,8 +159,9 @@ def test_the_settlement_id_covers_the_engine_digest(tmp_path: Path) -> None:
                                        ROOT / "clients/python"])):
         sock = tmp_path / f"{name}.sock"
         log = tmp_path / f"{name}.log"
-        proc = spawn_server_to(open(log, "wb"), tmp_path / f"{name}.err", folders,
-                               CPSETTLE_UNIX_SOCKET=str(sock))
+        with open(log, "wb") as out:  # the server keeps its own copy
+            proc = spawn_server_to(out, tmp_path / f"{name}.err", folders,
+                                   CPSETTLE_UNIX_SOCKET=str(sock))
         try:
             wait_serving(f"unix://{sock}", proc, tmp_path / f"{name}.err")
             with SettlementClient(f"unix://{sock}") as client:

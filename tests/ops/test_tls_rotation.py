@@ -87,9 +87,11 @@ def served_certificate(port: int, ca_file: str) -> x509.Certificate:
     """The certificate a new TLS connection to the port is handed (ALPN h2, as gRPC dials)."""
     context = ssl.create_default_context(cafile=ca_file)
     context.set_alpn_protocols(["h2"])
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
-        with context.wrap_socket(raw, server_hostname="localhost") as tls:
-            der = tls.getpeercert(binary_form=True)
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=5) as raw,
+        context.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
     assert der is not None
     return x509.load_der_x509_certificate(der)
 

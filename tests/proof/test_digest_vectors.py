@@ -492,7 +492,7 @@ def test_the_request_table_is_the_proto() -> None:
                 todo.append(mt)
             if f.enum_type is not None:
                 enums[f.enum_type.name] = {v.name: v.number for v in f.enum_type.values}
-    assert REQUEST_TABLE == want
+    assert want == REQUEST_TABLE
     assert {k: ENUMS[k] for k in enums} == enums
 
 

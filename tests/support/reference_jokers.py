@@ -178,10 +178,7 @@ def compile_definition(d: Definition, quads_as_two_pairs: bool = True) -> Predic
     checks = _clauses(d, quads_as_two_pairs)
 
     def all_hold(facts: HandFacts) -> bool:
-        for check in checks:
-            if not check(facts):
-                return False
-        return True
+        return all(check(facts) for check in checks)
 
     return all_hold
 

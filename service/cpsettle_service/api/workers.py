@@ -30,6 +30,7 @@ it ends (``die_with``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import itertools
 import multiprocessing
@@ -303,23 +304,17 @@ class Worker:
         """Ask the worker to stop the task in hand (SIGUSR1, with the task's number)."""
         if self.number and not self.dead and self.process.is_alive():
             self.cell.value = self.number
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, INTERRUPT_SIGNAL)
-            except ProcessLookupError:
-                pass
 
     def kill(self) -> None:
         """End the process now and let go of its pipes."""
         self.dead = True
-        try:
+        with contextlib.suppress(OSError, ValueError):
             self.process.kill()
-        except (OSError, ValueError):
-            pass
         for fd in (self._task_write, self._answer_read):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self._task_write = self._answer_read = -1
 
     def reap(self, seconds: float = 5.0) -> None:
@@ -402,10 +397,8 @@ class WorkerSet:
                     self._give_back(waiter.result())  # handed over just as we were cancelled
                 raise
             finally:
-                try:
+                with contextlib.suppress(ValueError):
                     self._waiting.remove(waiter)
-                except ValueError:
-                    pass
             if handed is not None:
                 return handed
             # None: a worker died and left room for a new one

@@ -456,7 +456,7 @@ def compile_definition(d: Definition, quads_as_two_pairs: bool = True) -> Predic
         return checks[0]
 
     def all_hold(facts: HandFacts) -> bool:
-        for check in checks:
+        for check in checks:  # noqa: SIM110 — per hand: a loop, not all() over a generator
             if not check(facts):
                 return False
         return True
