@@ -35,7 +35,7 @@ from cpsettle_service.profile_files import builtin_registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _support import (  # noqa: E402
+from _support import (
     ECHO_METHOD,
     ROOT,
     SETTLE_METHOD,

@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _support import (  # noqa: E402
+from _support import (
     SETTLE_METHOD,
     ServerProcess,
     cpu_seconds,

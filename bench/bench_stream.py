@@ -45,12 +45,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import grpc  # noqa: E402
-from _support import ROOT, SOURCE_DIRS, cpu_seconds, machine_line, start_server, temp_dir  # noqa: E402
-from google.protobuf import json_format  # noqa: E402
+import grpc
+from _support import ROOT, SOURCE_DIRS, cpu_seconds, machine_line, start_server, temp_dir
+from google.protobuf import json_format
 
-from cpsettle.v1 import settlement_pb2 as pb  # noqa: E402
-from cpsettle_client.client import SettlementClient  # noqa: E402
+from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_client.client import SettlementClient
 
 
 def load_generator() -> Any:

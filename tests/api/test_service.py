@@ -166,7 +166,7 @@ def test_evaluate_arrangement(client: SettlementClient) -> None:
 def test_evaluate_finds_naturals(client: SettlementClient) -> None:
     dragon = ["2s", "3h", "4d", "5c", "6s", "7h", "8d", "9c", "Ts", "Jh", "Qd", "Kc", "As"]
     e = client.evaluate({"preset": "western", "cards": dragon})
-    assert "DRAGON" in e.naturals and list(e.playable_naturals)[0] == "DRAGON"
+    assert "DRAGON" in e.naturals and next(iter(e.playable_naturals)) == "DRAGON"
     assert not e.rows
 
 

@@ -65,7 +65,7 @@ def test_results_come_back_in_order_with_per_hand_errors(client: SettlementClien
         item("f", request("ofc")),
     ])
     twice = pb.AuditItem(ref="g", request=request("western"))
-    for pid, amount in list(good.items()) + [(first, 5)]:
+    for pid, amount in [*list(good.items()), (first, 5)]:
         twice.paid.add(player_id=pid, net_money=amount)
     batch2 = pb.SettleStreamRequest(items=[twice, item("h", request("shisanshui"))])
 

@@ -207,8 +207,8 @@ def test_an_empty_profile_takes_every_declared_default() -> None:
     read = profile.profile_to_dict(profile.profile_from_dict({"name": "x"}))
     for line in lines(RuleProfile):
         s = line.spec
-        if "[]" in line.path or s.required or s.default is None or s.kind == "message" and (
-                not s.repeated):
+        if "[]" in line.path or s.required or s.default is None or (s.kind == "message" and (
+                not s.repeated)):
             continue
         value: object = read
         for key in line.path.split("."):

@@ -1120,7 +1120,7 @@ def test_base_files_directly() -> None:
     }
     for f in sorted((base / "profiles").glob("*.json")):
         cm["data"][f.name] = f.read_text(encoding="utf-8")
-    check_all(docs + [cm], hpa_required=True)
+    check_all([*docs, cm], hpa_required=True)
     assert one(docs, "HorizontalPodAutoscaler")["spec"]["minReplicas"] >= 2
     assert volume(docs, "signing-key")["secret"]["optional"] is True
     assert env(docs)["CPSETTLE_REQUIRE_SIGNING_KEY"] == "false"
@@ -1209,7 +1209,7 @@ def test_dockerfile() -> None:
     installs = [rest for w, rest in builder if w == "RUN" for rest in rest.split("&&")
                 if " install " in f" {rest} "]
     assert installs and all(
-        "--require-hashes" in i and "-r requirements.lock" in i or "--no-deps" in i
+        ("--require-hashes" in i and "-r requirements.lock" in i) or "--no-deps" in i
         for i in installs
     ), installs
     assert any("--require-hashes" in i for i in installs)

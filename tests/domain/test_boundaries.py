@@ -182,7 +182,7 @@ def arrangement(row: int, target: list[str]) -> tuple[list[str], list[str], list
             back = _strong_back(used | set(quads))
             kicker = next(c for r in "23456789" for c in (r + s for s in SUITS)
                           if c not in used | set(quads) | set(back))
-            return target, quads + [kicker], back
+            return target, [*quads, kicker], back
     front = _weak_front(used)
     used |= set(front)
     if row == 1:
@@ -524,7 +524,7 @@ def test_player_count_limits() -> None:
     assert _violations(request(players(2), "western")) == []
     assert _violations(request(players(4), "western")) == []
     assert _violations(request(players(1), "western")) != []
-    five = players(4) + [{"playerId": "p5", "seat": 5, "surrender": True}]
+    five = [*players(4), {"playerId": "p5", "seat": 5, "surrender": True}]
     assert _violations(request(five, "western")) != []
 
 

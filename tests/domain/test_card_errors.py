@@ -29,5 +29,5 @@ def test_a_joker_is_named_as_one() -> None:
 
 def test_spellings_and_padding() -> None:
     assert [str(c) for c in parse_cards(["10h", " a♠", "KD ", "q♡"])] == ["Th", "As", "Kd", "Qh"]
-    with pytest.raises(CardError, match="^'A s' is not a card"):
+    with pytest.raises(CardError, match=r"^'A s' is not a card"):
         parse_cards(["A s"])

@@ -82,7 +82,7 @@ def test_ofc_royalties_decide_before_strength():
     profile = with_deck("ofc")
     cards = hand("2s 3h 4d 5s 6h 7d 8c 9s Th Jh Qh Xj 8h")
     a = resolve_arrangement(cards, allowed_cards(cards, False), profile, simple_fouls)
-    hf, hm, hb = rows_of(a.cards, profile)
+    _hf, _hm, hb = rows_of(a.cards, profile)
     # Th Jh Qh 8h + 9h is a straight flush (15 units), better than a flush or a straight.
     assert hb.hand_class is HandClass.STRAIGHT_FLUSH
     assert a.stands_for == ("9h",)
@@ -102,7 +102,7 @@ def test_five_of_a_kind_with_duplicating_jokers():
     cards = hand("2s 3h 4d 5s 6h 7d 8c 9s As Ah Ad Ac Xj")
     profile = with_deck("one-six", 1, True)
     a = resolve_arrangement(cards, allowed_cards(cards, True), profile, simple_fouls)
-    hf, hm, hb = rows_of(a.cards, profile)
+    _hf, _hm, hb = rows_of(a.cards, profile)
     assert hb.hand_class is HandClass.FIVE_OF_A_KIND and hb.name == "Five of a kind, aces"
     assert a.stands_for == ("As",)
     # Under OFC royalties the back's four aces and a king pay 10 and five aces nothing (table E

@@ -118,7 +118,7 @@ def test_repeated_cards_are_refused_listing_the_cards():
 
 def test_what_is_not_a_card_is_refused_naming_the_cards():
     with pytest.raises(ValueError) as e:
-        hand_facts(HAND[:12] + ("Ah",))
+        hand_facts((*HAND[:12], "Ah"))
     assert str(e.value).startswith("not a Card among the cards: [") and "'Ah'" in str(e.value)
 
 

@@ -142,7 +142,7 @@ def test_one_joker_every_card(classes):
     for pairs in some_hands(11 + len(str(classes)), 3, 12):
         found = fills(classes, masks_of(pairs), 1)
         for c in range(52):
-            assert member(found, (c,)) == plain_split_exists(classes, pairs + [divmod(c, 4)]), (
+            assert member(found, (c,)) == plain_split_exists(classes, [*pairs, divmod(c, 4)]), (
                 pairs, c)
 
 
@@ -156,7 +156,7 @@ def test_two_jokers(classes):
         tried |= {(c, c) for c in rng.sample(range(52), 3)}  # both the same card
         tried |= {(rng.choice(held), rng.randrange(52)) for _ in range(4)}  # a held card again
         for a, b in tried:
-            want = plain_split_exists(classes, pairs + [divmod(a, 4), divmod(b, 4)])
+            want = plain_split_exists(classes, [*pairs, divmod(a, 4), divmod(b, 4)])
             assert member(found, (a, b)) == want, (pairs, a, b)
 
 

@@ -358,7 +358,7 @@ def _partitions(total: int, largest: int):
         return
     for part in range(min(total, largest), 0, -1):
         for rest in _partitions(total - part, part):
-            yield (part,) + rest
+            yield (part, *rest)
 
 
 def _hand_from_rank_counts(counts) -> tuple[Card, ...]:
@@ -436,7 +436,7 @@ def test_rejects_wrong_sizes_duplicates_and_non_cards():
     with pytest.raises(ValueError):
         holds(N.DRAGON, [str(c) for c in cards])
     with pytest.raises(ValueError):
-        find_split(N.THREE_STRAIGHTS, cards[:12] + (None,))
+        find_split(N.THREE_STRAIGHTS, (*cards[:12], None))
     for fn in PREDICATES.values():
         with pytest.raises(ValueError):
             fn(cards[:12])

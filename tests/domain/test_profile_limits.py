@@ -45,7 +45,7 @@ def _nested(path: str, value: Any) -> dict[str, Any]:
 
 
 def _resolve(overrides: dict[str, Any]):
-    table, choice = request_from_dict({"preset": "western", "profileOverrides": overrides,
+    _table, choice = request_from_dict({"preset": "western", "profileOverrides": overrides,
                                        "players": []})
     return resolve_profile(choice, REGISTRY)
 
@@ -114,7 +114,7 @@ def test_an_inline_threshold_without_a_class_names_the_class() -> None:
     """Overrides merge into a preset (which has a class); an inline profile must say it."""
     inline = profile_to_dict(REGISTRY.get("ofc"))
     inline["fantasyland"]["entry"] = {"rank": "Q"}
-    table, choice = request_from_dict({"profile": inline, "players": []})
+    _table, choice = request_from_dict({"profile": inline, "players": []})
     with pytest.raises(InvalidInput) as e:
         resolve_profile(choice, REGISTRY)
     found = {v.field: v.reason for v in e.value.violations}

@@ -200,7 +200,7 @@ def test_a_joker_with_no_card_left_is_refused_with_its_code() -> None:
     front = ["Xj", *LOSER[0][1:]]
     dead = [r + s for r in "23456789TJQKA" for s in "shdc" if r + s not in held]
     assert refused([player("A", 1, (front, LOSER[1], LOSER[2])), strong()], "ofc",
-                   profileOverrides=JOKER_1, deadCards=dead + [LOSER[0][0]]) == [
+                   profileOverrides=JOKER_1, deadCards=[*dead, LOSER[0][0]]) == [
         ("players[0]", "no card is left for a joker to stand for: every standard card is held "
          "or dead (RULES.md §16.3)", "other")]
 

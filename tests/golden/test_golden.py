@@ -92,7 +92,7 @@ def test_cases_touch_every_preset_and_every_profile_field() -> None:
     values: dict[str, set[object]] = {}
     for path in CASES:
         request = load(path)["request"]
-        table, choice = request_from_dict(request)
+        _table, choice = request_from_dict(request)
         if choice.preset:
             presets_used.add(choice.preset)
         profile = resolve_profile(choice, REGISTRY)

@@ -94,7 +94,7 @@ class Load:
                 outcome = ("OK", time.monotonic(), future.result().settlement.context.hand_id)
             else:
                 outcome = (error.code().name, time.monotonic(), error.details() or "")
-        except BaseException as e:  # noqa: BLE001 — never lose an outcome
+        except BaseException as e:  # never lose an outcome
             outcome = (f"callback error {e!r}", time.monotonic(), "")
         with self.lock:
             self.done[hand_id] = outcome

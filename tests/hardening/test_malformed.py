@@ -83,7 +83,7 @@ def test_ten_thousand_malformed_payloads_are_each_invalid_argument(process_serve
             else:
                 e = SettlementError.from_rpc_error(error)
                 outcomes[i] = (e.code.name, len(e.violations), e.message[:160])
-        except BaseException as e:  # noqa: BLE001 — a callback must never lose an outcome
+        except BaseException as e:  # a callback must never lose an outcome
             outcomes[i] = (f"callback error {e!r}", 0, "")
         finally:
             window.release()

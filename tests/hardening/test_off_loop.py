@@ -142,7 +142,7 @@ def test_a_call_past_its_deadline_or_cancelled_stops_its_worker_which_takes_the_
     r = Replica(tmp_path, workers=1)
     try:
         [worker] = r.workers()
-        method, request = worst_section_16_requests()["Settle"]
+        _method, request = worst_section_16_requests()["Settle"]
         with SettlementClient(r.address) as client:
             start = time.monotonic()
             with pytest.raises(SettlementError) as late:

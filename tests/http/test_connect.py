@@ -181,7 +181,7 @@ class _RawBytes:
     def __init__(self, data: bytes) -> None:
         self.data = data
 
-    def SerializeToString(self) -> bytes:  # noqa: N802 — protobuf's spelling
+    def SerializeToString(self) -> bytes:  # protobuf's spelling
         return self.data
 
 

@@ -98,7 +98,7 @@ def test_spans_reach_the_collector_with_the_callers_trace(
 
 def test_no_endpoint_no_export(collector: tuple[Collector, int], tmp_path: Path) -> None:
     """The same image without the setting: nothing is exported (and nothing tried)."""
-    receiver, port = collector
+    receiver, _port = collector
     sock, log = tmp_path / "n.sock", tmp_path / "n.log"
     proc = start(sock, log, CPSETTLE_LOG_FORMAT="json", OTEL_BSP_SCHEDULE_DELAY="200")
     try:

@@ -113,7 +113,7 @@ def test_the_key_set_file_is_checked(tmp_path: Path) -> None:
         KeySet.from_json_bytes(b'{"keys": [{"secret": 1}]}')
     # a bound is a Timestamp: RFC 3339 in JSON, never "" or words
     for when in ("yesterday", ""):
-        with pytest.raises(KeyProblem, match="not a key set.*notBefore"):
+        with pytest.raises(KeyProblem, match=r"not a key set.*notBefore"):
             KeySet.from_json_bytes(json.dumps({"keys": [{**bad["keys"][1],
                                                           "notBefore": when}]}).encode())
     # a key set naming the signing key's id with another public key stops the replica

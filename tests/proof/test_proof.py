@@ -232,8 +232,8 @@ def test_service_started_event_and_no_secret_in_logs(tmp_path: Path, key_file: P
     secret = KEY.private.private_bytes_raw()
     assert secret.hex() not in out and base64.b64encode(secret).decode() not in out
     assert "PRIVATE KEY" not in out
-    started = [json.loads(line) for line in out.splitlines()
-               if '"service.started"' in line][0]
+    started = next(json.loads(line) for line in out.splitlines()
+               if '"service.started"' in line)
     assert started["signing_key_id"] == "test-key" and len(started["engine_digest"]) == 64
     assert {p["name"] for p in started["profiles"]} >= {"western", "ofc", "shisanshui"}
     assert all(len(p["digest"]) == 64 for p in started["profiles"])

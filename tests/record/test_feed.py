@@ -173,7 +173,7 @@ class LosingProxy:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 request = urllib.request.Request(proxy.target + self.path, data=body,
                                                  method="POST")
@@ -191,7 +191,7 @@ class LosingProxy:
                 self.end_headers()
                 self.wfile.write(text)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -191,15 +191,15 @@ CASES = {
     "delete a line": (lambda ls: ls[:3] + ls[4:], {"gap", "short"}),
     "delete a line, re-indexed and re-signed": (
         lambda ls: _resign(ls[:_issued(ls)[0]] + ls[_issued(ls)[0] + 1:]), {"short"}),
-    "swap two lines": (lambda ls: ls[:2] + [ls[3], ls[2]] + ls[4:], {"order"}),
-    "edit a line": (lambda ls: ls[:3] + [ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1)]
-                    + ls[4:], {"root"}),
+    "swap two lines": (lambda ls: [*ls[:2], ls[3], ls[2], *ls[4:]], {"order"}),
+    "edit a line": (lambda ls: [*ls[:3], ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1),
+                                *ls[4:]], {"root"}),
     "edit a line, re-signed": (lambda ls: _resign(
-        ls[:3] + [ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1)] + ls[4:]), {"root"}),
-    "duplicate a line": (lambda ls: ls[:4] + [ls[3]] + ls[4:], {"duplicate"}),
-    "fork: a second line 3": (lambda ls: ls + [json.dumps(
+        [*ls[:3], ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1), *ls[4:]]), {"root"}),
+    "duplicate a line": (lambda ls: [*ls[:4], ls[3], *ls[4:]], {"duplicate"}),
+    "fork: a second line 3": (lambda ls: [*ls, json.dumps(
         {**json.loads(ls[3]), "event": "made.up"}, separators=(",", ":")).encode()], {"fork"}),
-    "lines after the last checkpoint that skip": (lambda ls: ls + [json.dumps(
+    "lines after the last checkpoint that skip": (lambda ls: [*ls, json.dumps(
         {"event": "x", "log": json.loads(ls[0])["log"], "index": len(ls) + 3}).encode()],
         {"gap"}),
     "a made-up log, signed with the replica's key": (

@@ -55,5 +55,5 @@ def random_table(rng: random.Random, players: int = 4, *, legal: bool = True,
         if stacks:
             p["stack"] = rng.choice([0, 100, 500, 1000, 2500, 10_000])
         out.append(p)
-    return {"preset": preset, "buttonSeat": rng.choice(seats + [rng.randrange(10)]),
+    return {"preset": preset, "buttonSeat": rng.choice([*seats, rng.randrange(10)]),
             "players": out}

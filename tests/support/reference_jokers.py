@@ -59,7 +59,7 @@ def _groups_fit(groups: tuple[int, ...], hosts: tuple[int, ...], two_pairs: bool
         others = hosts[:i] + hosts[i + 1:]
         if _groups_fit(rest, others, two_pairs):
             return True
-        if two_pairs and g <= 2 and h >= 4 and _groups_fit(rest, tuple(sorted(others + (2,))),
+        if two_pairs and g <= 2 and h >= 4 and _groups_fit(rest, tuple(sorted((*others, 2))),
                                                             two_pairs):
             return True
     return False

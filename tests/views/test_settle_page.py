@@ -44,7 +44,7 @@ class Site:
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — the base's name
+    def log_message(self, format: str, *args: Any) -> None:  # the base's name
         pass
 
 

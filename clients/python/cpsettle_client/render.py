@@ -95,7 +95,7 @@ def settlement(s: pb.Settlement, lang: Language | None = None) -> str:
                      t.money(p.net_money, cur, signed=True), t.money(p.rake, cur), note])
     headers = [t._("Player"), t._("Seat"), t._("Units"), t._("Money"), t._("Rake"),
                t._("Status")]
-    out = head + ["", _table(headers, rows, right={1, 2, 3, 4})]
+    out = [*head, "", _table(headers, rows, right={1, 2, 3, 4})]
     for pr in s.pairs:
         out += ["", t.ngettext("{first} v {second}: {first} {units} unit",
                                "{first} v {second}: {first} {units} units", abs(pr.units),

@@ -261,7 +261,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                             f"no deadline was set and the call ran past the server's {cap} s cap"
                         ) from None
                 return await behavior(request, context)
-            except BaseException as e:  # noqa: BLE001 — every failure is mapped or logged
+            except BaseException as e:  # every failure is mapped or logged
                 code, abort = _classify(e, context)
                 if abort is not None:
                     await context.abort(*abort)
@@ -286,7 +286,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 entered = True
                 async for response in behavior(request_iterator, context):
                     yield response
-            except BaseException as e:  # noqa: BLE001 — every failure is mapped or logged
+            except BaseException as e:  # every failure is mapped or logged
                 code, abort = _classify(e, context)
                 if abort is not None:
                     await context.abort(*abort)

@@ -160,7 +160,7 @@ def worker_main(module: str, initargs: tuple[Any, ...], parent_pid: int, nice: i
                 current = 0
         except Interrupted:
             answer = (number, "interrupted", None)
-        except Exception as e:  # noqa: BLE001 — the server decides what a failure answers
+        except Exception as e:  # the server decides what a failure answers
             answer = (number, "error", _picklable(e))
         while True:
             try:
@@ -180,7 +180,7 @@ def _picklable(error: Exception) -> Exception:
     try:
         pickle.loads(pickle.dumps(error))
         return error
-    except Exception:  # noqa: BLE001
+    except Exception:
         return RuntimeError(f"{type(error).__name__}: {error}")
 
 
@@ -488,7 +488,7 @@ class WorkerSet:
             await asyncio.wait_for(worker.answer(number), INTERRUPT_GRACE)
         except (TimeoutError, WorkerLost):
             worker.dead = True
-        except Exception:  # noqa: BLE001 — whatever it answered, the task is over
+        except Exception:  # whatever it answered, the task is over
             pass
         self._give_back(worker)
 

@@ -276,7 +276,7 @@ class _Stream:
                     self.deliver(seq, AuditFailure(f"the stream failed: {e}{hint}"))
                     return
                 why = f"the stream failed: {e}"
-            except BaseException as e:  # noqa: BLE001 — reported to the main thread
+            except BaseException as e:  # reported to the main thread
                 self.deliver(seq, e)
                 return
             if self.stop.is_set() or not self._unfinished():

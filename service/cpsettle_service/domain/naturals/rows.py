@@ -335,7 +335,7 @@ class _Search:
             self.steps += 1
             wanted = k + sum(self.flush[j] for j in range(i) if suits[j] == s)
             if wanted <= masks[s].bit_count() + h:
-                self.flush_step(i + 1, s, masks, h, suits + (s,), out)
+                self.flush_step(i + 1, s, masks, h, suits + (s,), out)  # noqa: RUF005 — faster
 
     # 3. the straight rows' windows, under Hall's condition
     def windows(self, hall: _Hall, out: set[tuple[int, ...]]) -> None:

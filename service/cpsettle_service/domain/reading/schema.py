@@ -285,7 +285,7 @@ def required(cls: type) -> tuple[str, ...]:
 
 @cache
 def _read_plan(cls: type) -> tuple[tuple[Spec, Callable[[Reader], Any] | None], ...]:
-    return tuple((s, None if s.repeated or s.part is None and s.kind == "message"
+    return tuple((s, None if s.repeated or (s.part is None and s.kind == "message")
                   else field_reader(s)) for s in specs(cls))
 
 

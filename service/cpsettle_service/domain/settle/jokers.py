@@ -399,7 +399,7 @@ def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile
     for clean, joker_key, choice, (gf, gm, gb) in scored:
         if not fouls(gf.cards + gm.cards + gb.cards, gf.hand, gm.hand, gb.hand):
             return _resolved(cards13, positions, choice)
-        candidate = ((0, 0) + clean[2:], joker_key, choice)
+        candidate = ((0, 0) + clean[2:], joker_key, choice)  # noqa: RUF005 — faster
         if fouled is None or candidate[:2] > fouled[:2]:
             fouled = candidate
     assert fouled is not None
