@@ -87,7 +87,7 @@ class Step:
 
 
 class Driver:
-    def __init__(self, server: ServerProcess, pool: list[bytes], args: argparse.Namespace):
+    def __init__(self, server: ServerProcess, pool: list[bytes], args: argparse.Namespace) -> None:
         self.server = server
         self.pool = pool
         self.args = args

@@ -45,28 +45,28 @@ def hand(text: str) -> tuple[str, ...]:
     return tuple(JOKER if is_joker(t) else str(parse_card(t)) for t in text.split())
 
 
-def test_spelling():
+def test_spelling() -> None:
     assert all(is_joker(t) for t in ("Xj", "xj", "XJ", " xJ "))
     assert not is_joker("Xs") and not is_joker(None)
     with pytest.raises(CardError, match="is a joker"):
         parse_card("Xj")
 
 
-def test_allowed_cards():
+def test_allowed_cards() -> None:
     table = ["As", "Kd", JOKER]
     assert len(allowed_cards(table, False)) == 50
     assert parse_card("As") not in allowed_cards(table, False)
     assert allowed_cards(table, True) == DECK
 
 
-def test_two_jokers_of_one_hand_stand_for_different_cards_unless_duplicating():
+def test_two_jokers_of_one_hand_stand_for_different_cards_unless_duplicating() -> None:
     cards = hand("Xj Xj 2c 3c 4c 5c 6c 7c 8c 9c Tc Jc Qc")
     allowed = allowed_cards(cards, False)[:3]
     assert len(list(assignments(cards, allowed, False))) == 3 * 2
     assert len(list(assignments(cards, allowed, True))) == 3 * 3
 
 
-def test_a_joker_in_the_front_makes_the_best_front_the_rest_allows():
+def test_a_joker_in_the_front_makes_the_best_front_the_rest_allows() -> None:
     # Back AA-KK-2, middle QQ-JJ-3: trips nines in front would pass the middle's two pair (a
     # foul), so a pair of nines is the most, with the highest kicker the cards allow.
     profile = with_deck("ofc")
@@ -78,7 +78,7 @@ def test_a_joker_in_the_front_makes_the_best_front_the_rest_allows():
     assert a.stands_for == ("Ac",)
 
 
-def test_ofc_royalties_decide_before_strength():
+def test_ofc_royalties_decide_before_strength() -> None:
     profile = with_deck("ofc")
     cards = hand("2s 3h 4d 5s 6h 7d 8c 9s Th Jh Qh Xj 8h")
     a = resolve_arrangement(cards, allowed_cards(cards, False), profile, simple_fouls)
@@ -88,7 +88,7 @@ def test_ofc_royalties_decide_before_strength():
     assert a.stands_for == ("9h",)
 
 
-def test_a_hand_fouls_only_if_every_assignment_fouls():
+def test_a_hand_fouls_only_if_every_assignment_fouls() -> None:
     profile = with_deck("one-six")
     cards = hand("As Ah Xj 2s 3h 4d 5c 7s 8h 9d Tc Qs Kh")  # AA + anything above the rows
     a = resolve_arrangement(cards, allowed_cards(cards, False), profile, simple_fouls)
@@ -98,7 +98,7 @@ def test_a_hand_fouls_only_if_every_assignment_fouls():
     assert hf.hand_class is HandClass.THREE_OF_A_KIND and a.stands_for == ("Ac",)
 
 
-def test_five_of_a_kind_with_duplicating_jokers():
+def test_five_of_a_kind_with_duplicating_jokers() -> None:
     cards = hand("2s 3h 4d 5s 6h 7d 8c 9s As Ah Ad Ac Xj")
     profile = with_deck("one-six", 1, True)
     a = resolve_arrangement(cards, allowed_cards(cards, True), profile, simple_fouls)
@@ -112,7 +112,7 @@ def test_five_of_a_kind_with_duplicating_jokers():
     assert rows_of(a.cards, ofc)[2].hand_class is HandClass.FOUR_OF_A_KIND
 
 
-def test_naturals_with_jokers():
+def test_naturals_with_jokers() -> None:
     d = profile_to_dict(load_preset("shisanshui"))
     d["deck"] = {"jokers": 1, "jokerDuplicates": True}
     d["naturals"]["table"].append({"natural": "FIVE_OF_A_KIND", "rank": 0, "units": 30})
@@ -143,7 +143,7 @@ def _reference_key(profile, cards13):
 @settings(max_examples=60, deadline=None)
 @given(st.permutations(DECK), st.sets(st.integers(0, 12), min_size=1, max_size=2),
        st.sampled_from(["ofc", "eastern", "one-six"]))
-def test_a_joker_hand_is_never_weaker_than_any_allowed_replacement(deck, where, preset):
+def test_a_joker_hand_is_never_weaker_than_any_allowed_replacement(deck, where, preset) -> None:
     profile = with_deck(preset, 2)
     real = [str(c) for c in deck[:13]]
     cards = tuple(JOKER if i in where else c for i, c in enumerate(real))
@@ -161,7 +161,7 @@ def test_a_joker_hand_is_never_weaker_than_any_allowed_replacement(deck, where, 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(DECK), min_size=5, max_size=5),
        st.sampled_from(list(Wheel)))
-def test_hand_of_codes_is_the_evaluated_hand(cards, wheel):
+def test_hand_of_codes_is_the_evaluated_hand(cards, wheel) -> None:
     total = sum(CARD_CODES[c.index] for c in cards)
     repeated = len(set(cards)) < 5
     expected = evaluate_with_repeats(cards, wheel) if repeated else evaluate_five(cards, wheel)
@@ -171,7 +171,7 @@ def test_hand_of_codes_is_the_evaluated_hand(cards, wheel):
                          len(set(front)) < 3) is evaluate_with_repeats(front)
 
 
-def test_hand_of_codes_five_of_a_kind_and_a_flush_with_a_repeat():
+def test_hand_of_codes_five_of_a_kind_and_a_flush_with_a_repeat() -> None:
     aces = [parse_card(t) for t in "As As Ah Ad Ac".split()]
     assert hand_of_codes(sum(CARD_CODES[c.index] for c in aces), 5, Wheel.LOWEST,
                          True).hand_class is HandClass.FIVE_OF_A_KIND

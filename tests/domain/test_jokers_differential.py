@@ -77,30 +77,30 @@ def run_hands(seed: int, count: int, *, jokers: int, duplicates: bool, naturals:
 
 
 @pytest.mark.parametrize("duplicates", [False, True])
-def test_one_joker_arranged_and_naturals(duplicates):
+def test_one_joker_arranged_and_naturals(duplicates) -> None:
     made = run_hands(1 + duplicates, 30, jokers=1, duplicates=duplicates, naturals=3,
                      rows_share=0.4, dead=(0, 0, 8, 30), each=True)
     assert made >= 4
 
 
-def test_two_jokers_arranged():
+def test_two_jokers_arranged() -> None:
     for duplicates in (False, True):
         run_hands(3 + duplicates, 40, jokers=2, duplicates=duplicates, naturals=0,
                   rows_share=0, dead=(0, 10, 30))
 
 
-def test_two_jokers_naturals_among_few_cards():
+def test_two_jokers_naturals_among_few_cards() -> None:
     made = run_hands(5, 20, jokers=2, duplicates=False, naturals=3, rows_share=0.4,
                      dead=(28, 32, 36), each=True)
     assert made >= 2
 
 
-def test_two_duplicating_jokers_naturals_without_rows():
+def test_two_duplicating_jokers_naturals_without_rows() -> None:
     made = run_hands(6, 6, jokers=2, duplicates=True, naturals=3, rows_share=0.0, dead=(0,))
     assert made >= 1
 
 
-def test_the_edges_agree_no_joker_and_no_card_left():
+def test_the_edges_agree_no_joker_and_no_card_left() -> None:
     rng = random.Random(21)
     profile = random_profile(rng, jokers=2, duplicates=False, naturals=3, rows_share=0.3,
                              front=True)
@@ -115,7 +115,7 @@ def test_the_edges_agree_no_joker_and_no_card_left():
         check_naturals(profile, cards, allowed, each=True)
 
 
-def test_evaluate_hand_lists_the_naturals_the_brute_force_finds():
+def test_evaluate_hand_lists_the_naturals_the_brute_force_finds() -> None:
     rng = random.Random(8)
     for _ in range(6):
         profile = random_profile(rng, jokers=1, duplicates=True, naturals=4, rows_share=0.5,
@@ -142,7 +142,7 @@ LARGER_RUNS = [  # seed, hands, jokers, duplicates, naturals, rows share, dead c
 
 @pytest.mark.slow
 @pytest.mark.parametrize("run", LARGER_RUNS, ids=lambda r: f"seed{r[0]}")
-def test_many_more_hands(run):
+def test_many_more_hands(run) -> None:
     seed, hands, jokers, duplicates, naturals, rows_share, dead, front = run
     run_hands(seed, hands, jokers=jokers, duplicates=duplicates, naturals=naturals,
               rows_share=rows_share, dead=dead, front=front)

@@ -52,11 +52,11 @@ def assert_facts(cards) -> None:
 
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda p: "".join(map(str, p)))
-def test_the_facts_of_every_rank_shape_are_the_counted_ones(shape):
+def test_the_facts_of_every_rank_shape_are_the_counted_ones(shape) -> None:
     assert_facts(_hand_from_rank_counts(shape))
 
 
-def test_the_facts_of_every_suit_shape_are_the_counted_ones():
+def test_the_facts_of_every_suit_shape_are_the_counted_ones() -> None:
     for counts in SUIT_SHAPES:
         assert_facts(tuple(Card(RANKS[i], SUITS[j]) for j, k in enumerate(counts)
                            for i in range(k)))
@@ -64,7 +64,7 @@ def test_the_facts_of_every_suit_shape_are_the_counted_ones():
 
 @settings(max_examples=150, deadline=None)
 @given(st.permutations(DECK).map(lambda p: tuple(p[:13])))
-def test_the_facts_of_any_hand_are_the_counted_ones(cards):
+def test_the_facts_of_any_hand_are_the_counted_ones(cards) -> None:
     assert_facts(cards)
 
 
@@ -80,7 +80,7 @@ REPEATS = [
 
 
 @pytest.mark.parametrize("text", REPEATS)
-def test_the_facts_of_a_hand_with_repeats_are_the_counted_ones(text):
+def test_the_facts_of_a_hand_with_repeats_are_the_counted_ones(text) -> None:
     cards = parse_cards(text)
     facts = multiset_facts(cards)
     assert isinstance(facts, MultisetFacts) and facts.suit_masks is None
@@ -88,7 +88,7 @@ def test_the_facts_of_a_hand_with_repeats_are_the_counted_ones(text):
     assert tuple(facts) == tuple(cards)
 
 
-def test_distinct_cards_get_the_ordinary_facts_from_multiset_facts():
+def test_distinct_cards_get_the_ordinary_facts_from_multiset_facts() -> None:
     cards = parse_cards("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc As")
     facts = multiset_facts(cards)
     assert not isinstance(facts, MultisetFacts)
@@ -101,14 +101,14 @@ def test_distinct_cards_get_the_ordinary_facts_from_multiset_facts():
 HAND = parse_cards("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc As")
 
 
-def test_a_hand_of_the_wrong_size_is_refused_with_its_size():
+def test_a_hand_of_the_wrong_size_is_refused_with_its_size() -> None:
     with pytest.raises(ValueError, match=r"^a natural is a property of 13 cards, got 12$"):
         naturals_held(HAND[:12])
     with pytest.raises(ValueError, match=r"^a natural is a property of 13 cards, got 14$"):
         multiset_facts(HAND + HAND[:1])
 
 
-def test_repeated_cards_are_refused_listing_the_cards():
+def test_repeated_cards_are_refused_listing_the_cards() -> None:
     cards = HAND[:12] + HAND[:1]
     with pytest.raises(ValueError) as e:
         naturals_held(cards)
@@ -116,13 +116,13 @@ def test_repeated_cards_are_refused_listing_the_cards():
                             "2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc 2s")
 
 
-def test_what_is_not_a_card_is_refused_naming_the_cards():
+def test_what_is_not_a_card_is_refused_naming_the_cards() -> None:
     with pytest.raises(ValueError) as e:
         hand_facts((*HAND[:12], "Ah"))
     assert str(e.value).startswith("not a Card among the cards: [") and "'Ah'" in str(e.value)
 
 
-def test_an_unknown_natural_is_refused_by_its_name():
+def test_an_unknown_natural_is_refused_by_its_name() -> None:
     with pytest.raises(ValueError, match=r"^unknown natural 'SEVEN_PAIRS'$"):
         holds("SEVEN_PAIRS", HAND)
     with pytest.raises(ValueError, match=r"^unknown natural 'SEVEN_PAIRS'$"):

@@ -36,7 +36,7 @@ def plain_split_exists(classes, cards) -> bool:
     named = [(k, c) for k, c in zip((3, 5, 5), classes, strict=True) if c and c != "FLUSH"]
     flushes = [k for k, c in zip((3, 5, 5), classes, strict=True) if c == "FLUSH"]
 
-    def flushes_fit(pool):
+    def flushes_fit(pool) -> bool:
         # the flush rows last: any cards of their suits, so only how many each suit holds
         counts = [sum(1 for _, t in pool if t == s) for s in range(4)]
         for suits in product(range(4), repeat=len(flushes)):
@@ -99,7 +99,7 @@ def some_hands(seed: int, n: int, size: int):
 
 
 @pytest.mark.parametrize("classes", CLAUSES[::4], ids=str)
-def test_the_plain_enumeration_agrees_with_the_old_split_search(classes):
+def test_the_plain_enumeration_agrees_with_the_old_split_search(classes) -> None:
     rng = random.Random(str(classes))
     for _ in range(3):
         cards = rng.sample(DECK, 13)
@@ -114,13 +114,13 @@ def test_the_plain_enumeration_agrees_with_the_old_split_search(classes):
 
 
 @pytest.mark.parametrize("classes", CLAUSES, ids=str)
-def test_distinct_cards(classes):
+def test_distinct_cards(classes) -> None:
     for pairs in some_hands(len(str(classes)), 16, 13):
         assert rows_hold(classes, masks_of(pairs)) == plain_split_exists(classes, pairs), pairs
 
 
 @pytest.mark.parametrize("classes", CLAUSES, ids=str)
-def test_cards_a_joker_repeats(classes):
+def test_cards_a_joker_repeats(classes) -> None:
     rng = random.Random(7 + len(str(classes)))
     for pairs in some_hands(3 + len(str(classes)), 8, 13):
         pairs[rng.randrange(13)] = rng.choice(pairs)
@@ -138,7 +138,7 @@ def member(found, chosen) -> bool:
 
 
 @pytest.mark.parametrize("classes", CLAUSES, ids=str)
-def test_one_joker_every_card(classes):
+def test_one_joker_every_card(classes) -> None:
     for pairs in some_hands(11 + len(str(classes)), 3, 12):
         found = fills(classes, masks_of(pairs), 1)
         for c in range(52):
@@ -147,7 +147,7 @@ def test_one_joker_every_card(classes):
 
 
 @pytest.mark.parametrize("classes", CLAUSES, ids=str)
-def test_two_jokers(classes):
+def test_two_jokers(classes) -> None:
     rng = random.Random(len(str(classes)))
     for pairs in some_hands(21 + len(str(classes)), 3, 11):
         found = fills(classes, masks_of(pairs), 2)
@@ -160,14 +160,14 @@ def test_two_jokers(classes):
             assert member(found, (a, b)) == want, (pairs, a, b)
 
 
-def test_jokers_left_over_stand_for_anything():
+def test_jokers_left_over_stand_for_anything() -> None:
     # A front straight already in the cards: the holes fill the rows left out.
     pairs = as_pairs(DECK[i] for i in (0, 5, 10, 20, 25, 30, 35, 40, 44, 48, 51))
     assert plain_split_exists(("STRAIGHT", None, None), pairs)
     assert fills(("STRAIGHT", None, None), masks_of(pairs), 2) == {(ALL_CARDS, ALL_CARDS)}
 
 
-def test_wrong_counts_are_refused():
+def test_wrong_counts_are_refused() -> None:
     with pytest.raises(ValueError, match="13 cards and at most 2 holes"):
         search(("STRAIGHT", None, None), (1, 0, 0, 0), 2)
     with pytest.raises(ValueError, match="13 cards and at most 2 holes"):
@@ -180,7 +180,7 @@ def test_wrong_counts_are_refused():
 STEP_BOUND = 6000  # naturals/rows.py's docstring: "at most about 6,000 steps"
 
 
-def test_the_steps_stay_within_the_bound_on_the_hands_that_cost_most():
+def test_the_steps_stay_within_the_bound_on_the_hands_that_cost_most() -> None:
     worst = {}
     for holes in (0, 1, 2):
         for pairs in some_hands(99 + holes, 60, 13 - holes):

@@ -107,7 +107,7 @@ COUNT_NATURALS = [n for n in Natural if n not in
 
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda p: "".join(map(str, p)))
-def test_every_rank_shape_against_the_reference(shape):
+def test_every_rank_shape_against_the_reference(shape) -> None:
     cards = _hand_from_rank_counts(shape)
     for natural in COUNT_NATURALS:
         assert builtin_predicate(natural)(hand_facts(cards)) == reference(natural, cards), natural
@@ -115,7 +115,7 @@ def test_every_rank_shape_against_the_reference(shape):
 
 @settings(max_examples=150, deadline=None)
 @given(st.permutations(DECK).map(lambda p: tuple(p[:13])))
-def test_data_defined_catalogue_equals_the_reference_on_random_hands(cards):
+def test_data_defined_catalogue_equals_the_reference_on_random_hands(cards) -> None:
     facts = hand_facts(cards)
     for natural in Natural:
         assert builtin_predicate(natural)(facts) == reference(natural, cards), natural
@@ -124,7 +124,7 @@ def test_data_defined_catalogue_equals_the_reference_on_random_hands(cards):
 # ---------------------------------------------------------------------------------------------
 # quadsAsTwoPairs (16.2).
 
-def test_quads_as_two_pairs_off_counts_a_quad_once():
+def test_quads_as_two_pairs_off_counts_a_quad_once() -> None:
     quad_and_four_pairs = parse_cards("As Ah Ad Ac Ks Kh Qs Qh Js Jh Ts Th 2c")
     three_quads = parse_cards("As Ah Ad Ac Ks Kh Kd Kc Qs Qh Qd Qc 2c")
     trips_quad_pairs = parse_cards("As Ah Ad Ks Kh Kd Kc Qs Qh Js Jh Ts Th")
@@ -139,7 +139,7 @@ def test_quads_as_two_pairs_off_counts_a_quad_once():
 
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda p: "".join(map(str, p)))
-def test_six_pairs_without_quads_as_two_pairs_reads_one_group_per_rank(shape):
+def test_six_pairs_without_quads_as_two_pairs_reads_one_group_per_rank(shape) -> None:
     cards = _hand_from_rank_counts(shape)
     expected = sum(1 for x in shape if x >= 2) >= 6
     assert builtin_predicate(N.SIX_PAIRS, False)(hand_facts(cards)) == expected
@@ -151,7 +151,7 @@ def test_six_pairs_without_quads_as_two_pairs_reads_one_group_per_rank(shape):
 SUIT_SHAPES = [c for c in product(range(14), repeat=4) if sum(c) == 13]
 
 
-def test_same_colour_and_colour_split_on_every_suit_count_vector():
+def test_same_colour_and_colour_split_on_every_suit_count_vector() -> None:
     same_11 = compile_definition(definition_from_dict({"sameColour": 11}))
     split_10_3 = compile_definition(definition_from_dict({"colourSplit": [3, 10]}))
     for counts in SUIT_SHAPES:
@@ -167,7 +167,7 @@ MIXED = {"front": "STRAIGHT", "middle": "FLUSH", "back": "ROW_CLASS_FLUSH"}
 
 @settings(max_examples=60, deadline=None)
 @given(st.permutations(DECK).map(lambda p: tuple(p[:13])), st.booleans())
-def test_mixed_rows_clause_against_brute_force(cards, flush_front):
+def test_mixed_rows_clause_against_brute_force(cards, flush_front) -> None:
     rows = dict(MIXED, front="FLUSH") if flush_front else MIXED
     check = compile_definition(definition_from_dict({"rows": rows}))
     want_front = _is_flush if flush_front else _is_straight
@@ -188,7 +188,7 @@ def _split_exists_fives(rest):
                for mi in combinations(range(10), 5))
 
 
-def test_mixed_rows_clause_holds_and_its_split_is_a_witness():
+def test_mixed_rows_clause_holds_and_its_split_is_a_witness() -> None:
     cards = parse_cards("4s 5h 6d 2h 7h 9h Jh Kh 3c 8c Tc Qc Ac")
     d = definition_from_dict({"rows": MIXED})
     assert compile_definition(d)(hand_facts(cards))
@@ -197,7 +197,7 @@ def test_mixed_rows_clause_holds_and_its_split_is_a_witness():
     assert Counter(front + middle + back) == Counter(cards)
 
 
-def test_ranks_in_and_thresholds():
+def test_ranks_in_and_thresholds() -> None:
     faces = compile_definition(definition_from_dict({"ranksIn": ["k", "Q", "J", "10"]}))
     assert faces(hand_facts(parse_cards("Ts Th Td Tc Js Jh Jd Jc Qs Qh Qd Qc Ks")))
     assert not faces(hand_facts(parse_cards("Ts Th Td Tc Js Jh Jd Jc Qs Qh Qd Qc As")))
@@ -206,7 +206,7 @@ def test_ranks_in_and_thresholds():
     assert not low_tens(hand_facts(parse_cards("2s 3h 4d 5c 6s 6h 7d 8c 9s 9h Td Tc 4s")))
 
 
-def test_multiset_facts_count_repeats():
+def test_multiset_facts_count_repeats() -> None:
     cards = parse_cards("As As Ah Ad Ac Ks Kh Qs Qh Js Jh Ts Th")  # As twice: a joker
     five = compile_definition(BUILTIN_DEFINITIONS[N.FIVE_OF_A_KIND])
     facts = multiset_facts(cards)
@@ -220,7 +220,7 @@ def test_multiset_facts_count_repeats():
 # ---------------------------------------------------------------------------------------------
 # Reading, writing, and the definitions the vocabulary cannot check.
 
-def test_round_trip_of_every_catalogue_definition():
+def test_round_trip_of_every_catalogue_definition() -> None:
     for natural, definition in BUILTIN_DEFINITIONS.items():
         assert definition_from_dict(definition_to_dict(definition)) == definition, natural
 
@@ -247,7 +247,7 @@ BAD = [
 
 
 @pytest.mark.parametrize(("data", "field", "words"), BAD, ids=[str(b[0]) for b in BAD])
-def test_a_definition_the_vocabulary_cannot_check_is_a_violation(data, field, words):
+def test_a_definition_the_vocabulary_cannot_check_is_a_violation(data, field, words) -> None:
     with pytest.raises(InvalidInput) as e:
         definition_from_dict(data)
     assert any(v.field == field and words in v.reason for v in e.value.violations), \

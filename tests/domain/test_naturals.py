@@ -76,7 +76,7 @@ def brute_split(cards, row_ok):
     return None
 
 
-def assert_valid_split(natural, cards, split):
+def assert_valid_split(natural, cards, split) -> None:
     assert split is not None
     front, middle, back = split
     assert (len(front), len(middle), len(back)) == (3, 5, 5)
@@ -90,7 +90,7 @@ def assert_valid_split(natural, cards, split):
 # Catalogue and API shape.
 
 
-def test_catalogue_complete_and_labelled():
+def test_catalogue_complete_and_labelled() -> None:
     assert set(PREDICATES) == set(Natural)
     assert len(Natural) == 17  # the 14 of spec section 8 and the three of 16.1
     for natural in Natural:
@@ -180,7 +180,7 @@ NEAR_MISSES = [
 
 
 @pytest.mark.parametrize(("natural", "text"), HOLDS, ids=lambda x: str(x)[:20])
-def test_holds(natural, text):
+def test_holds(natural, text) -> None:
     cards = h(text)
     assert holds(natural, cards)
     assert PREDICATES[natural](cards)
@@ -188,14 +188,14 @@ def test_holds(natural, text):
 
 
 @pytest.mark.parametrize(("natural", "text"), NEAR_MISSES, ids=lambda x: str(x)[:20])
-def test_near_miss(natural, text):
+def test_near_miss(natural, text) -> None:
     cards = h(text)
     assert not holds(natural, cards)
     assert not PREDICATES[natural](cards)
     assert natural not in naturals_held(cards)
 
 
-def test_every_natural_has_examples_both_ways():
+def test_every_natural_has_examples_both_ways() -> None:
     # Five of a kind needs a joker that duplicates a card: its examples are in test_jokers.
     assert {n for n, _ in HOLDS} == set(Natural) - {N.FIVE_OF_A_KIND}
     assert {n for n, _ in NEAR_MISSES} == set(Natural)
@@ -205,7 +205,7 @@ def test_every_natural_has_examples_both_ways():
 # Interplay.
 
 
-def test_thirteen_same_suit_is_also_dragon_and_twelve_same_suit():
+def test_thirteen_same_suit_is_also_dragon_and_twelve_same_suit() -> None:
     held = naturals_held(h("2c 3c 4c 5c 6c 7c 8c 9c Tc Jc Qc Kc Ac"))
     assert held == {
         N.THIRTEEN_SAME_SUIT,
@@ -218,14 +218,14 @@ def test_thirteen_same_suit_is_also_dragon_and_twelve_same_suit():
     }
 
 
-def test_plain_dragon():
+def test_plain_dragon() -> None:
     assert naturals_held(h("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc As")) == {
         N.DRAGON,
         N.THREE_STRAIGHTS,
     }
 
 
-def test_four_of_a_kind_counts_as_two_pairs():
+def test_four_of_a_kind_counts_as_two_pairs() -> None:
     # 4,2,2,2,2,1: six pairs; 3,4,2,2,2: trips and five pairs (and six pairs).
     assert naturals_held(h("As Ah Ad Ac Ks Kh Qs Qh Js Jh Ts Th 2c")) == {N.SIX_PAIRS}
     # The quad also gives a second three of a kind (with a king left over): two trips and
@@ -238,28 +238,28 @@ def test_four_of_a_kind_counts_as_two_pairs():
     }
 
 
-def test_three_quads_is_also_six_pairs_but_not_four_trips():
+def test_three_quads_is_also_six_pairs_but_not_four_trips() -> None:
     held = naturals_held(h("As Ah Ad Ac Ks Kh Kd Kc Qs Qh Qd Qc 2c"))
     assert held == {N.THREE_QUADS, N.SIX_PAIRS}
 
 
-def test_four_trips_with_a_quad():
+def test_four_trips_with_a_quad() -> None:
     held = naturals_held(h("As Ah Ad Ac Ks Kh Kd Qs Qh Qd Js Jh Jd"))
     # Two trips and three pairs as well: KKK QQQ + AA AA (the quad as two pairs) + JJ.
     assert held == {N.FOUR_TRIPS, N.TWELVE_ROYALS, N.ALL_HIGH, N.TWO_TRIPS_THREE_PAIRS}
 
 
-def test_twelve_royals_is_all_high():
+def test_twelve_royals_is_all_high() -> None:
     held = naturals_held(h("Js Jh Jd Jc Qs Qh Qd Qc Ks Kh Kd Kc As"))
     assert {N.TWELVE_ROYALS, N.ALL_HIGH, N.THREE_QUADS} <= held
 
 
-def test_eights_are_both_high_and_low():
+def test_eights_are_both_high_and_low() -> None:
     assert holds(N.ALL_HIGH, h("8s 8h 8d 8c 9s 9h Td Tc Js Jh Qd Qc Ks"))
     assert holds(N.ALL_LOW, h("8s 8h 8d 8c 2s 2h 3d 3c 4s 4h 5d 5c 6s"))
 
 
-def test_all_low_is_spoiled_by_an_ace_even_as_a_wheel():
+def test_all_low_is_spoiled_by_an_ace_even_as_a_wheel() -> None:
     # A-2-3-4-5 makes a straight, but for ALL_LOW the ace counts high (RULES.md §14.13).
     cards = h("As 2h 3d 4c 5s 2c 3h 4s 5d 6h 7c 8s 8d")
     assert not holds(N.ALL_LOW, cards)
@@ -267,7 +267,7 @@ def test_all_low_is_spoiled_by_an_ace_even_as_a_wheel():
     assert holds(N.ALL_LOW, low)
 
 
-def test_three_straights_with_the_wheel():
+def test_three_straights_with_the_wheel() -> None:
     cards = h("Ah 2c 3d 4s 5h 2d 3s 4c 5d 6h 7c 8s 9d")
     split = find_split(N.THREE_STRAIGHTS, cards)
     assert_valid_split(N.THREE_STRAIGHTS, cards, split)
@@ -275,34 +275,34 @@ def test_three_straights_with_the_wheel():
     assert any({c.rank for c in row} == wheel for row in split[1:])
 
 
-def test_three_straights_with_q_k_a_front():
+def test_three_straights_with_q_k_a_front() -> None:
     cards = h("Qh Ks Ad Ac 2d 3h 4c 5s 5d 6c 7h 8h 9s")
     front, middle, back = find_split(N.THREE_STRAIGHTS, cards)
     assert {c.rank for c in front} == {Rank.QUEEN, Rank.KING, Rank.ACE}
     assert_valid_split(N.THREE_STRAIGHTS, cards, (front, middle, back))
 
 
-def test_three_straights_with_a_2_3_front():
+def test_three_straights_with_a_2_3_front() -> None:
     cards = h("Ah 2c 3d 5s 6h 7d 8c 9d 9h Tc Jc Qs Kd")
     front, _, _ = find_split(N.THREE_STRAIGHTS, cards)
     assert {c.rank for c in front} == {Rank.ACE, Rank.TWO, Rank.THREE}
 
 
-def test_three_straights_needs_the_ranks_not_the_suits():
+def test_three_straights_needs_the_ranks_not_the_suits() -> None:
     # A straight front in three suits; the natural is about ranks only.
     assert holds(N.THREE_STRAIGHTS, h("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc As"))
     # The 3-card straight does not wrap round: K-A-2 is not a straight.
     assert not holds(N.THREE_STRAIGHTS, h("Kh As 2d 3c 4s 5h 6d 7c 7s 8h 9d Tc Js"))
 
 
-def test_straight_flush_rows_need_one_suit_each():
+def test_straight_flush_rows_need_one_suit_each() -> None:
     # Suit counts 3,5,5 and rank counts make three straights, but the rows mix suits.
     cards = h("As 2s 3h 4h 5h 6h 7h 8s 9c Tc Jc Qc Kc")
     assert holds(N.THREE_STRAIGHTS, cards)
     assert not holds(N.THREE_STRAIGHT_FLUSHES, cards)
 
 
-def test_dragon_is_not_twelve_same_suit_with_eleven():
+def test_dragon_is_not_twelve_same_suit_with_eleven() -> None:
     cards = h("2s 3s 4s 5s 6s 7s 8s 9s Ts Js Qs Kh Ad")
     assert holds(N.DRAGON, cards)
     assert not holds(N.TWELVE_SAME_SUIT, cards)
@@ -316,7 +316,7 @@ SPLIT_EXAMPLES = [(n, t) for n, t in HOLDS if n in SPLIT_NATURALS]
 
 
 @pytest.mark.parametrize(("natural", "text"), SPLIT_EXAMPLES, ids=lambda x: str(x)[:20])
-def test_find_split_is_a_witness(natural, text):
+def test_find_split_is_a_witness(natural, text) -> None:
     cards = h(text)
     assert_valid_split(natural, cards, find_split(natural, cards))
 
@@ -324,18 +324,18 @@ def test_find_split_is_a_witness(natural, text):
 @pytest.mark.parametrize(
     ("natural", "text"), [(n, t) for n, t in NEAR_MISSES if n in SPLIT_NATURALS]
 )
-def test_find_split_none_when_not_held(natural, text):
+def test_find_split_none_when_not_held(natural, text) -> None:
     assert find_split(natural, h(text)) is None
 
 
-def test_find_split_none_for_other_naturals():
+def test_find_split_none_for_other_naturals() -> None:
     cards = h("2s 3s 4s 5s 6s 7s 8s 9s Ts Js Qs Ks As")
     for natural in set(Natural) - SPLIT_NATURALS:
         assert find_split(natural, cards) is None
     assert find_split(N.DRAGON, cards) is None
 
 
-def test_find_split_back_is_the_higher_row():
+def test_find_split_back_is_the_higher_row() -> None:
     cards = h("As 2s 3s 4h 5h 6h 7h 8h 9c Tc Jc Qc Kc")
     front, middle, back = find_split(N.THREE_STRAIGHT_FLUSHES, cards)
     assert [str(c) for c in front] == ["3s", "2s", "As"]
@@ -371,7 +371,7 @@ RANK_SHAPES = [p for p in _partitions(13, 4) if len(p) <= 13]
 
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda p: "".join(map(str, p)))
-def test_rank_count_naturals_against_reference(shape):
+def test_rank_count_naturals_against_reference(shape) -> None:
     """Every rank-count shape (partition of 13 into parts <= 4) against literal readings."""
     cards = _hand_from_rank_counts(shape)
     counts = list(shape)
@@ -386,7 +386,7 @@ def test_rank_count_naturals_against_reference(shape):
     assert holds(N.DRAGON, cards) == (counts == [1] * 13)
 
 
-def test_trips_and_five_pairs_exact_shapes():
+def test_trips_and_five_pairs_exact_shapes() -> None:
     def shapes(natural):
         return {s for s in RANK_SHAPES if holds(natural, _hand_from_rank_counts(s))}
 
@@ -399,7 +399,7 @@ def test_trips_and_five_pairs_exact_shapes():
 SUIT_SHAPES = [counts for counts in product(range(14), repeat=4) if sum(counts) == 13]
 
 
-def test_three_flushes_every_suit_count_vector():
+def test_three_flushes_every_suit_count_vector() -> None:
     """All 560 suit-count vectors, against 'assign each row a suit' (4^3 assignments)."""
     ranks = list(Rank)
     suits = list(Suit)
@@ -425,7 +425,7 @@ def test_three_flushes_every_suit_count_vector():
 # Input validation and accepted forms.
 
 
-def test_rejects_wrong_sizes_duplicates_and_non_cards():
+def test_rejects_wrong_sizes_duplicates_and_non_cards() -> None:
     cards = h("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc As")
     with pytest.raises(ValueError):
         naturals_held(cards[:12])
@@ -446,7 +446,7 @@ def test_rejects_wrong_sizes_duplicates_and_non_cards():
         find_split("NOT_A_NATURAL", cards)
 
 
-def test_accepts_any_sequence_and_natural_names():
+def test_accepts_any_sequence_and_natural_names() -> None:
     cards = h("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc As")
     assert holds("DRAGON", list(cards))
     assert naturals_held(list(reversed(cards))) == naturals_held(cards)
@@ -533,7 +533,7 @@ PROPERTY_SETTINGS = settings(
 )
 
 
-def _cross_check(natural, cards):
+def _cross_check(natural, cards) -> None:
     reference = brute_split(cards, ROW_CHECK[natural])
     event(f"{natural.value} held: {reference is not None}")
     assert holds(natural, cards) == (reference is not None), [str(c) for c in cards]
@@ -546,25 +546,25 @@ def _cross_check(natural, cards):
 
 @PROPERTY_SETTINGS
 @given(hands_for(three_straights_hands))
-def test_three_straights_matches_brute_force(cards):
+def test_three_straights_matches_brute_force(cards) -> None:
     _cross_check(N.THREE_STRAIGHTS, cards)
 
 
 @PROPERTY_SETTINGS
 @given(hands_for(three_flushes_hands))
-def test_three_flushes_matches_brute_force(cards):
+def test_three_flushes_matches_brute_force(cards) -> None:
     _cross_check(N.THREE_FLUSHES, cards)
 
 
 @PROPERTY_SETTINGS
 @given(hands_for(three_straight_flushes_hands))
-def test_three_straight_flushes_matches_brute_force(cards):
+def test_three_straight_flushes_matches_brute_force(cards) -> None:
     _cross_check(N.THREE_STRAIGHT_FLUSHES, cards)
 
 
 @settings(max_examples=200, deadline=None)
 @given(random_hands)
-def test_naturals_held_is_the_union_of_predicates(cards):
+def test_naturals_held_is_the_union_of_predicates(cards) -> None:
     held = naturals_held(cards)
     assert held == {n for n in Natural if holds(n, cards)}
     if N.THIRTEEN_SAME_SUIT in held:
