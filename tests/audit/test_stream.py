@@ -22,7 +22,9 @@ METHOD = "/cpsettle.v1.SettlementService/SettleStream"
 
 
 def example(name: str) -> dict[str, Any]:
-    return json.loads((EXAMPLES / "tables" / f"{name}.json").read_text())
+    data = json.loads((EXAMPLES / "tables" / f"{name}.json").read_text())
+    assert isinstance(data, dict)
+    return data
 
 
 def request(name: str) -> pb.SettleRequest:

@@ -20,7 +20,9 @@ REGISTRY = builtin_registry()
 
 
 def load(path: Path) -> dict:
-    return json.loads(path.read_text("utf-8"))
+    data = json.loads(path.read_text("utf-8"))
+    assert isinstance(data, dict)
+    return data
 
 
 def settle_case(case: dict):

@@ -93,7 +93,9 @@ def test_every_alert_has_a_firing_and_a_quiet_unit_test() -> None:
 
 
 def example(name: str) -> dict[str, Any]:
-    return json.loads((EXAMPLES / "tables" / f"{name}.json").read_text())
+    data = json.loads((EXAMPLES / "tables" / f"{name}.json").read_text())
+    assert isinstance(data, dict)
+    return data
 
 
 @pytest.fixture(scope="module")

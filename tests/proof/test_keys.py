@@ -38,7 +38,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def _keys_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     capsys.readouterr()
     assert main(["keys", "show", *args]) == 0
-    return json.loads(capsys.readouterr().out)
+    data = json.loads(capsys.readouterr().out)
+    assert isinstance(data, dict)
+    return data
 
 
 def _replica(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,

@@ -216,7 +216,9 @@ def _request(**extra: Any) -> dict[str, Any]:
 
 def preset_json(name: str) -> dict[str, Any]:
     """A preset's profile JSON form: its data file."""
-    return json.loads((PRESETS / f"{name}.json").read_text("utf-8"))
+    data = json.loads((PRESETS / f"{name}.json").read_text("utf-8"))
+    assert isinstance(data, dict)
+    return data
 
 
 def inline_profile(currency: str = "") -> dict[str, Any]:
@@ -372,11 +374,10 @@ def test_the_request_digest_is_over_the_canonical_encoding_whatever_the_key_orde
         signed_client: SettlementClient) -> None:
     """Overrides are a protobuf ``Struct`` (a map): the digest is over the deterministic
     encoding, so the same overrides sent in another key order give the same digest and id."""
-    overrides = {"scoring": {"scoopBonus": 4, "rowUnit": 2, "majorityBonus": 1},
-                 "rake": {
-                     "mode": "RAKE_MODE_COMMISSION", "commissionCap": 500, "commissionBps": 250,
-                 },
-                 "caps": {"wins": False, "losses": True}}
+    overrides: dict[str, dict[str, Any]] = {
+        "scoring": {"scoopBonus": 4, "rowUnit": 2, "majorityBonus": 1},
+        "rake": {"mode": "RAKE_MODE_COMMISSION", "commissionCap": 500, "commissionBps": 250},
+        "caps": {"wins": False, "losses": True}}
     reordered = {k: dict(reversed(list(v.items()))) for k, v in reversed(overrides.items())}
     answers = []
     for o in (overrides, reordered):
