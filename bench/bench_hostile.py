@@ -1,7 +1,8 @@
 """Hostile requests within the size limit: their server CPU, and a live Settle beside them.
 
     python bench/bench_hostile.py [--repeat 20] [--live 300] [--server-source CHECKOUT]
-                                  [--parts hostile,section16,cold] [--worst-request FILE]
+                                  [--parts hostile,section16,cold] [--worst-request FILE...]
+                                  [--worst-repeat 20] [--tables 64] [--table-rounds 5]
 
 1. For each hostile request (invalid in bulk, a profile padded with junk, a new maximal valid
    profile every call), the server process's CPU per call: /proc utime+stime over ``--repeat``
@@ -12,11 +13,17 @@
 
 3. RULES.md §16's worst requests (``tests/hardening/hostile.py``'s generator: 2 duplicating
    jokers, 32 house naturals with every clause kind, ``rows`` included, detection on and a
-   declared natural, ``equalRank: COMPARE_CARDS``; and ``--worst-request FILE``, a request in its
-   JSON form, ``{"method": ..., "request": {...}}`` or the bare request): the CPU of the server
-   and its worker processes per call (target, issue 24: 20 ms), each call stopped at
-   ``--worst-deadline`` seconds; then a live Settle's latency alone and beside 8 clients sending
-   the worst of them (target: p99 at most 2x alone).
+   declared natural, ``equalRank: COMPARE_CARDS``; and ``--worst-request FILE...``, requests in
+   the contract's JSON form, ``{"method": ..., "request": {...}}`` or the bare request, such as
+   ``bench_jokers.py --out``'s worst-*.json): the CPU of the server and its worker processes per
+   call, ``--worst-repeat`` calls after two that read its profile (target, issue 24: 20 ms),
+   each call stopped at ``--worst-deadline`` seconds. Then the median §16 table against a plain
+   one: ``--tables`` random 4-player tables under §16 profiles (1 and 2 jokers, duplicates off
+   and on, with and without 8 house naturals) and as many plain western ones, server CPU per
+   Settle, ``--table-rounds`` calls each, interleaved (target: median at most 2x plain); and the
+   same tables on a server that keeps them on its loop (``CPSETTLE_ENGINE_WORKERS=-1``), which
+   tells the cost of the trip to a worker (``--no-trip`` skips it). Last, a live Settle's
+   latency alone and beside 8 clients sending the worst of them (target: p99 at most 2x alone).
 4. Cold profiles (issue 24, part 4): a live Settle's latency alone and beside ``--cold-clients``
    clients each sending a new maximal profile on every call (target: p99 at most 2x alone);
    meanwhile a house table resending its own profile every ``--resend-seconds`` (its first call
@@ -80,21 +87,58 @@ def hostile_requests() -> dict[str, tuple[str, Callable[[int], bytes]]]:
 # --------------------------------------------------------------------------- shared
 
 
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU of a process and every process below it (the server, its fork server and workers;
-    the ended ones counted by their parent's cutime/cstime once reaped)."""
-    total = 0.0
+def tree_pids(pid: int) -> list[int]:
+    """A process and every process below it (the server, its fork server and workers)."""
+    out = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
         except OSError:
             continue
-        if int(entry) == pid or _descends(int(fields[1]), pid):
-            total += (int(fields[11]) + int(fields[12])) / CLK_TCK
-    return total
+        if int(entry) == pid or _descends(parent, pid):
+            out.append(int(entry))
+    return out
+
+
+def process_cpu(pid: int) -> float:
+    """A process's CPU seconds, every thread, ended ones too, to the nanosecond: its CPU-time
+    clock (Linux: clock id ``~pid << 3 | 2``, CPUCLOCK_SCHED), else /proc's 10 ms ticks; plus
+    the children it has reaped (cutime, cstime: a worker killed and replaced)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    reaped = (int(fields[13]) + int(fields[14])) / CLK_TCK
+    try:
+        return time.clock_gettime((~pid << 3) | 2) + reaped
+    except OSError:
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK + reaped
+
+
+class TreeClock:
+    """The CPU of a server and the processes below it, read cheaply call after call: the pids
+    are listed once (``refresh`` after workers start); one that has ended counts no more."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.pids = tree_pids(pid)
+
+    def refresh(self) -> None:
+        self.pids = tree_pids(self.pid)
+
+    def __call__(self) -> float:
+        total = 0.0
+        for p in self.pids:
+            with contextlib.suppress(OSError):  # that process has ended
+                total += process_cpu(p)
+        return total
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU of a process and every process below it (the ended ones counted by their parent
+    once reaped)."""
+    return TreeClock(pid)()
 
 
 def _descends(parent: int, ancestor: int) -> bool:
@@ -157,19 +201,141 @@ def worst_requests(args: Any) -> dict[str, tuple[str, bytes]]:
 
     out = {f"generated {method}": (method, request.SerializeToString())
            for method, (_, request) in worst_section_16_requests().items()}
-    if args.worst_request:
-        data = json.loads(Path(args.worst_request).read_text("utf-8"))
+    for path in [p for group in args.worst_request or [] for p in group]:
+        data = json.loads(Path(path).read_text("utf-8"))
         if "request" in data and isinstance(data["request"], dict):
             method, data = data.get("method", "Settle"), data["request"]
         else:
             method = "Settle" if "players" in data else "EvaluateArrangement"
         message = pb.SettleRequest() if method == "Settle" else pb.EvaluateArrangementRequest()
-        out[f"{args.worst_request} ({method})"] = (
+        out[f"{Path(path).name} ({method})"] = (
             method, request_from_json(data, message).SerializeToString())
     return out
 
 
-def section_16(args: Any, channel: Any, live: Any, good: bytes, pid: int) -> None:
+SECTION_16_KINDS = [(jokers, duplicates, naturals) for jokers in (1, 2)
+                    for duplicates in (False, True) for naturals in (False, True)]
+
+
+def section_16_tables(n: int, seed: int) -> tuple[list[bytes], list[bytes], list[str]]:
+    """``n`` random legal 4-player tables with jokers under RULES.md §16 profiles (western with
+    overrides: 1 or 2 jokers, duplicates off and on, with and without 8 house naturals, those
+    detected and compared card by card; one house profile per kind, as a house table keeps its
+    own), the same number of plain western tables, and each §16 table's kind."""
+    import random
+
+    from cpsettle_client.client import request_from_json
+    from tests.support.joker_cases import random_definition
+    from tests.support.random_tables import random_table
+
+    rng = random.Random(seed)
+    overrides: dict[tuple[bool | int, ...], dict[str, Any]] = {}
+    for jokers, duplicates, naturals in SECTION_16_KINDS:
+        o: dict[str, Any] = {"deck": {"jokers": jokers, "jokerDuplicates": duplicates}}
+        if naturals:
+            o["naturals"] = {"requireDeclaration": False,
+                             "equalRank": "NATURAL_TIE_COMPARE_CARDS",
+                             "table": [{"natural": f"HOUSE_{i}", "rank": rng.randrange(0, 10),
+                                        "units": rng.randrange(1, 20),
+                                        "definition": random_definition(rng, duplicates, 0.5,
+                                                                        jokers)}
+                                       for i in range(8)]}
+        overrides[(jokers, duplicates, naturals)] = o
+    tables, plain, kinds = [], [], []
+    for i in range(n):
+        kind = SECTION_16_KINDS[i % len(SECTION_16_KINDS)]
+        request = random_table(rng, 4, preset="western")
+        request["handId"] = f"s16-{i}"
+        request["profileOverrides"] = overrides[kind]
+        for _ in range(kind[0]):  # the jokers, in random players' rows
+            row = rng.choice(list(rng.choice(request["players"])["arrangement"].values()))
+            row[rng.randrange(len(row))] = "Xj"
+        tables.append(request_from_json(request).SerializeToString())
+        kinds.append(f"{kind[0]} joker{'s' if kind[0] > 1 else ''}, duplicates "
+                     f"{'on' if kind[1] else 'off'}, {'8 house' if kind[2] else 'no'} naturals")
+        table = random_table(rng, 4, preset="western")
+        table["handId"] = f"plain-{i}"
+        plain.append(request_from_json(table).SerializeToString())
+    return tables, plain, kinds
+
+
+def per_call_cpu(clock: TreeClock, call: Any, requests: list[bytes], rounds: int
+                 ) -> list[list[float]]:
+    """Each request's server CPU per call (ms), ``rounds`` times; the requests' order
+    shuffled each round."""
+    import random
+
+    out: list[list[float]] = [[] for _ in requests]
+    order = list(range(len(requests)))
+    for r in range(rounds):
+        random.Random(r).shuffle(order)
+        for i in order:
+            before = clock()
+            call(requests[i], timeout=30)
+            out[i].append((clock() - before) * 1000)
+    return out
+
+
+def median_tables(args: Any, channel: Any, pid: int, env: dict[str, str]) -> None:
+    """The median §16 table against a plain one: server CPU per call (the server and its
+    workers), in this run; then the same §16 tables on a server that keeps them on its loop,
+    to tell what the worker's trip costs."""
+    import statistics
+
+    import grpc
+
+    tables, plain, kinds = section_16_tables(args.tables, args.seed)
+    settle = channel.unary_unary(SETTLE_METHOD)
+    for data in tables + plain + tables:  # every profile read, by the server and each worker
+        settle(data, timeout=30)
+    clock = TreeClock(pid)  # the workers are up by now
+    # plain and §16 calls interleaved, so that the machine's moods hit both
+    calls = [x for pair in zip(plain, tables, strict=True) for x in pair]
+    both = per_call_cpu(clock, settle, calls, args.table_rounds)
+    plain_ms, joker_ms = both[0::2], both[1::2]
+
+    def on_loop() -> list[list[float]] | None:
+        server = start_server(["-m", "cpsettle_service.server"],
+                              {**env, "CPSETTLE_ENGINE_WORKERS": "-1"})
+        try:
+            with grpc.insecure_channel(server.address) as ch:
+                call = ch.unary_unary(SETTLE_METHOD)
+                for data in tables + plain:
+                    call(data, timeout=30)
+                both = per_call_cpu(TreeClock(server.pid), call,
+                                    [x for pair in zip(plain, tables, strict=True) for x in pair],
+                                    args.table_rounds)
+                return [both[0::2], both[1::2]]
+        finally:
+            server.stop()
+
+    loop = on_loop() if args.trip else None
+
+    def med(rows: list[list[float]]) -> float:
+        return statistics.median(x for row in rows for x in row)
+
+    mp, mj = med(plain_ms), med(joker_ms)
+    print(f"\nThe median §16 table against a plain western one: server CPU per Settle (server "
+          f"and workers; {len(tables)} random 4-player tables each, {args.table_rounds} calls "
+          f"each, interleaved):")
+    print(f"  plain western (on the loop)   median {mp:6.2f} ms")
+    print(f"  §16 tables                    median {mj:6.2f} ms  ({mj / mp:.2f}x; target <= 2x)"
+          f"   worst table {max(statistics.median(r) for r in joker_ms):6.2f} ms")
+    by_kind: dict[str, list[list[float]]] = {}
+    for kind, row in zip(kinds, joker_ms, strict=True):
+        by_kind.setdefault(kind, []).append(row)
+    for kind, rows in by_kind.items():
+        print(f"    {kind:<44} median {med(rows):6.2f} ms  ({med(rows) / mp:.2f}x)")
+    if loop is not None:
+        lp, lj = med(loop[0]), med(loop[1])
+        print(f"  on a server that keeps them on its loop (CPSETTLE_ENGINE_WORKERS=-1): plain "
+              f"{lp:6.2f} ms, §16 {lj:6.2f} ms ({lj / lp:.2f}x)")
+        print(f"  the trip to a worker: about {mj - lj:+.2f} ms of CPU per call "
+              f"({mj - mp:+.2f} ms over plain with it, {lj - lp:+.2f} ms without)")
+
+
+def section_16(args: Any, channel: Any, live: Any, good: bytes, pid: int,
+               env: dict[str, str]) -> None:
     import grpc
 
     requests = worst_requests(args)
@@ -179,20 +345,26 @@ def section_16(args: Any, channel: Any, live: Any, good: bytes, pid: int) -> Non
     for name, (method, data) in requests.items():
         stub = channel.unary_unary(f"/cpsettle.v1.SettlementService/{method}")
         codes = set()
-        before = tree_cpu_seconds(pid)
+        for _ in range(2):  # its profile read by the server and by each worker
+            with contextlib.suppress(grpc.RpcError):
+                stub(data, timeout=args.worst_deadline)
+        clock = TreeClock(pid)
+        before = clock()
         for _ in range(args.worst_repeat):
             try:
                 stub(data, timeout=args.worst_deadline)
                 codes.add("OK")
             except grpc.RpcError as e:
                 codes.add(e.code().name)
-        time.sleep(0.3)  # a stopped worker's last ticks
-        costs[name] = (tree_cpu_seconds(pid) - before) / args.worst_repeat * 1000
+        if codes != {"OK"}:
+            time.sleep(0.3)  # a stopped worker's last ticks
+        costs[name] = (clock() - before) / args.worst_repeat * 1000
         stopped = " (stopped at the deadline: the real cost is higher)" if (
             "DEADLINE_EXCEEDED" in codes) else ""
-        print(f"  {name:40s} {costs[name]:9.1f} ms  ({', '.join(sorted(codes))}){stopped}")
+        print(f"  {name:48s} {costs[name]:8.2f} ms  ({', '.join(sorted(codes))}){stopped}")
     worst = max(costs, key=lambda k: costs[k])
     print(f"  worst: {worst}, {costs[worst]:.1f} ms (target <= 20 ms)")
+    median_tables(args, channel, pid, env)
 
     method, data = requests[worst]
     stub = channel.unary_unary(f"/cpsettle.v1.SettlementService/{method}")
@@ -388,9 +560,16 @@ def main() -> None:
     parser.add_argument("--server-source", default=None,
                         help="a checkout whose service/ and proto/ the server runs from")
     parser.add_argument("--parts", default="hostile,section16,cold")
-    parser.add_argument("--worst-request", default=None,
-                        help="a §16 request (JSON) to replay beside the generated ones")
-    parser.add_argument("--worst-repeat", type=int, default=3)
+    parser.add_argument("--worst-request", nargs="+", action="append", default=None,
+                        metavar="FILE", help="§16 requests (JSON, e.g. bench_jokers.py's "
+                        "worst-*.json) to replay beside the generated ones")
+    parser.add_argument("--worst-repeat", type=int, default=20)
+    parser.add_argument("--tables", type=int, default=64,
+                        help="the §16 and plain tables of the median")
+    parser.add_argument("--table-rounds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--no-trip", dest="trip", action="store_false",
+                        help="skip the §16 tables on a server that keeps them on its loop")
     parser.add_argument("--worst-deadline", type=float, default=10.0)
     parser.add_argument("--cold-clients", type=int, default=40)
     parser.add_argument("--resend-seconds", type=float, default=1.0)
@@ -487,7 +666,7 @@ def main() -> None:
             print("  target: p99 beside 8 hostile < 50 ms")
             print(f"  hostile calls answered meanwhile: {hostile_rate:.0f}/s")
         if "section16" in parts:
-            section_16(args, channel, live, good, server.pid)
+            section_16(args, channel, live, good, server.pid, env)
         channel.close()
     finally:
         server.stop()

@@ -10,13 +10,17 @@
    towards the costliest, a third of the time each for EvaluateArrangement, Settle, and Settle
    without jokers (every player detecting among 32 house naturals with mixed rows). The cost is
    the engine's CPU in this process (best of 3, the rows-clause cache emptied first); the worst
-   requests found are written to OUT/worst-evaluate.json and OUT/worst-settle.json (the JSON
-   form of the requests, inline profile) for the server-side bench to replay.
+   requests found are written to OUT/worst-evaluate.json, OUT/worst-settle.json and
+   OUT/worst-settle-no-jokers.json in the contract's JSON form (protobuf's JSON mapping of the
+   request with its inline profile: what the CLI sends, what any client can send) for the
+   server-side bench (``bench_hostile.py --worst-request``) to replay.
 2. The median joker table and hand against a plain one in the same run: random 4-player
    tables under random section-16 profiles with jokers against plain western tables (settle),
    and the same hands evaluated alone (target: at most 2x).
 3. ``cpsettle audit --local --workers 1`` tables/s on a joker history against a plain history
-   of the same size, in the same run (target: joker at least half of plain).
+   of the same size, in the same run (target: joker at least half of plain). The joker
+   history's 12 tables each keep their own house profile, as a house does; a history with a
+   new profile every hand is audited too, for its figure (each hand's profile read anew).
 4. With ``--base DIR`` (another checkout, say the code before #24): the worst requests timed
    there too, in a subprocess each, stopped after ``--base-cap`` seconds.
 
@@ -45,6 +49,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for sub in ("service", "proto", "clients/python", ""):
     sys.path.insert(0, str(ROOT / sub))
 
+from google.protobuf import json_format  # noqa: E402
+
+from cpsettle.v1 import settlement_pb2 as pb  # noqa: E402
+from cpsettle_client.client import request_from_json  # noqa: E402
 from cpsettle_service.domain.cards.cards import CANONICAL, JOKER, parse_cards  # noqa: E402
 from cpsettle_service.domain.naturals import rows as natural_rows  # noqa: E402
 from cpsettle_service.domain.naturals.facts import hand_facts  # noqa: E402
@@ -125,6 +133,15 @@ class Case:
             players.append({"playerId": f"P{i + 2}", "seat": i + 2, "arrangement": {
                 "front": other[:3], "middle": other[3:8], "back": other[8:]}})
         return {"handId": "bench-jokers", "profile": self.profile, "players": players}
+
+
+def contract_json(request: dict[str, Any], message: Any) -> dict[str, Any]:
+    """A request in the contract's JSON form: its profile written by the domain's writer (the
+    enum values' wire names, ``ROW_CLASS_FLUSH``, where the search wrote the short names the
+    profile reader also takes), parsed into the request message and written by protobuf's JSON
+    mapping, as a client sends it."""
+    request = {**request, "profile": profile_to_dict(profile_from_dict(request["profile"]))}
+    return json_format.MessageToDict(request_from_json(request, message))
 
 
 def cpu(fn: Callable[[], object], repeat: int = 3) -> float:
@@ -305,20 +322,26 @@ def search_worst(rng: random.Random, seconds: float, cost: Callable[[Case], floa
 # --------------------------------------------------------------------------- the median
 
 
-def joker_table(rng: random.Random) -> dict[str, Any]:
-    """A random 4-player table under a random section-16 profile with jokers."""
-    request = random_table(rng, 4, preset=rng.choice(["western", "eastern", "shisanshui"]))
-    jokers = rng.choice((1, 2))
-    duplicates = rng.random() < 0.5
-    naturals = []
-    for i in range(8):
-        naturals.append({"natural": f"HOUSE_{i}", "rank": rng.randrange(0, 10),
-                         "units": rng.randrange(1, 20),
-                         "definition": random_definition(rng, duplicates, 0.5, jokers)})
-    request["profileOverrides"] = {
-        "deck": {"jokers": jokers, "jokerDuplicates": duplicates},
-        "naturals": {"table": naturals, "requireDeclaration": rng.random() < 0.5,
-                     "equalRank": "NATURAL_TIE_COMPARE_CARDS"}}
+def joker_table(rng: random.Random, house: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A random 4-player table under a random section-16 profile with jokers, or under the
+    profile (``preset`` and ``profileOverrides``) of ``house``, a table this made before."""
+    if house is not None:
+        request = random_table(rng, 4, preset=house["preset"])
+        request["profileOverrides"] = house["profileOverrides"]
+        jokers = house["profileOverrides"]["deck"]["jokers"]
+    else:
+        request = random_table(rng, 4, preset=rng.choice(["western", "eastern", "shisanshui"]))
+        jokers = rng.choice((1, 2))
+        duplicates = rng.random() < 0.5
+        naturals = []
+        for i in range(8):
+            naturals.append({"natural": f"HOUSE_{i}", "rank": rng.randrange(0, 10),
+                             "units": rng.randrange(1, 20),
+                             "definition": random_definition(rng, duplicates, 0.5, jokers)})
+        request["profileOverrides"] = {
+            "deck": {"jokers": jokers, "jokerDuplicates": duplicates},
+            "naturals": {"table": naturals, "requireDeclaration": rng.random() < 0.5,
+                         "equalRank": "NATURAL_TIE_COMPARE_CARDS"}}
     players = request["players"]
     for _ in range(jokers):
         p = rng.choice(players)
@@ -385,11 +408,16 @@ def median_part(rng: random.Random, tables: int) -> None:
 # --------------------------------------------------------------------------- audit --local
 
 
-def history(rng: random.Random, hands: int, jokers: bool) -> list[str]:
+def history(rng: random.Random, hands: int, jokers: bool, new_profiles: bool = False
+            ) -> list[str]:
+    """A recorded history of ``hands`` hands at 12 tables: plain preset tables, or tables with
+    jokers under section-16 profiles, each table keeping its own house profile (or, with
+    ``new_profiles``, a new profile every hand)."""
+    houses = [joker_table(rng) for _ in range(12 if jokers and not new_profiles else 0)]
     lines = []
     for i in range(hands):
-        request = joker_table(rng) if jokers else random_table(
-            rng, 4, preset=rng.choice(["western", "eastern", "shisanshui"]))
+        request = (joker_table(rng, None if new_profiles else houses[i % 12]) if jokers else
+                   random_table(rng, 4, preset=rng.choice(["western", "eastern", "shisanshui"])))
         request["handId"] = f"h{i}"
         request["tableId"] = f"t{i % 12}"
         table, choice = request_from_dict(request)
@@ -414,13 +442,16 @@ def audit_rate(path: Path, out: Path) -> float:
 def audit_part(rng: random.Random, hands: int, folder: Path) -> None:
     print(f"\ncpsettle audit --local --workers 1, {hands} hands each (same run):")
     rates = {}
-    for name, with_jokers in (("plain", False), ("joker", True)):
+    for name, with_jokers, new_profiles in (("plain", False, False), ("joker", True, False),
+                                            ("new", True, True)):
         path = folder / f"{name}.jsonl"
-        path.write_text("\n".join(history(rng, hands, with_jokers)) + "\n")
+        path.write_text("\n".join(history(rng, hands, with_jokers, new_profiles)) + "\n")
         rates[name] = audit_rate(path, folder / f"{name}-report.json")
     print(f"  plain history {rates['plain']:8,.0f} tables/s   joker history "
           f"{rates['joker']:8,.0f} tables/s   joker/plain {rates['joker'] / rates['plain']:4.2f}"
-          " (target >= 0.5)")
+          " (target >= 0.5; 12 tables, each keeping its house profile)")
+    print(f"  joker history with a new profile every hand {rates['new']:8,.0f} tables/s "
+          f"({rates['new'] / rates['plain']:4.2f} of plain: each hand's profile read anew)")
 
 
 # --------------------------------------------------------------------------- another checkout
@@ -494,7 +525,9 @@ def main() -> None:
     for kind, cost, jokers, name in searches:
         case, _, tried = search_worst(rng, args.seconds / len(searches), cost, kind, jokers)
         measured = min(cost(case, 5) for _ in range(2))
-        request = case.evaluate_request() if kind == "evaluate" else case.settle_request()
+        request = contract_json(*((case.evaluate_request(), pb.EvaluateArrangementRequest())
+                                  if kind == "evaluate" else
+                                  (case.settle_request(), pb.SettleRequest())))
         path = out / f"worst-{kind}.json"
         path.write_text(json.dumps(request, indent=1) + "\n")
         worst[kind] = path

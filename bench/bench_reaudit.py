@@ -7,7 +7,9 @@
 On one generated history of the nine presets (examples/generate_history.py, planted mistakes
 and invalid lines included), measured in the same run:
 
-1. the engine alone: the hands mapped beforehand, only ``settle`` timed (the baseline);
+1. the engine alone: the hands mapped beforehand, only ``settle`` timed (the baseline); and the
+   machine's own ceiling: the engine alone in 1 process, then in 2 at once (their summed rate
+   over the same seconds against the one's): what 2 audit workers could gain at most here;
 2. ``cpsettle audit FILE --local --workers 1`` and ``--workers 2``, each a whole command in a
    subprocess (start-up included), on the first N lines for every N of ``--sizes``: hands/s,
    CPU per hand, and the 2-worker speed-up; ``--no-quick`` (every hand the full way) on a part;
@@ -130,6 +132,57 @@ def engine_alone(lines: list[bytes], rounds: int = 2) -> tuple[float, float]:
         if len(work) / wall > best[0]:
             best = (len(work) / wall, cpu / len(work))
     return best
+
+
+def _engine_for(path: str, count: int, start_at: float, seconds: float) -> float:
+    """In a worker process: hands a second ``settle`` does from ``start_at`` (epoch seconds)
+    for ``seconds``, cycling over the plain hands of the history's first ``count`` lines."""
+    import orjson
+
+    from cpsettle_client.audit import running
+    from cpsettle_client.audit.quick import QuickChecker
+
+    running._init_local({"profile_dir": None, "signing_key_file": None})
+    assert running._servicer is not None
+    quick = QuickChecker(running._servicer)
+    work = []
+    for raw in Path(path).read_bytes().splitlines()[:count]:
+        try:
+            table, preset, overrides, _ = quick.plain_table(orjson.loads(raw))
+            work.append((table, quick._profile(preset, overrides)))
+        except Exception:
+            continue
+    settle = running._servicer.settle_table
+    time.sleep(max(0.0, start_at - time.time()))
+    done, end = 0, start_at + seconds
+    while time.time() < end:
+        for table, profile in work[:500]:
+            try:  # noqa: SIM105 — timed per hand: a try costs nothing, suppress() an object
+                settle(table, profile)
+            except Exception:
+                pass
+        done += min(500, len(work))
+        work = work[500:] + work[:500]
+    return done / (time.time() - start_at)
+
+
+def machine_ceiling(path: Path, seconds: float = 8.0) -> tuple[float, float]:
+    """The engine alone in one process, then in two processes at once over the same seconds:
+    (hands/s of one, the two's sum / one's). What two audit workers could gain at most here,
+    whatever the audit's own costs."""
+    import concurrent.futures
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    rates: list[list[float]] = []
+    for processes in (1, 2):
+        with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
+            start_at = time.time() + 6.0  # every process has read its hands by then
+            runs = [pool.submit(_engine_for, str(path), 20_000, start_at, seconds)
+                    for _ in range(processes)]
+            rates.append([r.result() for r in runs])
+    one = rates[0][0]
+    return one, sum(rates[1]) / one
 
 
 def children_cpu() -> float:
@@ -292,6 +345,10 @@ def main() -> int:
         print(f"interleaved, CPU a hand: engine {eng * 1e6:.1f} us, quick check (read, map, "
               f"settle, compare) {chk * 1e6:.1f} us: the quick check runs at "
               f"{eng / chk:.2f} of the engine's rate")
+
+        one, ceiling = machine_ceiling(history)
+        print(f"the machine's own ceiling: the engine alone in 1 process {one:,.0f} hands/s, "
+              f"in 2 processes at once {ceiling:.2f}x that (what --workers 2 can gain at most)")
 
         print("\ncpsettle audit --local, whole commands (start-up included)")
         print(f"  {'lines':>8}{'workers':>8}{'wall s':>8}{'hands/s':>10}{'CPU us/hand':>13}"

@@ -257,7 +257,49 @@ def test_validate_and_evaluate_speak_the_language(capsys: pytest.CaptureFixture[
                        "--front", "Qs Qh 2c", "--middle", "3c 3d 4h 4s 5c",
                        "--back", "6s 7s 8s 9s Js")
     assert code == 0
-    assert "头道" in out and "对子" in out and "倒水：否" in out
+    assert "头道" in out and "倒水：否" in out
+    # the hands by name, and Fantasyland's sentence, said from the answer's fields
+    assert "一对Q，边牌2" in out and "两对，4和3" in out and "同花，最大J" in out
+    assert "玩家以头道一对Q，边牌2进入Fantasyland — 14张牌" in out
+
+
+def test_the_settlements_sentences_in_two_languages(capsys: pytest.CaptureFixture[str],
+                                                    clean_languages: Any,
+                                                    eur_table: Path) -> None:
+    """Every row, line and payment of the table output is said in the reader's language, from
+    the settlement's fields; in English it is the signed sentence itself, which the JSON keeps
+    whatever the language."""
+    code, out, _ = run(capsys, "settle", str(eur_table), "--local", "--output", "json",
+                       "--lang", "es")
+    assert code == 0
+    s = json.loads(out)["settlement"]
+    signed = [line for pr in s["pairs"]
+              for line in [*(r["text"] for r in pr.get("rows", [])),
+                           *(i["text"] for i in pr.get("items", [])), pr["text"]]]
+    assert "C owes D 2 units = 200; capped by D's stack: C pays 0" in signed  # still English
+
+    def pair_lines(text: str) -> list[str]:
+        return [line[2:] for line in text.splitlines() if line.startswith("  ")]
+
+    english = pair_lines(run(capsys, "settle", str(eur_table), "--local", "--lang", "en")[1])
+    assert english == signed
+    for lang, said in (
+            ("es", ["C debe a D 2 unidades = 2,00\u00a0€; limitado por las fichas de D: "
+                    "C paga 0,00\u00a0€",
+                    "Delantera: D (Pareja de jotas, kicker seis) gana a C (Carta alta, as) — D +1",
+                    "Delantera: C (Carta alta, as) empata con A (Carta alta, as) — sin puntos",
+                    "Trasera: B (Póker de reinas) gana a C (Full de nueves y cincos) — B +1",
+                    "Bonificación por ganar 2 de 3: B ganó 3 manos a 0 — B +1",
+                    "C y A liquidan 0"]),
+            ("zh-TW", ["C欠D 2水 = €2.00；受D的籌碼封頂：C支付€0.00",
+                       "頭道：D（一對J，邊牌6）勝C（烏龍，最大A） — D +1",
+                       "尾道：C（葫蘆，9帶5）勝D（順子，最大7） — C +1",
+                       "贏兩道獎勵：D以2道對1道勝出 — D +1"])):
+        lines = pair_lines(run(capsys, "settle", str(eur_table), "--local", "--lang", lang)[1])
+        assert len(lines) == len(signed)
+        assert not set(lines) & set(signed), lang  # every one of them translated
+        for line in said:
+            assert line in lines, (lang, line)
 
 
 # --------------------------------------------------------------------------- a casino's own

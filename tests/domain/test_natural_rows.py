@@ -1,16 +1,18 @@
 """The ``rows`` clause's constraint search (domain/naturals/rows.py, RULES.md §16.1, §16.3)
 against a plain enumeration of the rows the clause names: for every clause, on distinct cards,
 on cards a joker repeats, and with one or two jokers as wildcards (every card they may stand
-for); and the search's steps stay within the bound its docstring states."""
+for); a row that holds one card twice is no flush, pinned on hands where only a repeat could
+make one; and the search's steps stay within the bound its docstring states."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from itertools import combinations, combinations_with_replacement, product
 
 import pytest
 
-from cpsettle_service.domain.cards.cards import DECK
+from cpsettle_service.domain.cards.cards import DECK, JOKER, parse_card
 from cpsettle_service.domain.naturals.rows import (
     ALL_CARDS,
     fills,
@@ -19,7 +21,13 @@ from cpsettle_service.domain.naturals.rows import (
     search,
 )
 from cpsettle_service.domain.naturals.vocabulary import RowClass, RowsClause
+from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
+from cpsettle_service.domain.settle.evaluation import evaluate_hand
+from cpsettle_service.domain.settle.jokers import allowed_cards, resolve_natural
+from cpsettle_service.domain.settle.table import PlayerInput
+from cpsettle_service.profile_files import load_preset
 
+from ..support import reference_jokers as reference
 from ..support.reference_jokers import split_rows
 
 CLASSES = (None, "STRAIGHT", "FLUSH", "STRAIGHT_FLUSH")
@@ -32,16 +40,26 @@ STRAIGHTS = {k: [frozenset(12 if v in (1, 14) else v - 2 for v in range(low, low
 def plain_split_exists(classes, cards) -> bool:
     """Whether the cards ((rank index, suit index), repeats allowed) make the clause: every way
     to pick a straight or straight flush for each such row, one after the other, from the cards
-    left; then whether the flush rows' suits hold enough of what is left."""
+    left; then whether the flush rows' suits hold enough distinct cards of what is left (a row
+    holding one card twice is no flush, RULES.md §16.3)."""
     named = [(k, c) for k, c in zip((3, 5, 5), classes, strict=True) if c and c != "FLUSH"]
     flushes = [k for k, c in zip((3, 5, 5), classes, strict=True) if c == "FLUSH"]
 
-    def flushes_fit(pool) -> bool:
-        # the flush rows last: any cards of their suits, so only how many each suit holds
-        counts = [sum(1 for _, t in pool if t == s) for s in range(4)]
+    def flushes_fit(pool):
+        # The flush rows last: any distinct cards of their suits. Rows of one suit can each
+        # take distinct cards exactly when every set J of them asks for at most what the cards
+        # can give J, each card once per row of J: sum of min(copies, |J|) (max-flow, min-cut).
+        copies = Counter(pool)
         for suits in product(range(4), repeat=len(flushes)):
-            if all(sum(k for k, t in zip(flushes, suits, strict=True) if t == s) <= counts[s]
-                   for s in range(4)):
+            fit = True
+            for s in set(suits):
+                sizes = [k for k, t in zip(flushes, suits, strict=True) if t == s]
+                held = [n for (_, t), n in copies.items() if t == s]
+                for n_rows in range(1, len(sizes) + 1):
+                    for rows in combinations(sizes, n_rows):
+                        if sum(rows) > sum(min(n, n_rows) for n in held):
+                            fit = False
+            if fit:
                 return True
         return False
 
@@ -95,11 +113,11 @@ def some_hands(seed: int, n: int, size: int):
 
 
 # ---------------------------------------------------------------------------------------------
-# The plain enumeration is itself checked against the brute force the engine used before.
+# The plain enumeration is itself checked against the oracle's brute force over the splits.
 
 
 @pytest.mark.parametrize("classes", CLAUSES[::4], ids=str)
-def test_the_plain_enumeration_agrees_with_the_old_split_search(classes) -> None:
+def test_the_plain_enumeration_agrees_with_the_oracles_split_search(classes):
     rng = random.Random(str(classes))
     for _ in range(3):
         cards = rng.sample(DECK, 13)
@@ -191,3 +209,87 @@ def test_the_steps_stay_within_the_bound_on_the_hands_that_cost_most() -> None:
                     worst[classes] = (steps, holes)
     most = max(steps for steps, _ in worst.values())
     assert 50 < most <= STEP_BOUND
+
+
+# ---------------------------------------------------------------------------------------------
+# The corner of RULES.md §16.3: a row that holds the same card twice is no flush, in a ``rows``
+# clause too. With every rank in {A, K, Q, J} a suit has four cards, so a flush of five needs a
+# joker that repeats one of them; with T allowed too, the joker can be the card the row lacks.
+
+ROYAL_HAND = "As Ks Qs Js Ah Kh Qh Jh Ad Kd Qd Jd"  # four of each suit but clubs
+
+
+def cards_of(text: str):
+    return [DECK[c] for c in card_indexes(text)]
+
+
+def card_indexes(text: str) -> list[int]:
+    return [DECK.index(parse_card(t)) for t in text.split()]
+
+
+def test_a_flush_row_only_a_repeated_card_completes_is_no_flush():
+    back_flush = (None, None, "FLUSH")
+    assert not rows_hold_with_repeats(back_flush, cards_of(ROYAL_HAND + " As"))
+    assert rows_hold(back_flush, masks_of(as_pairs(cards_of(ROYAL_HAND + " Ts"))))
+    found = fills(back_flush, masks_of(as_pairs(cards_of(ROYAL_HAND))), 1)
+    for held in card_indexes(ROYAL_HAND):
+        assert not member(found, (held,)), DECK[held]
+    for lacked in card_indexes("Ts 2s Th 9d"):  # a card the row lacks, of a suit held four times
+        assert member(found, (lacked,)), DECK[lacked]
+    assert not member(found, (DECK.index(parse_card("Ac")),))  # one club: no flush
+    # Two jokers for the row's fifth card and the front: a repeat in the flush, or both the same
+    # card the row lacks, is no flush; two different cards the row lacks are.
+    front_and_back = ("FLUSH", None, "FLUSH")
+    eleven = cards_of("As Ks Qs Ah Kh Qh Jh Ad Kd Qd Jd")
+    found = fills(front_and_back, masks_of(as_pairs(eleven)), 2)
+    js, ts, jc, tc = card_indexes("Js Ts Jc Tc")
+    assert member(found, (js, ts)) and member(found, (js, DECK.index(parse_card("2h"))))
+    assert not member(found, (js, js)) and not member(found, (jc, jc))
+    assert member(found, (jc, tc)) == plain_split_exists(
+        front_and_back, as_pairs([*eleven, DECK[jc], DECK[tc]]))
+    for a, b in [(js, js), (jc, jc), (js, ts), (jc, tc), (js, DECK.index(parse_card("Kd")))]:
+        assert member(found, (a, b)) == plain_split_exists(
+            front_and_back, as_pairs([*eleven, DECK[a], DECK[b]])), (DECK[a], DECK[b])
+
+
+def test_a_repeated_card_in_a_suit_of_two_flush_rows_goes_to_the_other_row():
+    # Nine spades 2..T and a joker repeating one: two flushes of five, each of distinct cards.
+    two_flushes = (None, "FLUSH", "FLUSH")
+    spades = "2s 3s 4s 5s 6s 7s 8s 9s Ts 2h 3h 4h"
+    assert rows_hold_with_repeats(two_flushes, cards_of(spades + " 7s"))
+    found = fills(two_flushes, masks_of(as_pairs(cards_of(spades))), 1)
+    assert all(member(found, (i,)) for i in card_indexes(spades)[:9])
+    # The same card three times needs three rows: two jokers repeating one spade do not fit.
+    ten = cards_of("2s 3s 4s 5s 6s 7s 8s 9s 2h 3h 4h")
+    found = fills(two_flushes, masks_of(as_pairs(ten)), 2)
+    nine, two = card_indexes("9s 2s")
+    assert not member(found, (nine, nine))
+    assert member(found, (nine, two)) and member(found, (DECK.index(parse_card("Ts")),) * 2)
+
+
+def royal_profile(jokers: int, *ranks: str):
+    d = profile_to_dict(load_preset("one-six"))
+    d["deck"] = {"jokers": jokers, "jokerDuplicates": True}
+    d["naturals"]["table"] = [
+        {"natural": "ROYAL_FLUSH_BACK", "rank": 0, "units": 10,
+         "definition": {"rows": {"back": "FLUSH"}, "ranksIn": list(ranks)}}]
+    return profile_from_dict(d)
+
+
+@pytest.mark.parametrize("jokers", [1, 2])
+def test_a_natural_a_repeated_card_alone_would_make_is_not_held(jokers):
+    cards = tuple(ROYAL_HAND.split()[jokers - 1:]) + (JOKER,) * jokers
+    for ranks, held in ((("A", "K", "Q", "J"), None), (("A", "K", "Q", "J", "T"), "Ts")):
+        profile = royal_profile(jokers, *ranks)
+        allowed = allowed_cards(cards, True)
+        found = resolve_natural(cards, allowed, profile, ["ROYAL_FLUSH_BACK"])
+        if jokers == 1:  # (two duplicating jokers: minutes for the brute force)
+            assert found == reference.resolve_natural(cards, allowed, profile,
+                                                      ["ROYAL_FLUSH_BACK"])
+        if held is None:
+            assert found is None, found
+        else:
+            assert found is not None and held in found[1].stands_for, found
+        e = evaluate_hand(PlayerInput("p", 0, cards[:3], cards[3:8], cards[8:]), profile)
+        assert [n.value for n in e.playable_naturals] == ([] if held is None
+                                                          else ["ROYAL_FLUSH_BACK"])

@@ -5,9 +5,9 @@ The slowest legal requests this suite can build (``hostile.worst_section_16_requ
 jokers that may duplicate, 32 house naturals using every clause kind, ``rows`` included,
 detection on and a declared natural, ``equalRank: COMPARE_CARDS``) took the engine minutes of
 CPU at 37507fb. They will become fast (the engine's own part of issue 24), so the server here
-also runs with ``CPSETTLE_TEST_WORKER_SPIN_SECONDS``: every call a worker takes first spins for
-that long, in Python, where an interrupt lands as it does in the engine. The requests stay
-slow, and the tests honest, however fast the engine gets.
+also runs with ``CPSETTLE_TEST_WORKER_SPIN_SECONDS``: every call (or stream chunk) a worker
+takes first spins for that long, in Python, where an interrupt lands as it does in the engine.
+The requests stay slow, and the tests honest, however fast the engine gets.
 """
 
 from __future__ import annotations

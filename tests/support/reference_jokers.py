@@ -3,10 +3,14 @@
 This is ``settle/jokers.py`` (``assignments``, ``best_assignment``, ``resolve_arrangement``,
 ``resolve_natural``) and the checking half of ``naturals/vocabulary.py`` (``split_rows`` and the
 clause predicates it compiles) as they stood at 37507fb, before the engine stopped enumerating
-(issue #24). It tries every allowed assignment of cards to the jokers (52 x 52 pairs with two
-duplicating jokers), for every natural in turn, and searches all 286 x 252 splits of 13 cards
-for a mixed ``rows`` clause: minutes for the worst hand, so the tests pick their hands to keep
-it to seconds. Only tests import it; it must not change with the engine.
+(issue #24), with one correction to the spec: a ``rows`` clause's FLUSH or STRAIGHT_FLUSH row
+must hold distinct cards (RULES.md §16.3: a row that holds the same card twice is no flush, nor
+straight flush; docs/DECISIONS.md 26). At 37507fb ``split_rows`` counted such a row, held by a
+duplicating joker, as a flush. It tries every allowed assignment of cards to the jokers (52 x 52
+pairs with two duplicating jokers), for every natural in turn, and searches all 286 x 252 splits
+of 13 cards for a mixed ``rows`` clause: minutes for the worst hand, so the tests pick their
+hands to keep it to seconds. Only tests import it; it changes only where the spec does, never
+with the engine.
 """
 
 from __future__ import annotations
@@ -92,6 +96,8 @@ def _row_ok(cls: RowClass | None, row: Sequence[Card]) -> bool:
     if cls is None:
         return True
     if cls is not RowClass.STRAIGHT and len({c.suit for c in row}) != 1:
+        return False
+    if len(set(row)) != len(row):  # the one correction: a card held twice is no flush
         return False
     return cls is RowClass.FLUSH or _is_straight([RANK_INDEX[c.rank] for c in row])
 

@@ -31,6 +31,9 @@ def _fantasyland(f: FantasylandResult, out: pb.FantasylandResult) -> None:
     out.qualifies = f.qualifies
     out.cards = f.cards
     out.text = f.text
+    out.in_fantasyland = f.in_fantasyland
+    if f.row is not None:
+        out.row = _enum("Row", f.row.name)
 
 
 def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str = "",
@@ -77,6 +80,11 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         if p.fantasyland is not None:
             _fantasyland(p.fantasyland, pp.fantasyland)
         pp.text = p.text
+        held = s.naturals.get(p.player_id)
+        if held is not None:
+            pp.natural_joker_cards.extend(held.joker_cards)
+            pp.natural_units = held.units
+            pp.natural_rank = held.rank
     for pr in s.pairs:
         q = out.pairs.add()
         q.first = pr.first
@@ -92,11 +100,19 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
             r.winner = rr.winner
             r.units = rr.units
             r.text = rr.text
+            if rr.tie_break:
+                r.tie_break_cards.extend(rr.tie_break.split())
         for item in pr.items:
             li = q.items.add()
             li.kind = _enum("LineItemKind", item.kind.name)
             li.units = item.units
             li.text = item.text
+            li.multiplier = item.multiplier
+            compared = item.cards_compared
+            if compared is not None:
+                li.cards_compared.card, li.cards_compared.first_rank, \
+                    li.cards_compared.second_rank = compared
+                li.cards_compared.SetInParent()
         q.units = pr.units
         q.owed = pr.owed
         q.paid = pr.paid

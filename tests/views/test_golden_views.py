@@ -4,9 +4,10 @@ signed settlement, opened in chromium. Players (badges, rows and their cards, jo
 Qh", a natural's thirteen cards, Fantasyland, the money list), each pair (winner, units,
 sentence, items), the payments (payer, payee, owed, cap, paid) and the rake: in English, then
 again in another language chosen with the page's control. The expected text is computed in
-Python (Babel, the catalogs) from the settlement, and checked against the golden file's
-hand-written expectations where it has them (nets, jokers, Fantasyland, fouls, naturals,
-surrenders)."""
+Python (Babel, the catalogs; the sentences and hands' names by i18n/sentences.py, which the
+page's sentences.js must agree with) from the settlement, and checked against the golden
+file's hand-written expectations where it has them (nets, jokers, Fantasyland, fouls,
+naturals, surrenders)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
+from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.i18n import Language
+from cpsettle_client.i18n.sentences import Sentences
 from tests.views.conftest import CASES, OTHER_LANGUAGES, Opened, choose_language
 from tests.views.test_print import check_sheet
 
@@ -44,6 +48,7 @@ def read_columns(page: Any) -> dict[str, Any]:
         })),
         pairs: all(document, 'details.pair').map((d) => ({
           kind: t(d.querySelector('.pair-kind')),
+          text: t(d.querySelector('.pair-text')),
           rows: all(d, '.pair-rows tbody tr').map((r) => ({
             row: t(r.querySelector('th')),
             winner: r.querySelector('td.win')?.dataset.side ?? '',
@@ -66,19 +71,21 @@ def read_columns(page: Any) -> dict[str, Any]:
 def expected_columns(s: dict[str, Any], lang: Language, request: dict[str, Any]
                      ) -> dict[str, Any]:
     cur = s.get("currency", "XXX")
+    message = json_format.ParseDict(s, pb.Settlement())
+    said = Sentences(message, lang)
 
     def m(value: Any, signed: bool = False) -> str:
         return lang.money(int(value or 0), cur, signed=signed)
 
     sent = {p["playerId"]: p for p in request.get("players", [])}
     players = []
-    for p in s["players"]:
+    for p, pp in zip(s["players"], message.players, strict=True):
         rows = []
-        for r in p.get("rows", []):
+        for r, rr in zip(p.get("rows", []), pp.rows, strict=True):
             jokers = [c for c in r["cards"] if c.startswith("X")]
             rows.append({
                 "row": lang.label(r["row"]), "cards": r["cards"],
-                "hand": r["name"] if lang.code == "en" else lang.label(r["handClass"]),
+                "hand": said.hand(rr).text,
                 "jokers": [lang._("{joker} as {card}", joker=j, card=c)
                            for j, c in zip(jokers, r.get("jokerCards", []), strict=True)],
             })
@@ -92,16 +99,20 @@ def expected_columns(s: dict[str, Any], lang: Language, request: dict[str, Any]
                       m(p["stack"]) if "stack" in p else lang._("no cap")],
         })
     pairs = []
-    for pr in s["pairs"]:
+    for pr, q in zip(s["pairs"], message.pairs, strict=True):
         pairs.append({
             "kind": lang.label(pr["kind"]),
             "rows": [{"row": lang.label(r["row"]), "winner": r.get("winner", ""),
-                      "units": lang.number(int(r.get("units", 0)), signed=True)}
-                     for r in pr.get("rows", [])],
+                      "units": lang.number(int(r.get("units", 0)), signed=True),
+                      "why": ("" if r.get("winner") else lang._("tie") + " \u2014 ")
+                      + said.row(q, rr).text}
+                     for r, rr in zip(pr.get("rows", []), q.rows, strict=True)],
             "items": [[lang.label(it["kind"]),
                        lang.ngettext("{units} unit", "{units} units", abs(int(it.get("units", 0))),
                                      units=lang.number(int(it.get("units", 0)), signed=True)),
-                       it["text"]] for it in pr.get("items", [])],
+                       said.item(q, ii).text]
+                      for it, ii in zip(pr.get("items", []), q.items, strict=True)],
+            "text": said.pair(q).text,
         })
     payments = [[pr.get("payer", ""), pr.get("payee", ""), m(pr.get("owed")),
                  lang.label(pr.get("cap", "")) or "\u2014", m(pr.get("paid"))]
@@ -123,8 +134,10 @@ def check(shown: dict[str, Any], want: dict[str, Any]) -> None:
         assert got["net"] == p["net"] and got["money"] == p["money"], p["id"]
     for got, pr in zip(shown["pairs"], want["pairs"], strict=True):
         assert got["kind"] == pr["kind"]
-        assert [{k: r[k] for k in ("row", "winner", "units")} for r in got["rows"]] == pr["rows"]
+        assert [{k: r[k] for k in ("row", "winner", "units", "why")} for r in got["rows"]] == \
+            pr["rows"]
         assert got["items"] == pr["items"]
+        assert got["text"] == pr["text"]
     assert "nspecified" not in shown["text"] and "UNSPECIFIED" not in shown["text"]
 
 

@@ -5,7 +5,9 @@ that quote them) is escaped before it is laid out, so nothing in it can act on t
 Headings, labels and the names of the settlement's codes are translated (cpsettle_client.i18n),
 money is shown with its currency by CLDR's rules (RULES.md §10: integer minor units of the
 settlement's currency), columns are measured in terminal cells (a Chinese character takes two);
-the settlement's sentences are its signed English ones, drawn through ``i18n.sentences``.
+the settlement's sentences are said in the reader's language from the settlement's fields
+(``i18n.sentences``: a translation only where the fields say the signed English exactly; the
+signed English stays in ``--output json`` and is what ``--lang en`` prints).
 """
 
 from __future__ import annotations
@@ -59,11 +61,6 @@ def _label(lang: Language, enum: Any, value: int) -> str:
     return lang.label(labels.value_name(enum, value))
 
 
-def _sentence(lang: Language, kind: str, item: Any) -> str:
-    """A sentence of the settlement (signed, English) through the per-kind renderers."""
-    return sentences.render(kind, item, lang.catalog, item.text).text
-
-
 def settlement(s: pb.Settlement, lang: Language | None = None) -> str:
     t = _lang(lang)
     s = shown_message(s)
@@ -96,15 +93,17 @@ def settlement(s: pb.Settlement, lang: Language | None = None) -> str:
     headers = [t._("Player"), t._("Seat"), t._("Units"), t._("Money"), t._("Rake"),
                t._("Status")]
     out = [*head, "", _table(headers, rows, right={1, 2, 3, 4})]
+    said = sentences.Sentences(s, t)
     for pr in s.pairs:
         out += ["", t.ngettext("{first} v {second}: {first} {units} unit",
                                "{first} v {second}: {first} {units} units", abs(pr.units),
                                first=pr.first, second=pr.second,
                                units=t.number(pr.units, signed=True))]
-        out += [f"  {_sentence(t, 'ROW', r)}" for r in pr.rows]
-        out += [f"  {_sentence(t, labels.value_name(pb.LineItemKind, i.kind), i)}"
-                for i in pr.items]
-        out.append(f"  {_sentence(t, 'PAIR', pr)}")
+        out += [f"  {line.text}" for line in said.pair_lines(pr)]
+    fantasyland = [said.fantasyland(p).text for p in s.players
+                   if p.HasField("fantasyland") and p.fantasyland.text]
+    if fantasyland:
+        out += ["", *fantasyland]
     if s.rake:
         out += ["", t._("Rake to the house: {money}", money=t.money(s.rake, cur))]
     if s.settlement_id:
@@ -142,11 +141,15 @@ def payouts(r: pb.ValidatePayoutsResponse, lang: Language | None = None) -> str:
                        expected=t.money(q.expected, cur), proposed=t.money(q.proposed, cur),
                        check=t._("ok") if q.matches else t._("MISMATCH ({difference})",
                        difference=t.money(q.difference, cur, signed=True))))
+    said = sentences.Sentences(r.settlement, t)
     for c in r.players:
         if not c.matches:
             out += ["", t._("Why {player} should get {money}:", player=c.player_id,
                             money=t.money(c.expected, cur, signed=True))]
-            out += [f"  {line}" for line in c.explanation]
+            lines = [x.text for x in said.explanation(c.player_id)]
+            if t.code == sentences.SIGNED or len(lines) != len(c.explanation):
+                lines = list(c.explanation)  # the service's own lines, in its English
+            out += [f"  {line}" for line in lines]
     out += ["", t._("All payouts match.") if r.all_match else
             t._("Payouts do NOT match the settlement.")]
     return "\n".join(out)
@@ -158,9 +161,10 @@ def evaluation(e: pb.EvaluateArrangementResponse, lang: Language | None = None) 
     out = [t._("Profile {name} v{version}", name=e.profile.name, version=e.profile.version)]
     names = [_label(t, profile_pb2.Row, r.row) for r in e.rows]
     column = max((width(n) for n in names), default=0)
+    say = sentences.Say(t, "")
     for r, row in zip(e.rows, names, strict=True):
         royalty = " " + t._("(royalty {units})", units=t.number(r.royalty)) if r.royalty else ""
-        shown = r.name if t.code == "en" else _label(t, profile_pb2.HandClass, r.hand_class)
+        shown = r.name if t.code == sentences.SIGNED else _hand_name(t, say, r)
         out.append(f"  {_pad(row, column, False)} {' '.join(r.cards):<15} {shown}{royalty}")
     if e.rows:
         reasons = ", ".join(_label(t, pb.FoulReason, r) for r in e.foul_reasons)
@@ -172,8 +176,17 @@ def evaluation(e: pb.EvaluateArrangementResponse, lang: Language | None = None) 
         out.append("  " + t._("Playable under this profile: {naturals}",
                               naturals=", ".join(t.label(n) for n in e.playable_naturals)))
     if e.HasField("fantasyland"):
-        out.append(f"  {_sentence(t, 'FANTASYLAND', e.fantasyland)}")
+        out.append(f"  {sentences.evaluation_fantasyland(e, t).text}")
     return "\n".join(out)
+
+
+def _hand_name(t: Language, say: sentences.Say, r: pb.EvaluatedRow) -> str:
+    """A row's hand in the reader's words (its class's name when its cards say nothing we
+    know)."""
+    try:
+        return sentences.hand_name(say, r)
+    except (KeyError, IndexError):
+        return _label(t, profile_pb2.HandClass, r.hand_class)
 
 
 def profiles(r: pb.ListProfilesResponse, lang: Language | None = None) -> str:

@@ -561,6 +561,7 @@ class RowResult(_message.Message):
     WINNER_FIELD_NUMBER: _builtins.int
     UNITS_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
+    TIE_BREAK_CARDS_FIELD_NUMBER: _builtins.int
     row: _profile_pb2.Row.ValueType
     """Which row."""
     winner: _builtins.str
@@ -577,6 +578,14 @@ class RowResult(_message.Message):
     def second(self) -> Global___EvaluatedRow:
         """The second player's row."""
 
+    @_builtins.property
+    def tie_break_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """When the two hands were equal by rank and the profile breaks such a tie by the suit of each
+        hand's highest card (ranking.row_tie ROW_TIE_SUIT_OF_HIGHEST_CARD, docs/RULES.md §5): the
+        card that decided it in each hand, the first player's then the second's (e.g. ["Ks",
+        "Kh"]); empty otherwise.
+        """
+
     def __init__(
         self,
         *,
@@ -586,14 +595,49 @@ class RowResult(_message.Message):
         winner: _builtins.str = ...,
         units: _builtins.int = ...,
         text: _builtins.str = ...,
+        tie_break_cards: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "second", b"second"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "row", b"row", "second", b"second", "text", b"text", "units", b"units", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "row", b"row", "second", b"second", "text", b"text", "tie_break_cards", b"tie_break_cards", "units", b"units", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RowResult: _TypeAlias = RowResult  # noqa: Y015
+
+@_typing.final
+class CardComparison(_message.Message):
+    """Two naturals of equal rank compared card by card from the top (docs/RULES.md §16.2)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    FIRST_RANK_FIELD_NUMBER: _builtins.int
+    SECOND_RANK_FIELD_NUMBER: _builtins.int
+    card: _builtins.int
+    """The first card, counted from the top (1-13), whose ranks differ; 0 when every card ranks the
+    same.
+    """
+    first_rank: _builtins.str
+    """That card's rank in the first player's natural, as a card writes it ("K", "T"); "" when
+    card is 0.
+    """
+    second_rank: _builtins.str
+    """That card's rank in the second player's natural."""
+    def __init__(
+        self,
+        *,
+        card: _builtins.int = ...,
+        first_rank: _builtins.str = ...,
+        second_rank: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "first_rank", b"first_rank", "second_rank", b"second_rank"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardComparison: _TypeAlias = CardComparison  # noqa: Y015
 
 @_typing.final
 class LineItem(_message.Message):
@@ -604,22 +648,36 @@ class LineItem(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     UNITS_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
+    MULTIPLIER_FIELD_NUMBER: _builtins.int
+    CARDS_COMPARED_FIELD_NUMBER: _builtins.int
     kind: Global___LineItemKind.ValueType
     """What the line is for."""
     units: _builtins.int
     """Units for the pair's first player."""
     text: _builtins.str
     """The line in words."""
+    multiplier: _builtins.int
+    """A LINE_ITEM_KIND_SCOOP_MULTIPLIER or LINE_ITEM_KIND_HOME_RUN_MULTIPLIER line: the multiplier
+    it applies (docs/RULES.md §7); 0 for other lines.
+    """
+    @_builtins.property
+    def cards_compared(self) -> Global___CardComparison:
+        """A line between two naturals of equal rank under a profile that compares their cards
+        (naturals.equal_rank NATURAL_TIE_COMPARE_CARDS): how the cards compared; absent otherwise.
+        """
+
     def __init__(
         self,
         *,
         kind: Global___LineItemKind.ValueType = ...,
         units: _builtins.int = ...,
         text: _builtins.str = ...,
+        multiplier: _builtins.int = ...,
+        cards_compared: Global___CardComparison | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cards_compared", b"cards_compared"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "text", b"text", "units", b"units"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards_compared", b"cards_compared", "kind", b"kind", "multiplier", b"multiplier", "text", b"text", "units", b"units"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -704,22 +762,32 @@ class FantasylandResult(_message.Message):
     QUALIFIES_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
+    IN_FANTASYLAND_FIELD_NUMBER: _builtins.int
+    ROW_FIELD_NUMBER: _builtins.int
     qualifies: _builtins.bool
     """Whether the player enters or stays in Fantasyland."""
     cards: _builtins.int
     """The cards he is dealt there (0 when he does not qualify)."""
     text: _builtins.str
     """The outcome in words."""
+    in_fantasyland: _builtins.bool
+    """Whether the player played this hand in Fantasyland, so that the hand was judged for staying
+    there (docs/RULES.md §11).
+    """
+    row: _profile_pb2.Row.ValueType
+    """A stay: the row whose hand keeps the player in Fantasyland; ROW_UNSPECIFIED otherwise."""
     def __init__(
         self,
         *,
         qualifies: _builtins.bool = ...,
         cards: _builtins.int = ...,
         text: _builtins.str = ...,
+        in_fantasyland: _builtins.bool = ...,
+        row: _profile_pb2.Row.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "qualifies", b"qualifies", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "in_fantasyland", b"in_fantasyland", "qualifies", b"qualifies", "row", b"row", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -748,6 +816,9 @@ class PlayerResult(_message.Message):
     NET_MONEY_FIELD_NUMBER: _builtins.int
     FANTASYLAND_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
+    NATURAL_JOKER_CARDS_FIELD_NUMBER: _builtins.int
+    NATURAL_UNITS_FIELD_NUMBER: _builtins.int
+    NATURAL_RANK_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     """The player's id."""
     seat: _builtins.int
@@ -776,6 +847,14 @@ class PlayerResult(_message.Message):
     """Money won or lost after caps and rake: what the dealer pays (+) or collects (-)."""
     text: _builtins.str
     """The player's result in words."""
+    natural_units: _builtins.int
+    """What the natural collects under the profile, in units (docs/RULES.md §8): a natural against
+    a fouled hand may collect the foul penalty instead, when that is more. 0 without a natural.
+    """
+    natural_rank: _builtins.int
+    """The natural's rank under the profile: the higher rank wins (docs/RULES.md §16.2). 0 without
+    a natural.
+    """
     @_builtins.property
     def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluatedRow]:
         """The rows, front to back (none for a surrender or a natural from loose cards)."""
@@ -787,6 +866,13 @@ class PlayerResult(_message.Message):
     @_builtins.property
     def fantasyland(self) -> Global___FantasylandResult:
         """Fantasyland after this hand (Open-Face profiles)."""
+
+    @_builtins.property
+    def natural_joker_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """A natural with jokers (docs/RULES.md §16.3): the card each joker among the 13 stands for, in
+        the order the jokers come in the cards (an arrangement's: front, middle, back); empty
+        otherwise.
+        """
 
     def __init__(
         self,
@@ -808,10 +894,13 @@ class PlayerResult(_message.Message):
         net_money: _builtins.int = ...,
         fantasyland: Global___FantasylandResult | None = ...,
         text: _builtins.str = ...,
+        natural_joker_cards: _abc.Iterable[_builtins.str] | None = ...,
+        natural_units: _builtins.int = ...,
+        natural_rank: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_stack", b"_stack", "fantasyland", b"fantasyland", "stack", b"stack"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_stack", b"_stack", "declared_natural", b"declared_natural", "fantasyland", b"fantasyland", "foul_reasons", b"foul_reasons", "fouled", b"fouled", "money_before_rake", b"money_before_rake", "natural", b"natural", "net_money", b"net_money", "net_units", b"net_units", "player_id", b"player_id", "rake", b"rake", "rows", b"rows", "royalty_total", b"royalty_total", "seat", b"seat", "stack", b"stack", "status", b"status", "surrendered", b"surrendered", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_stack", b"_stack", "declared_natural", b"declared_natural", "fantasyland", b"fantasyland", "foul_reasons", b"foul_reasons", "fouled", b"fouled", "money_before_rake", b"money_before_rake", "natural", b"natural", "natural_joker_cards", b"natural_joker_cards", "natural_rank", b"natural_rank", "natural_units", b"natural_units", "net_money", b"net_money", "net_units", b"net_units", "player_id", b"player_id", "rake", b"rake", "rows", b"rows", "royalty_total", b"royalty_total", "seat", b"seat", "stack", b"stack", "status", b"status", "surrendered", b"surrendered", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__stack: _TypeAlias = _typing.Literal["stack"]  # noqa: Y015
     _WhichOneofArgType__stack: _TypeAlias = _typing.Literal["_stack", b"_stack"]  # noqa: Y015

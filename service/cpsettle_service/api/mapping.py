@@ -341,6 +341,9 @@ def _fantasyland(f: FantasylandResult, out: pb.FantasylandResult) -> None:
     out.qualifies = f.qualifies
     out.cards = f.cards
     out.text = f.text
+    out.in_fantasyland = f.in_fantasyland
+    if f.row is not None:
+        out.row = ROW[f.row]
 
 
 def nets_from_proto(

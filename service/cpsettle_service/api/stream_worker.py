@@ -105,10 +105,9 @@ def settle_chunk(data: bytes) -> tuple[list[HandResult], dict[tuple[int, tuple[s
 
 # --------------------------------------------------------------------------- unary calls
 
-# Test-only: every unary call or stream chunk a worker takes first spins for this many seconds of
-# CPU, in Python, where an interrupt lands as it does in the engine
+# Test-only: every unary call and every stream chunk a worker takes first spins for this many
+# seconds of CPU, in Python, where an interrupt lands as it does in the engine
 # (tests/hardening/test_off_loop.py: a request that stays slow however fast the engine becomes).
-# Read once, at the worker's start.
 SPIN_VARIABLE = "CPSETTLE_TEST_WORKER_SPIN_SECONDS"
 
 

@@ -21,7 +21,15 @@ from cpsettle.v1 import settlement_pb2 as pb
 
 from ..domain.cards.cards import CANONICAL
 from ..domain.cards.rows import ROWS
-from ..domain.settle import EvaluatedRow, LineItem, PairResult, PlayerResult, Settlement
+from ..domain.settle import (
+    EvaluatedRow,
+    FantasylandResult,
+    HeldNatural,
+    LineItem,
+    PairResult,
+    PlayerResult,
+    Settlement,
+)
 from ..proof.log import Receipt
 from ..wireformat import (
     SMALL,
@@ -85,6 +93,19 @@ _F = pb.FantasylandResult
 _F_QUALIFIES = int_field(number(_F, "qualifies"))
 _F_CARDS = int_field(number(_F, "cards"))
 _F_TEXT = text_field(number(_F, "text"))
+_F_IN_FANTASYLAND = int_field(number(_F, "in_fantasyland"))
+_F_ROW = enum_field(number(_F, "row"), ROW)
+
+
+def fantasyland_result(f: FantasylandResult) -> bytes:
+    """A ``FantasylandResult`` body."""
+    out = _F_QUALIFIES(f.qualifies) + _F_CARDS(f.cards) + _F_TEXT(f.text)
+    if f.in_fantasyland:
+        out += _F_IN_FANTASYLAND(1)
+    if f.row is not None:
+        out += _F_ROW[f.row]
+    return out
+
 
 _P = pb.PlayerResult
 _P_ID = text_field(number(_P, "player_id"))
@@ -104,10 +125,15 @@ _P_RAKE = int_field(number(_P, "rake"))
 _P_NET_MONEY = int_field(number(_P, "net_money"))
 _P_FANTASYLAND = message_field(number(_P, "fantasyland"))
 _P_TEXT = text_field(number(_P, "text"))
+_P_NATURAL_JOKER = text_field(number(_P, "natural_joker_cards"))
+_P_NATURAL_UNITS = int_field(number(_P, "natural_units"))
+_P_NATURAL_RANK = int_field(number(_P, "natural_rank"))
 
 
-def player_result(p: PlayerResult, rows: list[bytes]) -> bytes:
-    """A ``PlayerResult`` body; ``rows`` are its rows' bodies, length-prefixed."""
+def player_result(p: PlayerResult, rows: list[bytes], natural: HeldNatural | None = None
+                  ) -> bytes:
+    """A ``PlayerResult`` body; ``rows`` are its rows' bodies, length-prefixed; ``natural``
+    what its natural's sentences say beyond its name."""
     parts = [_P_ID(p.player_id), _P_SEAT(p.seat), _P_STATUS[p.status]]
     parts += [_P_ROW + r for r in rows]
     parts.append(_P_ROYALTY(p.royalty_total))
@@ -129,10 +155,12 @@ def player_result(p: PlayerResult, rows: list[bytes]) -> bytes:
     ]
     f = p.fantasyland
     if f is not None:
-        parts.append(_P_FANTASYLAND(
-            _F_QUALIFIES(f.qualifies) + _F_CARDS(f.cards) + _F_TEXT(f.text)
-        ))
+        parts.append(_P_FANTASYLAND(fantasyland_result(f)))
     parts.append(_P_TEXT(p.text))
+    if natural is not None:
+        parts += [_P_NATURAL_JOKER(c) for c in natural.joker_cards]
+        parts.append(_P_NATURAL_UNITS(natural.units))
+        parts.append(_P_NATURAL_RANK(natural.rank))
     return b"".join(parts)
 
 
@@ -144,11 +172,17 @@ _R_FIRST = tag(number(_R, "first"), 2)
 _R_SECOND = tag(number(_R, "second"), 2)
 _R_UNITS = int_field(number(_R, "units"))
 _R_TEXT = text_field(number(_R, "text"))
+_R_TIE_BREAK = text_field(number(_R, "tie_break_cards"))
 
 _I = pb.LineItem
 _I_KIND = enum_field(number(_I, "kind"), LINE_ITEM_KIND)
 _I_UNITS = int_field(number(_I, "units"))
 _I_TEXT = text_field(number(_I, "text"))
+_I_MULTIPLIER = int_field(number(_I, "multiplier"))
+_I_COMPARED = message_field(number(_I, "cards_compared"))
+_C = pb.CardComparison
+_C_CARD = int_field(number(_C, "card"))
+_C_FIRST, _C_SECOND = (text_field(number(_C, f)) for f in ("first_rank", "second_rank"))
 
 _Q = pb.PairResult
 _Q_KIND = enum_field(number(_Q, "kind"), PAIR_KIND)
@@ -187,7 +221,13 @@ _ITEM_FIELDS_KEPT = 1 << 14
 def _item_field(item: LineItem) -> bytes:
     field = _ITEM_FIELDS.get(item)
     if field is None:
-        field = _Q_ITEMS(_I_KIND[item.kind] + _I_UNITS(item.units) + _I_TEXT(item.text))
+        body = _I_KIND[item.kind] + _I_UNITS(item.units) + _I_TEXT(item.text)
+        body += _I_MULTIPLIER(item.multiplier)
+        compared = item.cards_compared
+        if compared is not None:
+            card, first, second = compared
+            body += _I_COMPARED(_C_CARD(card) + _C_FIRST(first) + _C_SECOND(second))
+        field = _Q_ITEMS(body)
         if len(_ITEM_FIELDS) >= _ITEM_FIELDS_KEPT:
             _ITEM_FIELDS.clear()
         _ITEM_FIELDS[item] = field
@@ -206,6 +246,7 @@ def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[b
     second_fields = rows[b][1] if sr else None
     units = pr.row_units
     texts = pr.row_texts
+    ties = pr.tie_breaks
     for i, sign in enumerate(pr.row_signs):
         row = ROWS[i]
         u = units[i]
@@ -222,6 +263,7 @@ def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[b
             win_field,
             _R_UNITS(u),
             _R_TEXT(texts[i]),
+            b"".join([_R_TIE_BREAK(c) for c in ties[i].split()]) if ties and ties[i] else b"",
         ))
         parts.append(_Q_ROWS(body))
     parts += [_ITEM_FIELDS.get(item) or _item_field(item) for item in pr.items]
@@ -282,7 +324,8 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
         rows[p.player_id] = (
             tuple([_R_FIRST + x for x in prefixed]), tuple([_R_SECOND + x for x in prefixed])
         )
-        parts.append(_S_PLAYER(player_result(p, prefixed)))
+        parts.append(_S_PLAYER(player_result(
+            p, prefixed, s.naturals.get(p.player_id) if p.natural is not None else None)))
     for pr in s.pairs:
         parts.append(_S_PAIR(pair_result(pr, rows, ids)))
     parts.append(_S_RAKE(s.rake))

@@ -47,7 +47,7 @@ def proof_script() -> str:
 
 @cache
 def _parts() -> tuple[Template, str, str]:
-    script = proof_script() + "\n" + _asset("view.js")
+    script = proof_script() + "\n" + _asset("sentences.js") + "\n" + _asset("view.js")
     if "</script" in script.lower():  # would end the inline script early
         raise RuntimeError("a view script contains '</script'")
     return Template(_asset("page.html")), _asset("view.css"), script
@@ -133,6 +133,7 @@ def languages_data(page: Language, fixed: bool, currencies: set[str]) -> dict[st
             "code": code, "tag": cat.tag, "name": lang.name,
             "messages": cat.messages(), "labels": i18n_labels.labels(cat),
             "number": i18n_money.number_template(cat.locale),
+            "lists": dict(cat.locale.list_patterns["standard"]),
             "money": {c: i18n_money.money_template(c, cat.locale)
                       for c in sorted(currencies | {"XXX"})},
         }

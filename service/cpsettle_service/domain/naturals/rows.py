@@ -7,14 +7,16 @@ Each row the clause names is a *pattern* of slots the cards must fill:
 
 - ``STRAIGHT`` of k cards: a window of k consecutive ranks (A-2-3 … Q-K-A, A-2-3-4-5 …
   T-J-Q-K-A), one slot per rank, any suit (so a straight flush too);
-- ``FLUSH`` of k cards: k slots of one suit, any ranks (a row holding one card twice counts,
-  as it did when the splits were searched one by one);
+- ``FLUSH`` of k cards: k slots of one suit, any ranks, each card once (a row that holds the
+  same card twice is no flush, RULES.md §16.3);
 - ``STRAIGHT_FLUSH`` of k cards: the k cards of a window in one suit, one slot each.
 
 The cards make the clause exactly when, for some choice of patterns, every slot gets a card of
 its own: the cards left over fill the rows the clause leaves out. A joker is a *hole*: it fills
 any one slot and then stands for any card that slot accepts (a card of its rank, of its suit, or
-the one card), or for any card at all when it is left over.
+the one card), or for any card at all when it is left over; in a flush row, only for a card the
+row does not hold already (a joker that duplicates a card makes no flush with it; straights and
+straight flushes hold one card of each rank anyway).
 
 ``fills(classes, masks, holes)`` answers for a set of standard cards (four 13-bit rank masks, one
 per suit in ``Suit`` order) and 0, 1 or 2 holes with every tuple of card sets (52-bit masks, bit
@@ -38,9 +40,21 @@ The search takes the most constrained rows first:
 
 The holes' cards follow from the same terms: with ``n`` holes needed, a hole may fill a slot
 whose removal lowers every term that reaches ``n`` (a rank slot: any card of that rank; a flush
-slot: any card of that suit); the holes not needed are left over. A clause whose three rows are
-all straights, or all flushes, is decided on the rank counts, or the suit counts, alone (the
+slot: a card of that suit, below); the holes not needed are left over. A clause whose three rows
+are all straights, or all flushes, is decided on the rank counts, or the suit counts, alone (the
 tables of ``naturals.facts``): one lookup per choice of the holes' ranks or suits.
+
+A flush slot's hole and the cards left: when its suit has two flush rows, it stands for any
+card of the suit (the same card held, if the split put it in the hole's row, trades places with
+a card of the other row); when the suit has one, for a card of the suit the cards left lack. A
+card c they hold is then never lost: keeping c out of the row costs each term over a set with
+that suit one more unless rank c is still wanted by the straight slots beyond the cards outside
+the set, exactly what the hole saves instead in a straight slot of rank c; so where the hole may
+stand for c in the flush row, it may in that straight slot (or, with no such slot, it is not
+needed and left over). Two holes in the flush rows of one suit stand for two different cards
+(split by a bit of the rank index where they differ: four pairs of sets), or also for one card
+the cards left lack when the suit has two rows; one card held three times needs three rows, a
+case of the all-flush clause only. The same rules bound the all-flush clause's suit counts.
 
 Cost: a straight-flush pattern is followed only when all but the holes left of its cards are
 present (with 11 cards, at most 33 patterns of 3 cards and 18 of 5 qualify); the straight and
@@ -136,14 +150,14 @@ class _Hall:
     A *unit* is one slot a hole may take, as a bit: bit r (< 13) a straight slot of rank r, bit
     13 + i a slot of the i-th flush suit."""
 
-    __slots__ = ("holes", "suits", "terms", "unit_cards")
+    __slots__ = ("holes", "masks", "rows", "suits", "terms")
 
     def __init__(self, masks: Sequence[int], suits: list[int], demand: list[int],
-                 holes: int, straights: bool = True) -> None:
+                 holes: int, straights: bool = True, rows: Sequence[int] = ()) -> None:
         self.suits = suits
         self.holes = holes
-        self.unit_cards = _UNIT_CARDS if not suits else {
-            **_UNIT_CARDS, **{1 << (13 + i): SUIT_CARDS[f] for i, f in enumerate(suits)}}
+        self.masks = masks
+        self.rows = rows  # how many flush rows each of ``suits`` has (1 or 2)
         # One term per set of flush suits (bit i: suits[i]): its constant part (flush slots
         # less cards of those suits), the ranks held once, twice, three times outside those
         # suits (not needed without straight rows), and the set's units (bits 13 + i).
@@ -220,19 +234,73 @@ class _Hall:
                     got = (others & ~(2 * u - 1)) | (u if again_too & u else 0)
                     if got:
                         pairs[u] = pairs.get(u, 0) | got
-        cards = self.unit_cards
+        # A hole in the one flush row of a suit stands for a card the cards left lack (with
+        # the card itself there, the row would hold it twice; a card they hold is reached
+        # through its rank's straight slot when the search allows it at all: module docstring).
+        # Two holes in the flush rows of one suit stand for two cards, or for one the cards
+        # left lack when there are two such rows.
+        cards = _UNIT_CARDS
+        same: dict[int, list[tuple[int, int]]] = {}
+        used = singles
+        for u, got in pairs.items():
+            used |= u | got
+        if used >> 13:
+            cards = dict(_UNIT_CARDS)
+            for i, f in enumerate(self.suits):
+                unit = 1 << (13 + i)
+                if not used & unit:
+                    continue
+                held = _suit_cards(self.masks[f], f)
+                lacked = SUIT_CARDS[f] & ~held
+                if self.rows[i] == 1:
+                    cards[unit] = lacked
+                    same[unit] = _distinct_pairs(lacked)
+                else:
+                    cards[unit] = SUIT_CARDS[f]
+                    same[unit] = _distinct_pairs(held) + (
+                        [(lacked, SUIT_CARDS[f])] if lacked else [])
         out: set[tuple[int, ...]] = set()
         for u in _bits(singles):
-            out.add(tuple(sorted((cards[u],) + (ALL_CARDS,) * (h - 1))))
+            if cards[u]:
+                out.add(tuple(sorted((cards[u],) + (ALL_CARDS,) * (h - 1))))
         for u, got in pairs.items():
             cu = cards[u]
             for w in _bits(got):
+                if w == u and u in same:
+                    out.update(same[u])
+                    continue
                 cw = cards[w]
-                out.add((cu, cw) if cu <= cw else (cw, cu))
+                if cu and cw:
+                    out.add((cu, cw) if cu <= cw else (cw, cu))
         return out
 
 
 _UNIT_CARDS = {1 << r: RANK_CARDS[r] for r in range(13)}
+
+# The cards whose rank index has bit j set, j = 0..3: two cards of one suit differ in rank, so in
+# one of these bits.
+_RANK_BIT_CARDS = tuple(sum(RANK_CARDS[r] for r in range(13) if r >> j & 1) for j in range(4))
+
+
+def _suit_cards(rank_mask: int, suit: int) -> int:
+    """The cards of one suit with these ranks, as a 52-bit mask."""
+    out = 0
+    while rank_mask:
+        low = rank_mask & -rank_mask
+        out |= 1 << (4 * (low.bit_length() - 1) + suit)
+        rank_mask ^= low
+    return out
+
+
+def _distinct_pairs(cards: int) -> list[tuple[int, int]]:
+    """Pairs of card sets that together hold every pair of two different cards of ``cards``
+    (cards of one suit) and no pair of one card twice: split by each bit of the rank index."""
+    out = []
+    for bit in _RANK_BIT_CARDS:
+        low, high = cards & ~bit, cards & bit
+        if low and high:
+            out.append((low, high) if low <= high else (high, low))
+    return out
 
 
 def _bits(mask: int) -> list[int]:
@@ -302,9 +370,9 @@ class _Search:
     def rest(self, masks: list[int], h: int) -> list[tuple[int, ...]]:
         """The straight and flush rows on the cards left, with ``h`` holes: the tuples of
         ``h`` card sets (remembered)."""
-        if not self.straight:  # flush rows only: how many cards each suit holds
+        if not self.straight and not h:  # flush rows only: how many cards each suit holds
             key: tuple[int, ...] = (*(m.bit_count() for m in masks), h)
-        elif self.flush:
+        elif self.flush:  # (with holes, which cards: a flush row's hole lacks its own card)
             key = (*masks, h)
         else:  # straight rows only: how many cards each rank holds
             key = (*_at_least(masks), h)
@@ -325,7 +393,8 @@ class _Search:
             flush_suits = sorted(set(suits))
             demand = [sum(k for k, s in zip(self.flush, suits, strict=True) if s == f)
                       for f in flush_suits]
-            hall = _Hall(masks, flush_suits, demand, h, bool(self.straight))
+            hall = _Hall(masks, flush_suits, demand, h, bool(self.straight),
+                         [suits.count(f) for f in flush_suits])
             if hall.needed(0, 0, 0) <= h:
                 self.windows(hall, out)
             return
@@ -397,7 +466,15 @@ def _all_straights(masks: Sequence[int], holes: int) -> set[tuple[int, ...]]:
             if key + (1 << 3 * a) + (1 << 3 * b) in table}
 
 
+# How many rows of a 3 + 5 + 5 split into three flushes a suit holding this many cards fills.
+_FLUSH_ROWS = {3: 1, 5: 1, 8: 2, 10: 2, 13: 3}
+
+
 def _all_flushes(masks: Sequence[int], holes: int) -> set[tuple[int, ...]]:
+    """Three flushes: a question of the suit counts, but for the holes' cards. A hole in a suit
+    that fills one row stands for a card of it the cards lack; two holes in one suit stand for
+    two cards, or, when the suit fills two rows, for one card the cards lack (the same card
+    three times needs three rows)."""
     counts = [m.bit_count() for m in masks]
 
     def shaped(*extra: int) -> bool:
@@ -408,9 +485,37 @@ def _all_flushes(masks: Sequence[int], holes: int) -> set[tuple[int, ...]]:
 
     if holes == 0:
         return {()} if shaped() else set()
+
+    def one(s: int, extra: int) -> int:  # the cards one hole of suit s may stand for
+        if _FLUSH_ROWS[counts[s] + extra] >= 2:
+            return SUIT_CARDS[s]
+        return SUIT_CARDS[s] & ~_suit_cards(masks[s], s)
+
+    out: set[tuple[int, ...]] = set()
     if holes == 1:
-        return {(SUIT_CARDS[s],) for s in range(4) if shaped(s)}
-    return {(SUIT_CARDS[s], SUIT_CARDS[t]) for s in range(4) for t in range(s, 4) if shaped(s, t)}
+        for s in range(4):
+            if shaped(s) and one(s, 1):
+                out.add((one(s, 1),))
+        return out
+    for s in range(4):
+        for t in range(s + 1, 4):
+            if shaped(s, t):
+                a, b = one(s, 1), one(t, 1)
+                if a and b:
+                    out.add((a, b) if a <= b else (b, a))
+        if shaped(s, s):
+            held = _suit_cards(masks[s], s)
+            lacked = SUIT_CARDS[s] & ~held
+            rows = _FLUSH_ROWS[counts[s] + 2]
+            if rows == 1:
+                out.update(_distinct_pairs(lacked))
+            elif rows == 2:
+                out.update(_distinct_pairs(held))
+                if lacked:
+                    out.add((lacked, SUIT_CARDS[s]))
+            else:
+                out.add((SUIT_CARDS[s], SUIT_CARDS[s]))
+    return out
 
 
 @lru_cache(maxsize=64)

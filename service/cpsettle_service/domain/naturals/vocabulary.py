@@ -21,7 +21,8 @@ clause                 holds when
                        at least these: ``STRAIGHT`` (a straight or straight flush), ``FLUSH`` (a
                        flush or straight flush), ``STRAIGHT_FLUSH``; a row left out is any cards.
                        The two 5-card rows may be taken in either order. Straights here accept
-                       the wheel and A-2-3 / Q-K-A (RULES.md §14.13)
+                       the wheel and A-2-3 / Q-K-A (RULES.md §14.13). A row that holds one card
+                       twice (a joker duplicating a card of it) is no flush (RULES.md §16.3)
 =====================  ===========================================================================
 
 Bounds (a definition outside them is an invalid profile, one violation per problem): at most 13

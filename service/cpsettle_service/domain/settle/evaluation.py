@@ -196,11 +196,12 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
     fl = profile.fantasyland
     if not fl.enabled:
         return None
+    playing = p.input.in_fantasyland
     if p.status is not REGULAR:
         return fantasyland_result(qualifies=False, cards=0,
                            fmt="{0} does not qualify for Fantasyland ({1} hand)",
-                           args=(p.pid, p.status.value.lower()))
-    if p.input.in_fantasyland:
+                           args=(p.pid, p.status.value.lower()), in_fantasyland=playing, row=None)
+    if playing:
         stay = fl.stay
         for i, t in enumerate((stay.front, stay.middle, stay.back)):
             hand = p.rows[i].hand
@@ -208,9 +209,11 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
                 return fantasyland_result(
                     qualifies=True, cards=fl.stay_cards,
                     fmt="{0} stays in Fantasyland with {1} in the {2} — {3} cards next hand",
-                    args=(p.pid, hand.phrase, ROWS[i].value.lower(), fl.stay_cards))
+                    args=(p.pid, hand.phrase, ROWS[i].value.lower(), fl.stay_cards),
+                    in_fantasyland=True, row=ROWS[i])
         return fantasyland_result(qualifies=False, cards=0,
-                           fmt="{0} leaves Fantasyland: no stay condition met", args=(p.pid,))
+                           fmt="{0} leaves Fantasyland: no stay condition met", args=(p.pid,),
+                           in_fantasyland=True, row=None)
     # The entry decision depends on the front only: cached per front strength, with its phrase.
     cache = plan.entry_cache
     hit = cache.get(p.strengths[0])
@@ -229,9 +232,9 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
     cards, phrase = hit
     if not cards:
         return fantasyland_result(qualifies=False, cards=0, fmt=_FL_NOT_QUALIFIED,
-                                  args=(p.pid, phrase))
+                                  args=(p.pid, phrase), in_fantasyland=False, row=None)
     return fantasyland_result(qualifies=True, cards=cards, fmt=_FL_QUALIFIED,
-                       args=(p.pid, phrase, cards))
+                       args=(p.pid, phrase, cards), in_fantasyland=False, row=None)
 
 
 class HandEvaluation(NamedTuple):

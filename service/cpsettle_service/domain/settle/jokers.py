@@ -432,9 +432,12 @@ class _Seconds:
                     self.by_rank[_RANK_OF_MASK[a]] |= b
                 elif a in _SUIT_OF_MASK:
                     self.by_suit[_SUIT_OF_MASK[a]] |= b
-                else:  # one card
-                    i = a.bit_length() - 1
-                    self.by_card[i] = self.by_card.get(i, 0) | b
+                else:  # any other set of cards (one card, the cards a flush row lacks)
+                    while a:
+                        low = a & -a
+                        i = low.bit_length() - 1
+                        self.by_card[i] = self.by_card.get(i, 0) | b
+                        a ^= low
 
     def of(self, card: int) -> int:
         return (self.any | self.by_rank[card >> 2] | self.by_suit[card & 3]

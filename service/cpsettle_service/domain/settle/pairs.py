@@ -15,6 +15,8 @@ from .jokers import sorted_ranks
 from .results import (
     KIND_ROWS,
     MAJORITY_BONUS,
+    NATURAL_BY_CARDS,
+    NATURAL_SAME_CARDS,
     REGULAR,
     SCOOP_BONUS,
     ItemKind,
@@ -225,14 +227,17 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
                 ra, rb = _natural_ranks(a), _natural_ranks(b)
                 by_cards = (ra > rb) - (ra < rb)
             if not by_cards:
-                how = "and their cards rank the same" if profile.naturals.equal_rank is (
-                    NaturalTie.COMPARE_CARDS) else "rank equal"
+                if profile.naturals.equal_rank is NaturalTie.COMPARE_CARDS:
+                    items.append(line_item(
+                        kind=ItemKind.NO_SCORE, units=0, fmt=NATURAL_SAME_CARDS,
+                        args=(a.pid, a.natural_phrase, b.pid, b.natural_phrase)))
+                    return
                 items.append(
                     line_item(
                         kind=ItemKind.NO_SCORE,
                         units=0,
                         fmt=f"Natural: {a.pid}'s {a.natural_phrase} and {b.pid}'s "
-                            f"{b.natural_phrase} {how} — 0",
+                            f"{b.natural_phrase} rank equal — 0",
                         args=(),
                     )
                 )
@@ -248,11 +253,10 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
                 line_item(
                     kind=ItemKind.NATURAL,
                     units=pair.units,
-                    fmt=f"Natural: {winner.pid}'s {winner.natural_phrase} and {loser.pid}'s "
-                        f"{loser.natural_phrase} rank equal; compared from the top, card "
-                        f"{card + 1} is {_rank_text(rw[card])} against {_rank_text(rl[card])} "
-                        f"— {winner.pid} +{e.units}",
-                    args=(),
+                    fmt=NATURAL_BY_CARDS,
+                    args=(winner.pid, winner.natural_phrase, loser.pid, loser.natural_phrase,
+                          card + 1, Rank.from_int(rw[card]), Rank.from_int(rl[card]), e.units,
+                          winner is a),
                 )
             )
             return
@@ -298,10 +302,6 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
 def _natural_ranks(p: PlayerState) -> tuple[int, ...]:
     """The natural's 13 ranks from the top (with jokers: as the kept assignment resolves them)."""
     return sorted_ranks(p.assignment.cards if p.assignment is not None else p.cards13)
-
-
-def _rank_text(value: int) -> str:
-    return Rank.from_int(value).word
 
 
 def apply_multipliers(pairs: list[PairState], players: list[PlayerState], profile: RuleProfile

@@ -7,11 +7,13 @@ site). The sentences are built when read: the hot path stores a format and its a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from enum import StrEnum
+from types import MappingProxyType
 from typing import NamedTuple
 
-from ..cards.cards import JOKER
+from ..cards.cards import JOKER, Rank
 from ..cards.hands import HandRank
 from ..cards.rows import ROWS, Row
 from ..naturals.catalogue import Natural
@@ -159,7 +161,10 @@ _ROW_LABEL = {row: row.label for row in ROWS}
 class LineItem(NamedTuple):
     """A bonus, penalty, royalty or multiplier line of a pair; ``units`` for the first player.
 
-    The sentence is ``fmt`` filled with ``args`` (``str.format``), built when read.
+    The sentence is ``fmt`` filled with ``args`` (``str.format``), built when read. A multiplier
+    line's first argument is its multiplier; a line between two naturals compared card by card
+    is ``NATURAL_BY_CARDS`` or ``NATURAL_SAME_CARDS`` (``multiplier`` and ``cards_compared``
+    read them for the settlement's structured fields).
     """
 
     kind: ItemKind
@@ -170,6 +175,37 @@ class LineItem(NamedTuple):
     @property
     def text(self) -> str:
         return self.fmt.format(*self.args) if self.args else self.fmt
+
+    @property
+    def multiplier(self) -> int:
+        """A multiplier line's multiplier (RULES.md §7); 0 for another line."""
+        if self.kind is ItemKind.SCOOP_MULTIPLIER or self.kind is ItemKind.HOME_RUN_MULTIPLIER:
+            m = self.args[0]
+            assert isinstance(m, int)
+            return m
+        return 0
+
+    @property
+    def cards_compared(self) -> tuple[int, str, str] | None:
+        """Two naturals of equal rank compared card by card (RULES.md §16.2): the first card from
+        the top whose ranks differ (0: none) and its rank in the first and the second player's
+        natural; None for any other line."""
+        if self.fmt == NATURAL_BY_CARDS:
+            card, won, lost, first_won = self.args[4], self.args[5], self.args[6], self.args[8]
+            assert isinstance(card, int) and isinstance(won, Rank) and isinstance(lost, Rank)
+            return (card, won.value, lost.value) if first_won else (card, lost.value, won.value)
+        if self.fmt == NATURAL_SAME_CARDS:
+            return (0, "", "")
+        return None
+
+
+# Two naturals of equal rank compared card by card (RULES.md §16.2): the winner's id and natural,
+# the loser's, the card (from 1), the winner's and the loser's rank there (``Rank``s), the units;
+# and (not in the sentence) whether the winner is the pair's first player.
+NATURAL_BY_CARDS = ("Natural: {0}'s {1} and {2}'s {3} rank equal; compared from the top, card {4} "
+                    "is {5.word} against {6.word} — {0} +{7}")
+# ... and found equal card for card: the two ids and naturals, in pair order.
+NATURAL_SAME_CARDS = "Natural: {0}'s {1} and {2}'s {3} and their cards rank the same — 0"
 
 
 class PairResult(NamedTuple):
@@ -243,12 +279,15 @@ class PairResult(NamedTuple):
 
 
 class FantasylandResult(NamedTuple):
-    """Fantasyland next hand: whether the player qualifies, and the cards he is dealt."""
+    """Fantasyland next hand: whether the player qualifies, and the cards he is dealt; whether
+    he played this hand there (so it was judged for staying), and the row that kept him."""
 
     qualifies: bool
     cards: int
     fmt: str
     args: tuple[object, ...] = ()
+    in_fantasyland: bool = False
+    row: Row | None = None
 
     @property
     def text(self) -> str:
@@ -288,6 +327,18 @@ class PlayerResult(NamedTuple):
         return text
 
 
+class HeldNatural(NamedTuple):
+    """What a natural hand's sentences say beyond its name: its rank and what it collects under
+    the profile (RULES.md §8, §16.2), and the card each of its jokers stands for (§16.3)."""
+
+    rank: int
+    units: int
+    joker_cards: tuple[str, ...]
+
+
+NO_NATURALS: Mapping[str, HeldNatural] = MappingProxyType({})
+
+
 class Settlement(NamedTuple):
     context: AuditContext
     profile: RuleProfile
@@ -298,6 +349,7 @@ class Settlement(NamedTuple):
     pairs: tuple[PairResult, ...]  # in settlement order
     rake: int
     currency: str  # ISO 4217: what the money amounts (minor units) are counted in
+    naturals: Mapping[str, HeldNatural]  # by player id, each natural hand's (most have none)
 
     @property
     def text(self) -> tuple[str, ...]:
@@ -347,9 +399,9 @@ def pair_result(
                              row_signs, row_units, first_rows, second_rows, fouled, tie_breaks))
 
 
-def fantasyland_result(*, qualifies: bool, cards: int, fmt: str, args: tuple[object, ...]
-                       ) -> FantasylandResult:
-    return _new(FantasylandResult, (qualifies, cards, fmt, args))
+def fantasyland_result(*, qualifies: bool, cards: int, fmt: str, args: tuple[object, ...],
+                       in_fantasyland: bool, row: Row | None) -> FantasylandResult:
+    return _new(FantasylandResult, (qualifies, cards, fmt, args, in_fantasyland, row))
 
 
 def player_result(
@@ -368,10 +420,10 @@ def player_result(
 def settlement_result(
     *, context: AuditContext, profile: RuleProfile, unit_value: int, button_seat: int,
     order: tuple[str, ...], players: tuple[PlayerResult, ...], pairs: tuple[PairResult, ...],
-    rake: int, currency: str,
+    rake: int, currency: str, naturals: Mapping[str, HeldNatural],
 ) -> Settlement:
     return _new(Settlement, (context, profile, unit_value, button_seat, order, players, pairs,
-                             rake, currency))
+                             rake, currency, naturals))
 
 
 FACTORIES = {

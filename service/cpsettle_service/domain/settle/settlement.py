@@ -32,7 +32,9 @@ from .money import charge_fees, net_money, pay_pairs, settlement_order, take_com
 from .pairs import apply_multipliers, settle_pair
 from .results import (
     FOULED,
+    NO_NATURALS,
     SURRENDERED,
+    HeldNatural,
     PlayerResult,
     Settlement,
     player_result,
@@ -91,12 +93,21 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     total_net = 0
     player_results: list[PlayerResult] = []
     with_fantasyland = plan.fantasyland
+    held: dict[str, HeldNatural] | None = None
     for p, money in zip(order, net_money(order, capped, unit_value), strict=True):
         net = money - p.rake
         total_rake += p.rake
         total_net += net
         status = p.status
         inp = p.input
+        if p.natural is not None:  # what its sentences say beyond its name (RULES.md §8, §16.3)
+            entry, assignment = p.natural_entry, p.assignment
+            assert entry is not None
+            if held is None:
+                held = {}
+            held[p.pid] = HeldNatural(
+                rank=entry.rank, units=entry.units,
+                joker_cards=assignment.stands_for if assignment is not None else ())
         player_results.append(player_result(
             p.pid, inp.seat, status=status, rows=p.rows, royalty_total=p.royalty_total,
             fouled=status is FOULED, foul_reasons=p.foul_reasons, natural=p.natural,
@@ -112,6 +123,7 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
         order=tuple([p.pid for p in order]), players=tuple(player_results),
         pairs=tuple(pair_results), rake=total_rake,
         currency=table.currency or profile.money.currency,
+        naturals=held if held is not None else NO_NATURALS,
     )
 
 __all__ = ["settle"]

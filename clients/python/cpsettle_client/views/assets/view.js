@@ -174,16 +174,15 @@ function moneyText(value, currency, signed = false) {
 }
 
 // ---------------------------------------------------------------- the settlement's sentences
-// The sentences are the service's, signed, in English. A renderer per kind (a LineItemKind
-// value, or ROW, PAIR, PLAYER, TOTAL) may be registered here to say one in the reader's
-// language from the item's structured fields; without one, the signed English sentence is shown,
-// marked lang="en".
-const SENTENCES = {};
+// The sentences are the service's, signed, in English; sentences.js (inlined above) says each in
+// the reader's language from the settlement's fields, where those fields say the signed English
+// exactly. A translated sentence keeps its signed English in its title (and data-signed); one
+// that could not be said otherwise is the signed English, marked lang="en".
 
-function sentence(kind, item, signedText, attrs = {}) {
-  const render = SENTENCES[kind];
-  const text = render && LANG?.code !== 'en' ? render(item, LANG) : null;
-  return h('span', { ...attrs, lang: text ? LANG.tag : 'en' }, text ?? signedText ?? '');
+function sentence(said, signedText, attrs = {}) {
+  const translated = said.lang !== 'en';
+  return h('span', { ...attrs, lang: said.lang, title: translated ? signedText : undefined,
+    'data-signed': translated ? signedText : undefined }, said.text);
 }
 
 // ---------------------------------------------------------------- DOM helpers (text, never HTML)
@@ -245,16 +244,15 @@ function jokers(row) {
     _('{joker} as {card}', { joker: jokerCards[i] ?? 'Xj', card: stands })));
 }
 
-function handName(row) {
-  const cls = label(row.handClass);
-  const name = row.name ?? '';
-  // the class in the reader's language; the service's English name of the hand beside it when
-  // it says more ("Full house, kings full of threes")
-  const english = LANG?.code === 'en' ? '' : name;
+function handName(row, said) {
+  // the hand's name in the reader's language ("Full de reyes y treses"), said from its class and
+  // cards where they say the service's English name; else that name, marked English
+  // (a row without a name of its own says its class, in the reader's language)
+  const name = said.handName(row);
   return h('div', { class: 'hand-name' },
-    h('span', { 'data-code': row.handClass ?? '', class: 'hand-class' },
-      LANG?.code === 'en' && name ? name : cls || name),
-    english && english !== cls ? [' ', h('span', { lang: 'en', class: 'hand-words' }, `(${english})`)] : null,
+    h('span', { 'data-code': row.handClass ?? '', class: 'hand-class',
+      lang: name.text ? name.lang : LANG?.tag, title: name.lang !== 'en' ? row.name : undefined },
+    name.text || label(row.handClass)),
     row.royalty ? h('span', { class: 'royalty' }, ' \u2014 ',
       _('royalty {units}', { units: { number: row.royalty } })) : null,
     (row.jokerCards ?? []).length ? [' \u2014 ', jokers(row)] : null);
@@ -334,7 +332,7 @@ function looseCards(p, request) {
     cards(sent.cards));
 }
 
-function player(p, s, request) {
+function player(p, s, request, said) {
   const cur = s.currency;
   const money_ = [
     [_('Net units'), number(p.netUnits ?? 0, true)],
@@ -351,36 +349,36 @@ function player(p, s, request) {
       h('caption', { class: 'sr' }, _('{player}\u2019s rows', { player: p.playerId })),
       h('tbody', {}, rows.map((r) => h('tr', { 'data-row': r.row ?? '' },
         h('th', { scope: 'row', 'data-code': r.row ?? '' }, label(r.row)),
-        h('td', {}, cards(r.cards), handName(r)))))) : null,
+        h('td', {}, cards(r.cards), handName(r, said)))))) : null,
     h('p', { class: 'net' }, _('Net'), ' ', h('strong', {}, moneyText(p.netMoney ?? 0, cur, true))),
     h('dl', { class: 'money-list' }, money_.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
-    p.fantasyland?.text ? h('p', { class: 'note' }, sentence('FANTASYLAND', p.fantasyland, p.fantasyland.text)) : null,
-    p.text ? h('p', { class: 'sentence' }, sentence('PLAYER', p, p.text)) : null);
+    p.fantasyland?.text ? h('p', { class: 'note fantasyland' }, sentence(said.fantasyland(p), p.fantasyland.text)) : null,
+    p.text ? h('p', { class: 'sentence' }, sentence(said.player(p), p.text)) : null);
 }
 
-function side(pairRow, who, hand) {
+function side(pairRow, who, hand, said) {
   const won = pairRow.winner && pairRow.winner === who;
   return h('td', { class: won ? 'win' : '', 'data-side': who },
     won ? h('span', { class: 'winmark' }, '\u2714', h('span', { class: 'winword' }, ' ', _('wins')), ' ') : null,
-    cards(hand?.cards), hand ? handName(hand) : null);
+    cards(hand?.cards), hand ? handName(hand, said) : null);
 }
 
-function pair(pr) {
+function pair(pr, said) {
   const a = pr.first ?? '?';
   const b = pr.second ?? '?';
   const rows = (pr.rows ?? []).map((r) => h('tr', { 'data-row': r.row ?? '' },
     h('th', { scope: 'row', 'data-code': r.row ?? '' }, label(r.row)),
-    side(r, a, r.first), side(r, b, r.second),
+    side(r, a, r.first, said), side(r, b, r.second, said),
     h('td', { class: 'num' }, number(r.units ?? 0, true)),
-    h('td', { class: 'sentence' }, r.winner ? '' : [_('tie'), ' \u2014 '], sentence('ROW', r, r.text))));
+    h('td', { class: 'sentence' }, r.winner ? '' : [_('tie'), ' \u2014 '], sentence(said.row(pr, r), r.text))));
   const items = (pr.items ?? []).map((it) => h('li', { 'data-kind': it.kind ?? '' },
     codeText(it.kind, 'span', { class: 'item-kind' }), ' ',
     h('span', { class: 'item-units' }, ngettext('{units} unit', '{units} units', Math.abs(Number(it.units ?? 0)),
       { units: { number: it.units ?? 0, signed: true } })), ': ',
-    sentence(it.kind, it, it.text, { class: 'item-text' })));
+    sentence(said.item(pr, it), it.text, { class: 'item-text' })));
   return h('details', { class: 'pair', open: true, 'data-pair': `${a}-${b}` },
     h('summary', {}, h('strong', {}, _('{first} v {second}', { first: a, second: b })), ' (',
-      codeText(pr.kind, 'span', { class: 'pair-kind' }), ') \u2014 ', sentence('PAIR', pr, pr.text)),
+      codeText(pr.kind, 'span', { class: 'pair-kind' }), ') \u2014 ', sentence(said.pair(pr), pr.text, { class: 'pair-text' })),
     rows.length ? h('div', { class: 'scroll' }, h('table', { class: 'pair-rows' },
       h('caption', { class: 'sr' }, _('{first} against {second}, row by row; units from {first}\u2019s side', { first: a, second: b })),
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, _('Row')),
@@ -392,7 +390,7 @@ function pair(pr) {
     h('p', { class: 'pair-total' }, _('Units for {player}: {units}', { player: a, units: { number: pr.units ?? 0, signed: true } })));
 }
 
-function payments(s) {
+function payments(s, said) {
   const cur = s.currency;
   const rows = (s.pairs ?? []).filter((pr) => pr.payer || Number(pr.owed ?? 0) || Number(pr.paid ?? 0))
     .map((pr) => {
@@ -412,12 +410,13 @@ function payments(s) {
         h('th', { scope: 'col', class: k === 'owed' || k === 'paid' ? 'num' : '', 'data-col': k }, t)))),
       h('tbody', {}, rows))) : h('p', {}, _('No money changes hands.')),
     h('p', { class: 'rake' }, _('Rake:'), ' ', h('strong', {}, moneyText(s.rake ?? '0', cur))),
-    (s.text ?? []).length ? h('ul', { class: 'totals' }, s.text.map((t) => h('li', {}, sentence('TOTAL', s, t)))) : null);
+    (s.text ?? []).length ? h('ul', { class: 'totals' }, said.totals().map((x, i) => h('li', {}, sentence(x, s.text[i])))) : null);
 }
 
 /** The whole settlement as elements (used by the hand page and by each hand of the report). */
 function settlementView(s, request) {
   const players = s.players ?? [];
+  const said = sentencesOf(s, LANG);
   const c = s.context ?? {};
   const where = [[_('hand'), c.handId], [_('table'), c.tableId], [_('round'), c.roundId],
     [_('dealer'), c.dealerId], [_('rules'), s.profile?.name],
@@ -426,9 +425,9 @@ function settlementView(s, request) {
   return [
     h('p', { class: 'where' }, where),
     h('section', { class: 'players-section' }, h('h2', {}, _('Players, in button order')),
-      h('div', { class: 'players' }, players.map((p) => player(p, s, request)))),
-    h('section', { class: 'pairs-section' }, h('h2', {}, _('Each pair')), (s.pairs ?? []).map(pair)),
-    payments(s),
+      h('div', { class: 'players' }, players.map((p) => player(p, s, request, said)))),
+    h('section', { class: 'pairs-section' }, h('h2', {}, _('Each pair')), (s.pairs ?? []).map((pr) => pair(pr, said))),
+    payments(s, said),
     h('section', { class: 'context' }, h('h2', {}, _('Audit context and ids')), ids(s)),
   ];
 }
@@ -669,6 +668,10 @@ async function start() {
 }
 
 // the page's formatters, for checks from outside (tests compare them with Babel's); read-only
-globalThis.cpsettleView = Object.freeze({ money, number, label });
+globalThis.cpsettleView = Object.freeze({
+  money, number, label,
+  // every sentence of a settlement in a language, as {text, lang} (sentences.js: allSentences)
+  sentences: (s, code) => allSentences(s, I18N.languages[code]),
+});
 
 start();
