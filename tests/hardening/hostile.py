@@ -27,7 +27,7 @@ def maximal_profile(n: int, jokers: bool = True) -> dict[str, Any]:
     data = profile_to_dict(load_preset("ofc"))
     data["name"] = f"max-{n:08d}-" + "n" * 50
     data["description"] = f"{n:08d}" + "d" * 1992
-    table = []
+    table: list[dict[str, str | int]] = []
     for row in ("FRONT", "MIDDLE", "BACK"):
         classes = FRONT_CLASSES if row == "FRONT" else set(HandClass)
         for hc in sorted(classes, key=lambda c: c.order):
@@ -46,7 +46,7 @@ def maximal_profile(n: int, jokers: bool = True) -> dict[str, Any]:
     data["deck"] = {"jokers": 2, "jokerDuplicates": True}  # five of a kind can then occur
     if not jokers:
         del data["deck"]
-        data["royalties"]["table"] = [e for e in table if "FIVE" not in e["handClass"]]
+        data["royalties"]["table"] = [e for e in table if "FIVE" not in str(e["handClass"])]
         data["naturals"]["table"] = [e for e in data["naturals"]["table"]
                                      if e["natural"] != "FIVE_OF_A_KIND"]
     return data

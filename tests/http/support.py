@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import httpx
@@ -19,6 +19,9 @@ from tests.conftest import ServerHandle, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = "cpsettle.v1.SettlementService"
+
+_M = TypeVar("_M", bound=Message)
+
 JSON = {"content-type": "application/json"}
 PROTO = {"content-type": "application/proto"}
 
@@ -46,9 +49,9 @@ def grpc_call(handle: ServerHandle, method: str, request: Message,
     error (code, message and details, as the trailer carries them)."""
     with grpc.insecure_channel(handle.address) as channel:
         # the raw bytes, as the server sent them
-        raw = channel.unary_unary(f"/{SERVICE}/{method}",
-                                  request_serializer=lambda m: m.SerializeToString(),
-                                  response_deserializer=lambda b: b)
+        raw: grpc.UnaryUnaryMultiCallable[Message, bytes] = channel.unary_unary(
+            f"/{SERVICE}/{method}", request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=lambda b: b)
         try:
             return raw(request, timeout=10, metadata=metadata or None), None
         except grpc.RpcError as e:
@@ -92,6 +95,6 @@ def without_time_and_signature(response: pb.SettleResponse) -> pb.SettleResponse
     return copy
 
 
-def from_json(data: bytes, message: Message) -> Message:
+def from_json(data: bytes, message: _M) -> _M:
     json_format.Parse(data, message)
     return message

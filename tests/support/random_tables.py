@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-try:
+if TYPE_CHECKING:  # typed against this checkout; the fallback below is for older ones only
     from cpsettle_service.domain.cards import CANONICAL, evaluate_five, evaluate_three
-except ImportError:  # a checkout from before the wings (#25), which benches compare against
-    from cpsettle_service.domain.cards import CANONICAL  # type: ignore[attr-defined,no-redef]
-    from cpsettle_service.domain.hands import (  # type: ignore[import-not-found,no-redef]
-        evaluate_five,
-        evaluate_three,
-    )
+else:
+    try:
+        from cpsettle_service.domain.cards import CANONICAL, evaluate_five, evaluate_three
+    except ImportError:  # a checkout from before the wings (#25), which benches compare against
+        from cpsettle_service.domain.cards import CANONICAL
+        from cpsettle_service.domain.hands import evaluate_five, evaluate_three
 
 DECK = list(CANONICAL)
 
