@@ -4,13 +4,16 @@ property that a joker hand is never weaker than any allowed replacement of its j
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpsettle_service.domain.cards.cards import DECK, JOKER
+from cpsettle_service.domain.cards.cards import DECK, JOKER, Card
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.settle import settle
+from cpsettle_service.domain.settle import HandEvaluation, Settlement, settle
 from cpsettle_service.domain.settle.evaluation import evaluate_hand
 from cpsettle_service.domain.settle.jokers import allowed_cards, assignments
 from cpsettle_service.domain.settle.table import PlayerInput, request_from_dict, resolve_profile
@@ -19,22 +22,24 @@ from cpsettle_service.profile_files import builtin_registry
 REGISTRY = builtin_registry()
 
 
-def run(preset: str, players: list[dict], overrides: dict | None = None, dead=()):
-    request = {"preset": preset, "players": players, "deadCards": list(dead)}
+def run(preset: str, players: list[dict[str, Any]], overrides: dict[str, Any] | None = None,
+        dead: Sequence[str] = ()) -> Settlement:
+    request: dict[str, Any] = {"preset": preset, "players": players, "deadCards": list(dead)}
     if overrides:
         request["profileOverrides"] = overrides
     table, choice = request_from_dict(request)
     return settle(table, resolve_profile(choice, REGISTRY))
 
 
-def arranged(pid, seat, front, middle, back):
+def arranged(pid: str, seat: int, front: str, middle: str, back: str) -> dict[str, Any]:
     return {"playerId": pid, "seat": seat,
             "arrangement": {"front": front.split(), "middle": middle.split(), "back": back.split()}}
 
 
-def refused(*args, **kwargs) -> dict[str, str]:
+def refused(preset: str, players: list[dict[str, Any]],
+            overrides: dict[str, Any] | None = None, dead: Sequence[str] = ()) -> dict[str, str]:
     with pytest.raises(InvalidInput) as e:
-        run(*args, **kwargs)
+        run(preset, players, overrides, dead)
     return {v.field: v.reason for v in e.value.violations}
 
 
@@ -68,7 +73,13 @@ def test_a_joker_in_the_dead_cards_counts_and_the_joker_spelling_is_either_case(
     assert "2 jokers" in found["players"]
 
 
-def row_texts(s, first: str, second: str) -> list[str]:
+def three_rows(texts: tuple[str, str, str]
+               ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    front, middle, back = texts
+    return tuple(front.split()), tuple(middle.split()), tuple(back.split())
+
+
+def row_texts(s: Settlement, first: str, second: str) -> list[str]:
     return next([r.text for r in p.rows] for p in s.pairs if (p.first, p.second) == (first, second))
 
 
@@ -196,14 +207,14 @@ def test_evaluate_hand_resolves_jokers_and_lists_the_naturals_they_make() -> Non
     assert "DRAGON" in e.playable_naturals and "DRAGON" in e.naturals
     ofc_joker = resolve_profile(request_from_dict(
         {"preset": "ofc", "profileOverrides": JOKER_1, "players": []})[1], REGISTRY)
-    rows = evaluate_hand(PlayerInput("p", 0, *(tuple(r.split()) for r in A)), ofc_joker).rows
+    rows = evaluate_hand(PlayerInput("p", 0, *three_rows(A)), ofc_joker).rows
     assert rows[0].joker_cards == ("Qh",) and rows[0].hand.name == "Pair of queens, two kicker"
 
 
 # ---------------------------------------------------------------------------------------------
 # The property, through the engine: never weaker than any allowed replacement.
 
-def _key(e):
+def _key(e: HandEvaluation) -> tuple[bool, int, int, int, int]:
     """Higher is better, in the order RULES.md §16.3 resolves a hand by."""
     return (not e.fouled, e.royalty_total, e.rows[2].hand.strength, e.rows[1].hand.strength,
             e.rows[0].hand.strength)
@@ -213,7 +224,7 @@ def _key(e):
 @given(st.permutations(DECK), st.sets(st.integers(0, 12), min_size=1, max_size=2),
        st.sampled_from(["ofc", "eastern", "classic-1-6"]), st.booleans())
 def test_a_joker_hand_is_never_weaker_than_the_hand_with_any_allowed_replacement(
-        deck, where, preset, suit_tiebreak) -> None:
+        deck: list[Card], where: set[int], preset: str, suit_tiebreak: bool) -> None:
     overrides = {"deck": {"jokers": 2}, "ranking": {"suitOrderTiebreak": suit_tiebreak}}
     profile = resolve_profile(request_from_dict(
         {"preset": preset, "profileOverrides": overrides, "players": []})[1], REGISTRY)
@@ -231,8 +242,9 @@ def test_a_joker_hand_is_never_weaker_than_the_hand_with_any_allowed_replacement
 
 def test_evaluate_hand_in_process_calls_a_nameless_hand_player_and_names_a_missing_row() -> None:
     profile = resolve_profile(request_from_dict({"preset": "ofc", "players": []})[1], REGISTRY)
-    rows = [tuple(r.split()) for r in B]
+    rows = three_rows(B)
     e = evaluate_hand(PlayerInput("", 0, *rows), profile)
+    assert e.fantasyland is not None
     assert e.fantasyland.text == (
         "player does not qualify for Fantasyland (pair of sevens, three kicker in front)")
     with pytest.raises(InvalidInput) as refused_:
