@@ -27,13 +27,13 @@ def test_equal_pairs_of_twos_are_broken_by_the_suit_of_a_two() -> None:
 
 def test_a_front_given_as_padded_text_or_one_string() -> None:
     assert evaluate_three([" Kh", "Kd ", "Ac"]) == evaluate_three(["Kh", "Kd", "Ac"])
-    assert evaluate_three("7s 7h 7d").name == "Three of a kind, sevens"  # type: ignore[arg-type]
+    assert evaluate_three("7s 7h 7d").name == "Three of a kind, sevens"
 
 
 def test_a_flush_given_as_padded_text_stays_a_flush() -> None:
     royal = evaluate_five(" As|Ks |Qs|Js|Ts".split("|"))
     assert royal.name == "Royal flush" and royal == evaluate_five("As Ks Qs Js Ts".split())
-    flush = evaluate_five("Ad Jd 9d 6d 2d")  # type: ignore[arg-type]
+    flush = evaluate_five("Ad Jd 9d 6d 2d")
     assert flush.name == "Ace-high flush"
 
 
@@ -41,7 +41,7 @@ def test_a_row_of_the_wrong_size_says_how_many_cards_it_got() -> None:
     with pytest.raises(ValueError, match=r"^a 5-card row needs 5 cards, got 4$"):
         evaluate_five(["As", "Kd", "7c", " 2h"])
     with pytest.raises(ValueError, match=r"^a 3-card row needs 3 cards, got 2$"):
-        evaluate_three("As Kd")  # type: ignore[arg-type]
+        evaluate_three("As Kd")
     with pytest.raises(ValueError, match=r"^expected 5 cards, got 42$"):
         evaluate_five(42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"^a row has 3 or 5 cards, got 4$"):

@@ -5,6 +5,7 @@ naming the field when they cannot be checked."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -27,11 +28,11 @@ from cpsettle_service.domain.profile.parse import (
 from cpsettle_service.profile_files import load_preset, preset_names
 
 
-def base() -> dict:
+def base() -> dict[str, Any]:
     return profile_to_dict(load_preset("shisanshui"))
 
 
-def with_naturals(**changes) -> dict:
+def with_naturals(**changes: object) -> dict[str, Any]:
     d = base()
     d["naturals"].update(changes)
     return d
@@ -41,7 +42,7 @@ ONE_RED = {"natural": "ONE_RED", "rank": 14, "units": 24,
            "definition": {"colourSplit": [12, 1]}}
 
 
-def violations(data) -> list[tuple[str, str]]:
+def violations(data: object) -> list[tuple[str, str]]:
     with pytest.raises(InvalidInput) as e:
         profile_from_dict(data)
     return [(v.field, v.reason) for v in e.value.violations]
@@ -115,7 +116,8 @@ def test_extension_defaults_are_what_an_absent_field_means() -> None:
      "NATURAL_TIE_PUSH, NATURAL_TIE_COMPARE_CARDS"),
     ({"quadsAsTwoPairs": "yes"}, "profile.naturals.quadsAsTwoPairs", "true or false"),
 ])
-def test_what_the_vocabulary_cannot_check_is_a_violation(change, field, words) -> None:
+def test_what_the_vocabulary_cannot_check_is_a_violation(change: dict[str, object], field: str,
+                                                          words: str) -> None:
     found = violations(with_naturals(**change))
     assert any(f == field and words in reason for f, reason in found), found
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from cpsettle_service.domain.cards.cards import JOKER, is_joker, parse_card
-from cpsettle_service.domain.cards.hands import HandClass
+from cpsettle_service.domain.cards.hands import HandClass, HandRank
 from cpsettle_service.domain.profile.model import RuleProfile
 from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
 from cpsettle_service.domain.settle.fouls import foul_check
 from cpsettle_service.domain.settle.jokers import (
+    Assignment,
     allowed_cards,
     resolve_arrangement,
     resolve_natural,
@@ -41,7 +42,8 @@ def hand(front: str, middle: str, back: str) -> tuple[str, ...]:
                  for t in f"{front} {middle} {back}".split())
 
 
-def arranged(p: RuleProfile, cards: tuple[str, ...], dead: tuple[str, ...] = ()):
+def arranged(p: RuleProfile, cards: tuple[str, ...], dead: tuple[str, ...] = ()
+             ) -> tuple[Assignment, tuple[HandRank, HandRank, HandRank]]:
     allowed = allowed_cards(cards + dead, p.deck.joker_duplicates)
     a = resolve_arrangement(cards, allowed, p, foul_check(p))
     assert a is not None
@@ -126,7 +128,8 @@ def house(jokers: int, *naturals: dict[str, Any], duplicates: bool = False,
                    naturals={"table": list(naturals), "requireDeclaration": False})
 
 
-def natural(p: RuleProfile, cards: str, dead: tuple[str, ...] = ()):
+def natural(p: RuleProfile, cards: str, dead: tuple[str, ...] = ()
+            ) -> tuple[str, tuple[str, ...]]:
     cards13 = hand(*cards.split(" ", 2))
     allowed = allowed_cards(cards13 + dead, p.deck.joker_duplicates)
     found = resolve_natural(cards13, allowed, p, p.naturals.best_first)

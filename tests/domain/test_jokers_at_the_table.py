@@ -9,6 +9,7 @@ import pytest
 
 from cpsettle_service.domain.cards.rows import ROWS
 from cpsettle_service.domain.profile.parse import profile_to_dict
+from cpsettle_service.domain.settle import Settlement
 from cpsettle_service.profile_files import load_preset
 
 from .test_house_rules_settlement import arranged, run
@@ -17,7 +18,7 @@ SECOND_HIGHEST = {"ranking": {"wheel": "WHEEL_SECOND_HIGHEST"}}
 DUPLICATES_1 = {"deck": {"jokers": 1, "jokerDuplicates": True}}
 
 
-def rows_of_pair(s) -> dict[str, tuple[str, str]]:
+def rows_of_pair(s: Settlement) -> dict[str, tuple[str, str]]:
     """Row label -> (winner, sentence) of the table's one pair."""
     (pair,) = s.pairs
     return {r.row.value: (r.winner, r.text) for r in pair.rows}
@@ -43,7 +44,8 @@ def test_a_joker_hand_keeps_the_wheel_second_highest() -> None:
     (1, ("Ah Ad 7c", "Xj 2d 3h 4c 5s", "Kh Kd Kc As Ac"),
         ("Qs Jh 8d", "7h 6s 5c 4s 3d", "Ts 9s 8s 7s 2s")),
 ])
-def test_a_duplicating_joker_makes_a_wheel_second_highest(row, a_rows, b_rows) -> None:
+def test_a_duplicating_joker_makes_a_wheel_second_highest(
+        row: int, a_rows: tuple[str, str, str], b_rows: tuple[str, str, str]) -> None:
     # A holds all four aces, so the joker can be an ace only by duplicating one (jokerDuplicates):
     # that wheel (ace as the top, second-highest) is stronger than the six-high straight a six
     # would make, and beats B's seven-high straight, in the back or in the middle.

@@ -6,6 +6,7 @@ wrong."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,12 @@ from hypothesis import strategies as st
 
 from cpsettle_service.domain.cards.cards import DECK, Card, Rank, Suit, parse_cards
 from cpsettle_service.domain.naturals.catalogue import Natural, find_split, holds, naturals_held
-from cpsettle_service.domain.naturals.facts import MultisetFacts, hand_facts, multiset_facts
+from cpsettle_service.domain.naturals.facts import (
+    HandFacts,
+    MultisetFacts,
+    hand_facts,
+    multiset_facts,
+)
 
 from .test_naturals import RANK_SHAPES, SUIT_SHAPES, _hand_from_rank_counts
 
@@ -21,7 +27,7 @@ RANKS = list(Rank)
 SUITS = list(Suit)
 
 
-def counted(cards) -> dict:
+def counted(cards: Sequence[Card]) -> dict[str, object]:
     """The facts, counted card by card (rank index 0..12 = 2..A, suits in ``Suit`` order)."""
     by_rank = Counter(RANKS.index(c.rank) for c in cards)
     by_suit = Counter(SUITS.index(c.suit) for c in cards)
@@ -35,7 +41,7 @@ def counted(cards) -> dict:
     }
 
 
-def read(facts) -> dict:
+def read(facts: HandFacts) -> dict[str, object]:
     held = tuple(facts.count_histogram[1:])
     assert not any(held[6:])  # no rank is held more than six times (four and two jokers)
     hist = (held + (0,) * 6)[:6]
@@ -43,7 +49,7 @@ def read(facts) -> dict:
             "rank_counts": facts.rank_counts, "held_k_times": hist}
 
 
-def assert_facts(cards) -> None:
+def assert_facts(cards: Sequence[Card]) -> None:
     facts = hand_facts(cards)
     assert read(facts) == counted(cards), [str(c) for c in cards]
     assert facts.suit_masks == [sum(1 << RANKS.index(c.rank) for c in cards if c.suit is s)
@@ -52,7 +58,7 @@ def assert_facts(cards) -> None:
 
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda p: "".join(map(str, p)))
-def test_the_facts_of_every_rank_shape_are_the_counted_ones(shape) -> None:
+def test_the_facts_of_every_rank_shape_are_the_counted_ones(shape: tuple[int, ...]) -> None:
     assert_facts(_hand_from_rank_counts(shape))
 
 
@@ -64,7 +70,7 @@ def test_the_facts_of_every_suit_shape_are_the_counted_ones() -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(st.permutations(DECK).map(lambda p: tuple(p[:13])))
-def test_the_facts_of_any_hand_are_the_counted_ones(cards) -> None:
+def test_the_facts_of_any_hand_are_the_counted_ones(cards: tuple[Card, ...]) -> None:
     assert_facts(cards)
 
 
@@ -80,7 +86,7 @@ REPEATS = [
 
 
 @pytest.mark.parametrize("text", REPEATS)
-def test_the_facts_of_a_hand_with_repeats_are_the_counted_ones(text) -> None:
+def test_the_facts_of_a_hand_with_repeats_are_the_counted_ones(text: str) -> None:
     cards = parse_cards(text)
     facts = multiset_facts(cards)
     assert isinstance(facts, MultisetFacts) and facts.suit_masks is None
@@ -118,7 +124,7 @@ def test_repeated_cards_are_refused_listing_the_cards() -> None:
 
 def test_what_is_not_a_card_is_refused_naming_the_cards() -> None:
     with pytest.raises(ValueError) as e:
-        hand_facts((*HAND[:12], "Ah"))
+        hand_facts((*HAND[:12], "Ah"))  # type: ignore[arg-type]  # a text: refused
     assert str(e.value).startswith("not a Card among the cards: [") and "'Ah'" in str(e.value)
 
 
