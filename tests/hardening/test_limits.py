@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
@@ -23,6 +23,7 @@ from cpsettle_client.client import SettlementClient, SettlementError
 from cpsettle_service.observability import metrics
 from tests.conftest import LogStream, ServerHandle, start_server, stop_server
 from tests.hardening.support import HeldSettle, good_request
+from tests.support.health import health_check
 
 
 def in_flight() -> float:
@@ -86,9 +87,9 @@ def test_past_the_concurrency_limit_calls_fail_fast_and_accepted_ones_succeed(
             assert held.entered == 2, "a refused call reached the handler"
             assert all(not f.done() for f in accepted)
             # the limit counts the settlement service only: probes are still answered
-            health = health_pb2_grpc.HealthStub(channel)
+            check = health_check(channel)
             for service in ("", "cpsettle.v1.SettlementService", "liveness"):
-                reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+                reply = check(health_pb2.HealthCheckRequest(service=service), timeout=5)
                 assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
             held.release()
@@ -116,8 +117,9 @@ def test_past_the_concurrency_limit_calls_fail_fast_and_accepted_ones_succeed(
         # no rpc line (a delivered settlement's line is its audit event)
         assert len(issued_events(logs, "limit-ok-")) == 2
         assert rpc_events(logs, "limit-ok-") == []
-        refused = rpc_events(logs, "limit-no-")
-        assert len(refused) == 20 and {e["code"] for e in refused} == {"RESOURCE_EXHAUSTED"}
+        turned_away = rpc_events(logs, "limit-no-")
+        assert len(turned_away) == 20
+        assert {e["code"] for e in turned_away} == {"RESOURCE_EXHAUSTED"}
     finally:
         held.release()
         stop_server(handle)
@@ -250,6 +252,7 @@ def test_cancelled_and_expired_calls_leave_no_errors_and_no_calls_in_flight(
                        for i in range(batch)]
             for f in futures:
                 error = f.exception(timeout=10)
+                assert error is None or isinstance(error, grpc.RpcError), error
                 code = grpc.StatusCode.OK if error is None else error.code()
                 codes[code] = codes.get(code, 0) + 1
         held.mode = "pass"
