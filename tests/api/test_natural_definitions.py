@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 import pytest
 
+from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError
 
 DRAGON = "2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc As"
@@ -17,7 +18,8 @@ CLAUSES = ["rankGroups", "distinctRanks", "sameSuit", "sameColour", "colourSplit
            "ranksAtLeast", "ranksAtMost", "ranksIn", "rows"]
 
 
-def evaluate(client: SettlementClient, table: list[dict[str, Any]], cards: str = DRAGON):
+def evaluate(client: SettlementClient, table: list[dict[str, Any]], cards: str = DRAGON
+             ) -> pb.EvaluateArrangementResponse:
     return client.evaluate({"preset": "shisanshui", "cards": cards.split(),
                             "profileOverrides": {"naturals": {"table": table}}})
 

@@ -200,7 +200,8 @@ def test_health(client: SettlementClient) -> None:
 
 
 def _player(request: dict[str, Any], i: int) -> dict[str, Any]:
-    return request["players"][i]
+    player: dict[str, Any] = request["players"][i]
+    return player
 
 
 def test_malformed_card(client: SettlementClient) -> None:
@@ -321,8 +322,9 @@ def test_every_violation_is_reported_at_once(client: SettlementClient) -> None:
 
 def test_bytes_that_do_not_parse_are_invalid_argument(server: Any) -> None:
     channel = grpc.insecure_channel(server.address)
-    call = channel.unary_unary("/cpsettle.v1.SettlementService/Settle",
-                               request_serializer=None, response_deserializer=None)
+    call: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+        "/cpsettle.v1.SettlementService/Settle", request_serializer=None,
+        response_deserializer=None)
     for garbage in (b"\xff\xff\xff\xff", b"\x52\x05abc", bytes(range(256))):
         with pytest.raises(grpc.RpcError) as e:
             call(garbage, timeout=5)
@@ -375,11 +377,14 @@ def test_reflection_is_off_by_default_and_on_behind_the_setting(
 
     from tests.conftest import start_server, stop_server
 
-    def services(address: str) -> Any:
+    def services(address: str) -> list[reflection_pb2.ServerReflectionResponse]:
         with grpc.insecure_channel(address) as channel:
             stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+            info: grpc.StreamStreamMultiCallable[
+                reflection_pb2.ServerReflectionRequest, reflection_pb2.ServerReflectionResponse
+            ] = stub.ServerReflectionInfo  # type: ignore[assignment]  # typeshed: Incomplete
             request = reflection_pb2.ServerReflectionRequest(list_services="")
-            return [r for r in stub.ServerReflectionInfo(iter([request]), timeout=5)]
+            return list(info(iter([request]), timeout=5))
 
     with pytest.raises(grpc.RpcError) as e:
         services(server.address)
