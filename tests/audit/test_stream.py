@@ -173,7 +173,7 @@ def test_a_slow_reader_holds_the_server_back(
     original = stream.settle_stream
 
     async def counting(servicer: Any, requests: AsyncIterator[Any], context: Any,
-                       **kw: Any) -> AsyncIterator[pb.SettleStreamResponse]:
+                       **kw: Any) -> AsyncIterator[bytes | pb.SettleStreamResponse]:
         async def counted() -> AsyncIterator[Any]:
             nonlocal consumed
             async for b in requests:

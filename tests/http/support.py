@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import socket
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import grpc
 import httpx
@@ -21,6 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVICE = "cpsettle.v1.SettlementService"
 
 _M = TypeVar("_M", bound=Message)
+
+
+class Serializable(Protocol):
+    """What a gRPC call sends: a message, or a stand-in that gives its own bytes."""
+
+    def SerializeToString(self) -> bytes: ...  # protobuf's spelling
+
 
 JSON = {"content-type": "application/json"}
 PROTO = {"content-type": "application/proto"}
@@ -43,13 +50,13 @@ def url(handle: ServerHandle, method: str, scheme: str = "http") -> str:
     return f"{scheme}://127.0.0.1:{handle.running.http_port}/{SERVICE}/{method}"
 
 
-def grpc_call(handle: ServerHandle, method: str, request: Message,
+def grpc_call(handle: ServerHandle, method: str, request: Serializable,
               metadata: tuple[tuple[str, str], ...] = ()) -> tuple[bytes, status_pb2.Status | None]:
     """``method`` over gRPC on the same server: the response's bytes, or the status of its
     error (code, message and details, as the trailer carries them)."""
     with grpc.insecure_channel(handle.address) as channel:
         # the raw bytes, as the server sent them
-        raw: grpc.UnaryUnaryMultiCallable[Message, bytes] = channel.unary_unary(
+        raw: grpc.UnaryUnaryMultiCallable[Serializable, bytes] = channel.unary_unary(
             f"/{SERVICE}/{method}", request_serializer=lambda m: m.SerializeToString(),
             response_deserializer=lambda b: b)
         try:

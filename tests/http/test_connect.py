@@ -56,7 +56,7 @@ def http() -> Iterator[httpx.Client]:
 
 
 def changed(**edits: Any) -> dict[str, Any]:
-    request = json.loads(json.dumps(TABLE))
+    request: dict[str, Any] = json.loads(json.dumps(TABLE))
     request.update(edits)
     return request
 

@@ -26,7 +26,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_channelz.v1 import channelz_pb2, channelz_pb2_grpc
 
 from cpsettle_client.client import SettlementClient, SettlementError, TlsConfig
-from cpsettle_service.config import ConfigError, Settings
+from cpsettle_service.config import Settings
+from cpsettle_service.errors import ConfigError
 from cpsettle_service.observability import metrics
 from tests.conftest import ServerHandle, stop_server
 from tests.hardening.certs import Authority

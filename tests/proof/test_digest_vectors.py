@@ -248,7 +248,7 @@ QUOTE_GET_PROFILE = (
 
 
 def from_get_profile(answer: dict[str, Any]) -> dict[str, Any]:
-    form = copy.deepcopy(answer["profile"])
+    form: dict[str, Any] = copy.deepcopy(answer["profile"])
     for part, key in INT64:
         form[part][key] = int(form[part][key])
     for key in ("name", "version", "description"):
@@ -477,7 +477,9 @@ def test_the_request_table_is_the_proto() -> None:
             mt = f.message_type
             if mt is not None and mt.GetOptions().map_entry:
                 want[d.name][f.number] = (f.json_name, "map", "string → Value")
-                todo.append(mt.fields_by_name["value"].message_type)
+                values = mt.fields_by_name["value"].message_type
+                assert values is not None  # a Struct's map holds Value messages
+                todo.append(values)
                 continue
             kind = kinds[f.type]
             if f.is_repeated:

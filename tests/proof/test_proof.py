@@ -46,7 +46,7 @@ def keys_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def small_request() -> dict[str, Any]:
-    request = json.loads((EXAMPLES / "tables" / "one-six.json").read_text())
+    request: dict[str, Any] = json.loads((EXAMPLES / "tables" / "one-six.json").read_text())
     request["players"] = request["players"][:2]
     request["handId"] = "h1"
     return request
@@ -262,7 +262,8 @@ def test_without_a_key_the_service_warns_and_marks_settlements_unsigned(tmp_path
     assert [f.what for f in verify(s, KEYS)] == ["signature"]
 
 
-def test_issued_at_is_utc_milliseconds_and_follows_the_clock(monkeypatch) -> None:
+def test_issued_at_is_utc_milliseconds_and_follows_the_clock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     import time as time_module
 
     from cpsettle_service.proof import times

@@ -28,7 +28,7 @@ STEMS = [p.stem for p in CASES]
 
 def read_columns(page: Any) -> dict[str, Any]:
     """Everything a person reads, from the page's text (one call)."""
-    return page.evaluate("""() => {
+    columns: dict[str, Any] = page.evaluate("""() => {
       const t = (e) => (e ? e.textContent.trim() : null);
       const all = (root, sel) => [...root.querySelectorAll(sel)];
       return {
@@ -66,6 +66,7 @@ def read_columns(page: Any) -> dict[str, Any]:
         text: document.querySelector('main').textContent,
       };
     }""")
+    return columns
 
 
 def expected_columns(s: dict[str, Any], lang: Language, request: dict[str, Any]

@@ -52,6 +52,7 @@ def set_at(data: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str,
         holder = holder[key]
         if isinstance(holder, list):
             holder = holder[0]
+    assert isinstance(holder, dict)
     repeated = isinstance(holder.get(path[-1]), list) or path[-1].endswith("Reasons")
     holder[path[-1]] = [value] if repeated else value
     return holder
@@ -85,7 +86,8 @@ def walk(tmp_path_factory: pytest.TempPathFactory,
     base["pairs"][0]["items"] = base["pairs"][0]["items"][:1]
     assert base["pairs"][0].get("payer")  # its payment row shows the cap
     page = Page(title="every code")
-    cases, body = [], []
+    cases: list[tuple[tuple[str, ...], str]] = []
+    body: list[str] = []
     for path, enum in PATHS:
         if path in NOT_DRAWN:
             continue
