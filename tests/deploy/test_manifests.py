@@ -140,20 +140,20 @@ def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
         key = _merge_key(field, base + patch)
         if key is None:
             return copy.deepcopy(patch)  # lists without a merge key are replaced
-        out = list(base)
+        merged = list(base)
         for item in patch:
-            for i, existing in enumerate(out):
+            for i, existing in enumerate(merged):
                 if existing[key] == item[key]:
-                    out[i] = strategic_merge(existing, item, field)
+                    merged[i] = strategic_merge(existing, item, field)
                     break
             else:
-                out.append(copy.deepcopy(item))
-        return out
+                merged.append(copy.deepcopy(item))
+        return merged
     return copy.deepcopy(patch)
 
 
 def _same_resource(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a["kind"] == b["kind"] and a["metadata"]["name"] == b["metadata"]["name"]
+    return bool(a["kind"] == b["kind"] and a["metadata"]["name"] == b["metadata"]["name"])
 
 
 def _set_image(image: str, rule: dict[str, Any]) -> str:
@@ -356,7 +356,8 @@ WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "ReplicaSet"}
 
 
 def pod_spec(d: dict[str, Any]) -> dict[str, Any]:
-    return d["spec"]["template"]["spec"]
+    spec: dict[str, Any] = d["spec"]["template"]["spec"]
+    return spec
 
 
 def one(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
@@ -372,7 +373,8 @@ def all_of(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 def container(docs: list[dict[str, Any]]) -> dict[str, Any]:
     containers = pod_spec(one(docs, "Deployment"))["containers"]
     assert [c["name"] for c in containers] == [APP], "one container per pod"
-    return containers[0]
+    first: dict[str, Any] = containers[0]
+    return first
 
 
 def env(docs: list[dict[str, Any]]) -> dict[str, str]:
@@ -387,7 +389,8 @@ def env(docs: list[dict[str, Any]]) -> dict[str, str]:
 def volume(docs: list[dict[str, Any]], name: str) -> dict[str, Any]:
     vols = {v["name"]: v for v in pod_spec(one(docs, "Deployment"))["volumes"]}
     assert name in vols, f"volume {name} missing"
-    return vols[name]
+    found: dict[str, Any] = vols[name]
+    return found
 
 
 def mounts(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -566,7 +569,7 @@ def check_network_policy(docs: list[dict[str, Any]]) -> None:
     np = one(docs, "NetworkPolicy")
     assert "Ingress" in np["spec"]["policyTypes"]
     rules = np["spec"]["ingress"]
-    seen = {}
+    seen: dict[str, set[tuple[str, int]]] = {}
     for rule in rules:
         assert rule.get("from"), "an ingress rule without `from` admits every source"
         assert rule.get("ports"), "an ingress rule without `ports` admits every port"
@@ -857,7 +860,7 @@ def check_witness(docs: list[dict[str, Any]], live: list[dict[str, Any]]) -> Non
     assert out == {("UDP", 53), ("TCP", 53), ("TCP", 5432)}
     # the live replicas may reach the witness's pods (and DNS), nothing else
     live_np = one(live, "NetworkPolicy")
-    reach = {}
+    reach: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for r in live_np["spec"]["egress"]:
         assert r.get("to") and r.get("ports"), "an egress rule open to everything"
         for peer in r["to"]:
@@ -1112,14 +1115,15 @@ def test_base_files_directly() -> None:
         f.name for f in base.glob("*.yaml") if f.name != "kustomization.yaml"
     )
     # The profile ConfigMap is generated; add a stand-in so check_all sees it.
+    data: dict[str, str] = {}
     cm = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": "cpsettle-house-profiles"},
-        "data": {},
+        "data": data,
     }
     for f in sorted((base / "profiles").glob("*.json")):
-        cm["data"][f.name] = f.read_text(encoding="utf-8")
+        data[f.name] = f.read_text(encoding="utf-8")
     check_all([*docs, cm], hpa_required=True)
     assert one(docs, "HorizontalPodAutoscaler")["spec"]["minReplicas"] >= 2
     assert volume(docs, "signing-key")["secret"]["optional"] is True
