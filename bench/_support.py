@@ -10,9 +10,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE_DIRS = ("service", "proto", "clients/python")
@@ -67,7 +68,7 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile of an already sorted sequence (q in 0..100)."""
     if not sorted_values:
         return float("nan")
-    k = max(0, min(len(sorted_values) - 1, int(round(q / 100 * len(sorted_values) + 0.5)) - 1))
+    k = max(0, min(len(sorted_values) - 1, round(q / 100 * len(sorted_values) + 0.5) - 1))
     return sorted_values[k]
 
 
@@ -133,13 +134,10 @@ def start_server(argv: Sequence[str], env: dict[str, str] | None = None,
         CPSETTLE_LOG_FORMAT="json",
     )
     environ.update(env or {})
-    out: Any = open(log_path, "wb") if log_path else subprocess.DEVNULL
-    try:
+    # the child keeps its own copy of the log file: ours closes once it has started
+    with open(log_path, "wb") if log_path else nullcontext(subprocess.DEVNULL) as out:
         proc = subprocess.Popen([sys.executable, *argv], env=environ, stdout=out,
                                 stderr=subprocess.STDOUT, cwd=str(ROOT))
-    finally:
-        if log_path:
-            out.close()
     server = ServerProcess(proc, f"127.0.0.1:{port}", log_path)
     try:
         wait_serving(server, wait_seconds)

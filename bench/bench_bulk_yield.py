@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import grpc  # noqa: E402
-from _support import (  # noqa: E402
+import grpc
+from _support import (
     SETTLE_METHOD,
     machine_line,
     percentile,
@@ -40,7 +40,7 @@ from _support import (  # noqa: E402
     start_server,
 )
 
-from cpsettle.v1 import settlement_pb2 as pb  # noqa: E402
+from cpsettle.v1 import settlement_pb2 as pb
 
 STREAM_METHOD = "/cpsettle.v1.SettlementService/SettleStream"
 

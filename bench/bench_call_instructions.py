@@ -135,8 +135,9 @@ def measure(root: Path, presets: list[str], calls: int, work: Path) -> dict[str,
     )
     cmd = ["setarch", platform.machine(), "-R", "valgrind", "--tool=callgrind",
            f"--callgrind-out-file={out_file}", python_of(root), "-m", "cpsettle_service.server"]
-    proc = subprocess.Popen(cmd, env=env, cwd=str(root), stdout=subprocess.DEVNULL,
-                            stderr=open(work / "valgrind.log", "wb"))
+    with open(work / "valgrind.log", "wb") as err:  # the child keeps its own copy
+        proc = subprocess.Popen(cmd, env=env, cwd=str(root), stdout=subprocess.DEVNULL,
+                                stderr=err)
 
     class Server:  # what wait_serving reads
         address = f"127.0.0.1:{port}"
@@ -214,7 +215,7 @@ def main() -> None:
             works[-1].mkdir()
         with ThreadPoolExecutor(max_workers=len(roots)) as pool:
             figures = list(pool.map(lambda rw: measure(rw[0], presets, args.calls, rw[1]),
-                                    zip(roots, works)))
+                                    zip(roots, works, strict=True)))
     print(f"callgrind, server instructions per Settle call ({args.calls} warm random legal "
           f"4-player tables per preset, sequential calls), PYTHONHASHSEED=0, no ASLR")
     now = figures[0]

@@ -20,8 +20,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 try:
@@ -96,7 +96,7 @@ def main() -> None:
         contenders["treys"] = treys_from_strings
 
     times: dict[str, list[float]] = {name: [] for name in contenders}
-    for name, fn in contenders.items():  # warm-up
+    for fn in contenders.values():  # warm-up
         time_loop(fn, hands[:10_000])
     for _ in range(args.rounds):
         for name, fn in contenders.items():

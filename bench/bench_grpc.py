@@ -35,7 +35,7 @@ from cpsettle_service.profile_files import builtin_registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _support import (  # noqa: E402
+from _support import (
     ECHO_METHOD,
     ROOT,
     SETTLE_METHOD,
@@ -67,7 +67,9 @@ async def closed_loop(call: object, request: bytes, calls: int, in_flight: int,
     """``calls`` calls, ``in_flight`` at a time; returns the number of failed calls."""
     import grpc
 
-    per_worker = [calls // in_flight + (1 if i < calls % in_flight else 0) for i in range(in_flight)]
+    per_worker = [
+        calls // in_flight + (1 if i < calls % in_flight else 0) for i in range(in_flight)
+    ]
     errors = 0
 
     async def worker(n: int) -> None:
@@ -106,7 +108,9 @@ async def measure(server: ServerProcess, request: bytes, args: argparse.Namespac
             for m in methods:
                 lat: list[float] = []
                 cpu0, c0, t0 = cpu_seconds(server.pid), time.process_time(), time.perf_counter()
-                m.errors += await closed_loop(calls[m.name], request, args.calls, args.in_flight, lat)
+                m.errors += await closed_loop(
+                    calls[m.name], request, args.calls, args.in_flight, lat
+                )
                 elapsed = time.perf_counter() - t0
                 cpu1, c1 = cpu_seconds(server.pid), time.process_time()
                 m.rates.append(len(lat) / elapsed)
@@ -175,7 +179,7 @@ def profile_handler(request: bytes, calls: int, top: int) -> None:
     from cpsettle_service.observability.logging import configure
     from cpsettle_service.server import HEALTH_SERVICE, REFLECTION_SERVICE
 
-    sink = open("/dev/null", "w")
+    sink = open("/dev/null", "w")  # noqa: SIM115 — the server's log stream for the whole run
     configure("info", "json", stream=sink)  # the server's log lines per call, to nowhere
     settings = Settings()
     # The servicer as build_server() makes it (with the audit sealer when the build has one).

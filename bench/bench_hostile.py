@@ -40,11 +40,13 @@ Prints figures and ratios; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from _support import (
     CLK_TCK,
@@ -128,10 +130,8 @@ class TreeClock:
     def __call__(self) -> float:
         total = 0.0
         for p in self.pids:
-            try:
+            with contextlib.suppress(OSError):  # that process has ended
                 total += process_cpu(p)
-            except OSError:
-                pass
         return total
 
 
@@ -290,8 +290,8 @@ def median_tables(args: Any, channel: Any, pid: int, env: dict[str, str]) -> Non
         settle(data, timeout=30)
     clock = TreeClock(pid)  # the workers are up by now
     # plain and §16 calls interleaved, so that the machine's moods hit both
-    both = per_call_cpu(clock, settle, [x for pair in zip(plain, tables) for x in pair],
-                        args.table_rounds)
+    calls = [x for pair in zip(plain, tables, strict=True) for x in pair]
+    both = per_call_cpu(clock, settle, calls, args.table_rounds)
     plain_ms, joker_ms = both[0::2], both[1::2]
 
     def on_loop() -> list[list[float]] | None:
@@ -303,7 +303,7 @@ def median_tables(args: Any, channel: Any, pid: int, env: dict[str, str]) -> Non
                 for data in tables + plain:
                     call(data, timeout=30)
                 both = per_call_cpu(TreeClock(server.pid), call,
-                                    [x for pair in zip(plain, tables) for x in pair],
+                                    [x for pair in zip(plain, tables, strict=True) for x in pair],
                                     args.table_rounds)
                 return [both[0::2], both[1::2]]
         finally:
@@ -322,7 +322,7 @@ def median_tables(args: Any, channel: Any, pid: int, env: dict[str, str]) -> Non
     print(f"  §16 tables                    median {mj:6.2f} ms  ({mj / mp:.2f}x; target <= 2x)"
           f"   worst table {max(statistics.median(r) for r in joker_ms):6.2f} ms")
     by_kind: dict[str, list[list[float]]] = {}
-    for kind, row in zip(kinds, joker_ms):
+    for kind, row in zip(kinds, joker_ms, strict=True):
         by_kind.setdefault(kind, []).append(row)
     for kind, rows in by_kind.items():
         print(f"    {kind:<44} median {med(rows):6.2f} ms  ({med(rows) / mp:.2f}x)")
@@ -346,10 +346,8 @@ def section_16(args: Any, channel: Any, live: Any, good: bytes, pid: int,
         stub = channel.unary_unary(f"/cpsettle.v1.SettlementService/{method}")
         codes = set()
         for _ in range(2):  # its profile read by the server and by each worker
-            try:
+            with contextlib.suppress(grpc.RpcError):
                 stub(data, timeout=args.worst_deadline)
-            except grpc.RpcError:
-                pass
         clock = TreeClock(pid)
         before = clock()
         for _ in range(args.worst_repeat):
@@ -372,10 +370,8 @@ def section_16(args: Any, channel: Any, live: Any, good: bytes, pid: int,
     stub = channel.unary_unary(f"/cpsettle.v1.SettlementService/{method}")
 
     def attack(i: int) -> None:
-        try:
+        with contextlib.suppress(grpc.RpcError):
             stub(data, timeout=5)
-        except grpc.RpcError:
-            pass
 
     alone = live_latencies(live, good, args.live)
     stop, answered, threads = keep_busy(8, attack)
@@ -648,10 +644,8 @@ def main() -> None:
             def attacker(k: int) -> None:
                 i = k
                 while not stop.is_set():
-                    try:
+                    with contextlib.suppress(grpc.RpcError):
                         hostile(payloads[i % len(payloads)], timeout=30)
-                    except grpc.RpcError:
-                        pass
                     answered[k] += 1
                     i += 8
 

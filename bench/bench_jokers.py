@@ -39,9 +39,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from itertools import combinations_with_replacement
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 for sub in ("service", "proto", "clients/python", ""):
@@ -186,7 +188,7 @@ def every_clause_naturals(rng: random.Random, jokers: int = 2) -> list[dict[str,
     """32 house naturals: 32 of the 39 rows clauses, each with some other clause kinds."""
     out = []
     for i, classes in enumerate(rng.sample(EVERY_ROWS_CLAUSE, 32)):
-        rows = {k: c for k, c in zip(("front", "middle", "back"), classes) if c}
+        rows = {k: c for k, c in zip(("front", "middle", "back"), classes, strict=True) if c}
         d = random_definition(rng, jokers > 0, 0.0, jokers)
         d["rows"] = rows
         out.append({"natural": f"HOUSE_{i}", "rank": rng.randrange(0, 40),
@@ -382,14 +384,14 @@ def median_part(rng: random.Random, tables: int) -> None:
     for name, requests in (("plain", plain), ("joker", jokers), ("same", same)):
         for n, (table, profile) in enumerate(built(requests)):
             settle(table, profile)  # warm the profile's plan, as a server's profile cache does
-            settle_times[name].append(cpu(lambda: settle(table, profile)))
+            settle_times[name].append(cpu(partial(settle, table, profile)))
             for i, p in enumerate(table.players):
                 # a joker hand, or the same hand with its jokers replaced
                 if name != "plain" and not any(
                         JOKER in row for row in jokers[n]["players"][i]["arrangement"].values()):
                     continue
                 inp = PlayerInput("p", 0, p.front, p.middle, p.back)
-                hand_times[name].append(cpu(lambda: evaluate_hand(inp, profile)))
+                hand_times[name].append(cpu(partial(evaluate_hand, inp, profile)))
     print(f"\nThe median table and hand ({tables} random 4-player tables each; jokers: random "
           "section-16 profiles, 1 or 2 jokers, 8 house naturals; 'no jokers': the same tables "
           "and profiles with each joker replaced by a card nobody holds):")

@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _support import (  # noqa: E402
+from _support import (
     SETTLE_METHOD,
     ServerProcess,
     cpu_seconds,
@@ -87,7 +87,7 @@ class Step:
 
 
 class Driver:
-    def __init__(self, server: ServerProcess, pool: list[bytes], args: argparse.Namespace):
+    def __init__(self, server: ServerProcess, pool: list[bytes], args: argparse.Namespace) -> None:
         self.server = server
         self.pool = pool
         self.args = args
@@ -200,7 +200,7 @@ async def sample_while(server: ServerProcess, every: float, stop: asyncio.Event,
             out.append(Sample(time.monotonic() - t0, s["rss"], s["threads"], s["fds"],
                               cpu_seconds(server.pid)))
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             continue
 
 
@@ -251,7 +251,8 @@ def judge(rate: float, soak: Step, samples: list[Sample], exit_code: int,
           f"slope {slope:+.3f} MiB/min")
     print(f"  threads {min(threads)}..{max(threads)} (slope "
           f"{slope_per_minute([(s.t, s.threads) for s in samples]):+.2f}/min), "
-          f"fds {min(fds)}..{max(fds)} (slope {slope_per_minute([(s.t, s.fds) for s in samples]):+.2f}/min)")
+          f"fds {min(fds)}..{max(fds)} "
+          f"(slope {slope_per_minute([(s.t, s.fds) for s in samples]):+.2f}/min)")
     checks = [
         ("0 errors, nothing shed", not soak.errors and soak.shed == 0 and soak.ok > 0),
         (f"RSS slope {slope:+.3f} < {args.rss_slope_mib_min} MiB/min",

@@ -23,8 +23,8 @@ import argparse
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -122,7 +122,7 @@ def main() -> None:
           "vs gRPC: median of each round's ratio)")
     for name, values in per_call.items():
         median = statistics.median(values)
-        ratio = statistics.median(v / g for v, g in zip(values, grpc_rounds))
+        ratio = statistics.median(v / g for v, g in zip(values, grpc_rounds, strict=True))
         print(f"{name:<16}{median * 1000:>15.3f} ms{ratio:>10.2f}")
     print(json.dumps({"identical": identical, "tables": len(requests),
                       "cpu_ms_per_call": {k: round(statistics.median(v) * 1000, 4)

@@ -8,8 +8,8 @@ with settings from the CPSETTLE_* environment (same grpc.aio options, same
 ``ServiceInterceptor``, same logging). On top of it, a generic handler answers
 ``/bench.Echo/Echo`` with identity (de)serializers: it ignores the request bytes and returns a
 pre-serialized response: the bytes this server itself answered to one Settle call on
-``--echo-request`` at start, so its messages are exactly the sizes of a real Settle call. Since the handler is on
-the same server, the interceptor wraps it too (metrics, log line, error mapping).
+``--echo-request`` at start, so its messages are exactly the sizes of a real Settle call. Since
+the handler is on the same server, the interceptor wraps it too (metrics, log line, error mapping).
 
 Never used in production: only bench/bench_grpc.py starts it. SIGTERM drains and exits 0.
 """

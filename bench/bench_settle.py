@@ -13,8 +13,8 @@ import argparse
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from cpsettle_service.profile_files import builtin_registry
 

@@ -79,7 +79,7 @@ def main() -> None:
         (ROOT / "service/cpsettle_service/domain/presets").glob("*.json"))]
     jobs = [(n, p) for p in presets for n in (args.tables, 0)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        counts = dict(zip(jobs, pool.map(lambda job: instructions(*job), jobs)))
+        counts = dict(zip(jobs, pool.map(lambda job: instructions(*job), jobs), strict=True))
     print(f"callgrind, {args.tables} warm 4-player tables per preset, PYTHONHASHSEED=0, no ASLR")
     print(f"{'preset':<16} {'instructions/table':>18}")
     for p in presets:

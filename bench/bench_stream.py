@@ -45,12 +45,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import grpc  # noqa: E402
-from _support import ROOT, SOURCE_DIRS, cpu_seconds, machine_line, start_server, temp_dir  # noqa: E402
-from google.protobuf import json_format  # noqa: E402
+import grpc
+from _support import ROOT, SOURCE_DIRS, cpu_seconds, machine_line, start_server, temp_dir
+from google.protobuf import json_format
 
-from cpsettle.v1 import settlement_pb2 as pb  # noqa: E402
-from cpsettle_client.client import SettlementClient  # noqa: E402
+from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_client.client import SettlementClient
 
 
 def load_generator() -> Any:
@@ -267,7 +267,8 @@ def run_server_part(args: argparse.Namespace, items: list[pb.AuditItem],
     line(f"unary Settle ({args.in_flight} in flight)", unary_rates, unary_cpu, unary_busy)
     print(f"{'ratio stream / unary':<36} best {max(stream_rates) / max(unary_rates):5.2f}x"
           f"     median {statistics.median(stream_rates) / statistics.median(unary_rates):5.2f}x"
-          f"   server CPU per hand {statistics.median(unary_cpu) / statistics.median(stream_cpu):4.2f}x"
+          "   server CPU per hand "
+          f"{statistics.median(unary_cpu) / statistics.median(stream_cpu):4.2f}x"
           "   (target >= 3x)")
 
 

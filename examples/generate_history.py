@@ -6,10 +6,11 @@
 Deterministic for a seed. Twelve tables by default, every preset at least once, at stakes from
 25 to 1000 minor units a point, two of them with a house rake laid over the preset and one
 two-four table with stack caps switched on. Each table keeps its players (who come and go),
-their stacks (buy-ins of 8-60 points, rebuys when short, the settled results of every hand), a moving button, and dealers
-who rotate between tables in downs of 20-35 hands. Players arrange their 13 cards sensibly, now
-and then foul, surrender where the rules allow it, declare the naturals they hold, and in OFC
-enter and stay in Fantasyland (dealt 14-17 cards, the extras are the hand's dead cards).
+their stacks (buy-ins of 8-60 points, rebuys when short, the settled results of every hand), a
+moving button, and dealers who rotate between tables in downs of 20-35 hands. Players arrange
+their 13 cards sensibly, now and then foul, surrender where the rules allow it, declare the
+naturals they hold, and in OFC enter and stay in Fantasyland (dealt 14-17 cards, the extras are
+the hand's dead cards).
 
 Every line is a SettleRequest JSON plus ``recordedPayouts`` (docs/BULK_AUDIT.md). The recorded
 payouts of a correct hand are the true settlement (the engine, in process). Then the planted

@@ -33,8 +33,9 @@ import copy
 import os
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cpsettle_service.profile_files import builtin_registry
 
@@ -47,7 +48,7 @@ for _sub in ("service", "proto", "clients/python", ""):
 import atheris  # noqa: E402
 
 # Third-party modules first, outside the instrumentation block (coverage of our code only).
-import google.protobuf.json_format  # noqa: E402,F401
+import google.protobuf.json_format  # noqa: E402
 import google.protobuf.struct_pb2  # noqa: E402,F401
 import grpc  # noqa: E402,F401
 import prometheus_client  # noqa: E402,F401
@@ -188,10 +189,7 @@ def _mutate_leaf(obj: Any, fdp: atheris.FuzzedDataProvider, depth: int = 0) -> A
         return _value(fdp)
     if isinstance(obj, dict):
         keys = sorted(obj)
-        if keys and fdp.ConsumeIntInRange(0, 5) != 0:
-            key = fdp.PickValueInList(keys)
-        else:
-            key = _key(fdp)
+        key = fdp.PickValueInList(keys) if keys and fdp.ConsumeIntInRange(0, 5) != 0 else _key(fdp)
         if key in obj and fdp.ConsumeIntInRange(0, 7) == 0:
             del obj[key]
         else:
@@ -354,7 +352,9 @@ def m_clear_arrangement(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) 
 
 
 def _profile_dict(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) -> dict[str, Any]:
-    return copy.deepcopy(PROFILE_DICTS.get(req.preset) or PROFILE_DICTS[fdp.PickValueInList(PRESETS)])
+    return copy.deepcopy(
+        PROFILE_DICTS.get(req.preset) or PROFILE_DICTS[fdp.PickValueInList(PRESETS)]
+    )
 
 
 def m_overrides(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) -> None:
@@ -458,7 +458,7 @@ def check(wire: bytes) -> None:
     except InvalidInput as e:
         assert e.violations, "InvalidInput without violations"
         return
-    except Exception as e:  # noqa: BLE001 — re-raised unless it is a tolerated known bug
+    except Exception as e:  # re-raised unless it is a tolerated known bug
         if _TOLERATE and _tolerated(e):
             return
         raise

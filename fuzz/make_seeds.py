@@ -48,7 +48,9 @@ def seeds() -> dict[str, bytes]:
     natural = pb.SettleRequest()
     natural.CopyFrom(western)
     p = natural.players[0]
-    p.cards.extend(list(p.arrangement.front) + list(p.arrangement.middle) + list(p.arrangement.back))
+    p.cards.extend(
+        list(p.arrangement.front) + list(p.arrangement.middle) + list(p.arrangement.back)
+    )
     p.ClearField("arrangement")
     p.declared_natural = "SIX_PAIRS"
     natural.players[1].ClearField("arrangement")

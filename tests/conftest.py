@@ -17,8 +17,9 @@ for sub in ("service", "clients/python", "proto"):
 
 import asyncio  # noqa: E402
 import threading  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
-from typing import Any, Iterator  # noqa: E402
+from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
 

@@ -15,8 +15,8 @@ import hashlib
 import hmac
 import os
 import threading
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 import grpc
 from cryptography import x509

@@ -66,6 +66,8 @@ class Running:
     # The TLS files, read again when they change (None: plaintext)
     certificates: CertificateFiles | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    # readiness flips in flight, held until done (the loop keeps only a weak reference)
+    flips: set[asyncio.Task[None]] = field(default_factory=set)
     # the worker processes of unary calls whose engine work may run long (None: none)
     offload: Offload | None = None
     # The HTTP/JSON port (CPSETTLE_HTTP_PORT, api/connect), when configured.
@@ -89,7 +91,9 @@ class Running:
                 if self.draining:
                     return
                 log.warning("audit_log.healthy" if healthy else "audit_log.stuck")
-                loop.create_task(self.set_serving(healthy))
+                flip = loop.create_task(self.set_serving(healthy))
+                self.flips.add(flip)
+                flip.add_done_callback(self.flips.discard)
 
             loop.call_soon_threadsafe(apply)
 
@@ -400,7 +404,7 @@ async def serve(settings: Settings) -> int:
         try:
             await asyncio.wait_for(stop.wait(), settings.audit_checkpoint_seconds)
             break
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if audit is not None:
                 audit.checkpoint("interval")
     if running.offload is not None:

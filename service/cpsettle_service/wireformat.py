@@ -16,8 +16,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from google.protobuf.message import Message
 

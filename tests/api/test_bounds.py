@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -10,9 +10,10 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_service.api import bounds
 
 B = bounds
+Grow = Callable[[pb.SettleRequest], None]  # a change to a request
 
 
-def request() -> Any:
+def request() -> pb.SettleRequest:
     req = pb.SettleRequest(preset="western", hand_id="h")
     for i in range(3):
         p = req.players.add(player_id=f"p{i}", seat=i)
@@ -20,12 +21,12 @@ def request() -> Any:
     return req
 
 
-def ids(n: int, field: str) -> Callable[[Any], None]:
+def ids(n: int, field: str) -> Grow:
     return lambda r: setattr(r, field, "x" * n)
 
 
-def player(n: int, what: str) -> Callable[[Any], None]:
-    def grow(r: Any) -> None:
+def player(n: int, what: str) -> Grow:
+    def grow(r: pb.SettleRequest) -> None:
         p = r.players[1]
         if what == "player_id":
             p.player_id = "x" * n
@@ -38,8 +39,11 @@ def player(n: int, what: str) -> Callable[[Any], None]:
     return grow
 
 
-def players(n: int) -> Callable[[Any], None]:
-    return lambda r: [r.players.add(player_id=f"q{i}", seat=10 + i) for i in range(n - 3)]
+def players(n: int) -> Grow:
+    def grow(r: pb.SettleRequest) -> None:
+        for i in range(n - 3):
+            r.players.add(player_id=f"q{i}", seat=10 + i)
+    return grow
 
 
 # (what, set to the bound, set one past it, the violation's path)
@@ -60,7 +64,7 @@ CASES = [
 
 @pytest.mark.parametrize("what, at, past, path", CASES, ids=[c[0] for c in CASES])
 def test_each_bound_holds_at_its_limit_and_is_named_past_it(
-        what: str, at: Callable[[Any], None], past: Callable[[Any], None], path: str) -> None:
+        what: str, at: Grow, past: Grow, path: str) -> None:
     ok = request()
     at(ok)
     assert bounds.settle_request_problems(ok) == []

@@ -9,8 +9,9 @@ in hardening/test_limits, a stream hand's errors in audit/test_stream); INTERNAL
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 import pytest

@@ -29,5 +29,5 @@ def test_a_local_rejection_says_every_problem_in_its_message() -> None:
 
 
 def test_an_invalid_input_needs_a_problem() -> None:
-    with pytest.raises(ValueError, match="^InvalidInput needs at least one violation$"):
+    with pytest.raises(ValueError, match=r"^InvalidInput needs at least one violation$"):
         InvalidInput([])

@@ -3,7 +3,8 @@ the real server and our own client: ValidatePayouts' checks and its refusals, th
 of a difference, fields an inline profile's nested messages carry that the schema does not
 know, overrides that are not JSON, and EvaluateArrangement's Fantasyland flag.
 
-Written to kill the mutants the mutation run found alive here (docs/MUTATION.md): each test names what it pins down.
+Written to kill the mutants the mutation run found alive here (docs/MUTATION.md): each test names
+what it pins down.
 """
 
 from __future__ import annotations
@@ -82,16 +83,16 @@ def test_every_field_of_every_check_is_answered(client: SettlementClient) -> Non
            for c in report.players]
     assert got == [(p.player_id, p.net_money, proposed[p.player_id], offsets[p.player_id],
                     offsets[p.player_id] == 0) for p in s.players]
-    for c, p in zip(report.players, s.players):
+    for c, p in zip(report.players, s.players, strict=True):
         assert c.explanation[0] == p.text
         assert len(c.explanation) == 1 + sum(p.player_id in (q.first, q.second) for q in s.pairs)
     assert len(report.pairs) == len(s.pairs) == 6
-    for i, (c, pr) in enumerate(zip(report.pairs, s.pairs)):
+    for i, (pc, pr) in enumerate(zip(report.pairs, s.pairs, strict=True)):
         first, second = (pr.second, pr.first) if i % 2 else (pr.first, pr.second)
         expected = -money_for_first(pr) if i % 2 else money_for_first(pr)
-        assert (c.first, c.second, c.expected, c.proposed, c.difference, c.matches) == (
+        assert (pc.first, pc.second, pc.expected, pc.proposed, pc.difference, pc.matches) == (
             first, second, expected, expected + i, i, i == 0)
-        assert c.explanation[-1] == pr.text and len(c.explanation) > 1
+        assert pc.explanation[-1] == pr.text and len(pc.explanation) > 1
 
 
 def test_a_player_or_a_pair_named_twice_is_refused_with_both_problems(

@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 import pytest
 
+from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError
 
 DRAGON = "2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc As"
@@ -17,7 +18,8 @@ CLAUSES = ["rankGroups", "distinctRanks", "sameSuit", "sameColour", "colourSplit
            "ranksAtLeast", "ranksAtMost", "ranksIn", "rows"]
 
 
-def evaluate(client: SettlementClient, table: list[dict[str, Any]], cards: str = DRAGON):
+def evaluate(client: SettlementClient, table: list[dict[str, Any]], cards: str = DRAGON
+             ) -> pb.EvaluateArrangementResponse:
     return client.evaluate({"preset": "shisanshui", "cards": cards.split(),
                             "profileOverrides": {"naturals": {"table": table}}})
 
@@ -107,7 +109,8 @@ EVERY_ENTRY: list[tuple[dict[str, Any], list[tuple[str, str]]]] = [
 
 @pytest.mark.parametrize("cases", [REFUSED, EVERY_ENTRY], ids=["definitions", "list-entries"])
 def test_every_definition_the_vocabulary_cannot_check_is_named(
-        client: SettlementClient, cases: list[tuple[dict[str, Any], list[tuple[str, str]]]]) -> None:
+    client: SettlementClient, cases: list[tuple[dict[str, Any], list[tuple[str, str]]]]
+) -> None:
     table = [entry(definition, f"HOUSE_{i}") for i, (definition, _) in enumerate(cases)]
     with pytest.raises(SettlementError) as e:
         evaluate(client, table)

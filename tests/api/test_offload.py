@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -75,7 +78,7 @@ def section_16_tables() -> dict[str, dict[str, Any]]:
     return {"joker": joker, "house": house, "both": both}
 
 
-def without_receipt(response: Any) -> bytes:
+def without_receipt(response: pb.SettleResponse | pb.ValidatePayoutsResponse) -> bytes:
     """The answer's bytes but for its receipt, which names this server run's log (its origin
     is new at every start) and the line's place in it: present, then left out."""
     assert response.receipt.origin and len(response.receipt.leaf_hash) == 64
@@ -83,22 +86,33 @@ def without_receipt(response: Any) -> bytes:
     return bytes(response.SerializeToString())
 
 
+def _settled(client: SettlementClient, request: pb.SettleRequest) -> bytes:
+    return without_receipt(client.settle(request))
+
+
+def _validated(client: SettlementClient, request: pb.SettleRequest,
+               proposed: dict[str, int]) -> bytes:
+    return without_receipt(client.validate_payouts(request, proposed))
+
+
+def _evaluated(client: SettlementClient, request: pb.EvaluateArrangementRequest) -> bytes:
+    return client.evaluate(request).SerializeToString()
+
+
 def calls(client: SettlementClient) -> list[tuple[str, Callable[[], bytes]]]:
     out: list[tuple[str, Callable[[], bytes]]] = []
     for name, data in section_16_tables().items():
         request = request_from_json(data)
-        out.append((f"settle {name}",
-                    lambda r=request: without_receipt(client.settle(r))))
-        out.append((f"validate {name}", lambda r=request, d=data: without_receipt(
-            client.validate_payouts(r, {p["playerId"]: 100 for p in d["players"]}))))
+        out.append((f"settle {name}", partial(_settled, client, request)))
+        out.append((f"validate {name}", partial(
+            _validated, client, request, {p["playerId"]: 100 for p in data["players"]})))
         evaluate = pb.EvaluateArrangementRequest(
             profile_overrides=request.profile_overrides, preset="western",
             arrangement=request.players[0].arrangement)
         if not request.players[0].HasField("arrangement"):
             evaluate.ClearField("arrangement")
             evaluate.cards.extend(request.players[0].cards)
-        out.append((f"evaluate {name}",
-                    lambda e=evaluate: client.evaluate(e).SerializeToString()))
+        out.append((f"evaluate {name}", partial(_evaluated, client, evaluate)))
     return out
 
 
@@ -114,8 +128,22 @@ def counted() -> dict[str, float]:
     return out
 
 
-def run(handle: ServerHandle, logs: LogStream) -> tuple[dict[str, bytes], list[dict[str, Any]],
-                                                        dict[str, float]]:
+# one server's answers (by call), log events, and metric changes
+Run = tuple[dict[str, bytes], list[dict[str, Any]], dict[str, float]]
+
+
+@dataclass
+class BothPaths:
+    """The two servers' runs ("loop", "worker"), how many calls each offloaded, and the
+    worker server's routes for the §16 tables and for a plain western table."""
+
+    runs: dict[str, Run] = field(default_factory=dict)
+    offloaded: dict[str, int] = field(default_factory=dict)
+    routes: list[str] = field(default_factory=list)
+    western: str = ""
+
+
+def run(handle: ServerHandle, logs: LogStream) -> Run:
     before_lines = len(logs.events())
     before = counted()
     with SettlementClient(handle.address, timeout=30) as client:
@@ -129,36 +157,37 @@ def run(handle: ServerHandle, logs: LogStream) -> tuple[dict[str, bytes], list[d
 
 
 @pytest.fixture(scope="module")
-def both_paths(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def both_paths(tmp_path_factory: pytest.TempPathFactory) -> BothPaths:
     from tests.conftest import LOGS
 
     directory = tmp_path_factory.mktemp("offload")
-    out = {}
+    out = BothPaths()
     for name, workers in (("loop", -1), ("worker", 1)):
         handle = start(directory / f"{name}.sock", workers)
         try:
-            out[name] = run(handle, LOGS)
+            out.runs[name] = run(handle, LOGS)
             offload = handle.running.offload
-            out[name + " calls"] = offload.calls if offload is not None else 0
+            out.offloaded[name] = offload.calls if offload is not None else 0
             if offload is not None:
-                out["routes"] = [handle.running.servicer.route(request_from_json(t))[0]
-                                 for t in section_16_tables().values()]
-                out["western"] = handle.running.servicer.route(
-                    request_from_json(table()))[0]
+                servicer = handle.running.servicer
+                assert servicer is not None
+                out.routes = [servicer.route(request_from_json(t))[0]
+                              for t in section_16_tables().values()]
+                out.western = servicer.route(request_from_json(table()))[0]
         finally:
             stop(handle)
     return out
 
 
-def test_the_worker_path_was_taken_for_section_16_and_only_for_it(both_paths: Any) -> None:
-    assert both_paths["loop calls"] == 0
-    assert both_paths["worker calls"] == 9  # 3 tables x Settle, ValidatePayouts, Evaluate
-    assert both_paths["routes"] == [WORKER] * 3
-    assert both_paths["western"] == LIVE
+def test_the_worker_path_was_taken_for_section_16_and_only_for_it(both_paths: BothPaths) -> None:
+    assert both_paths.offloaded["loop"] == 0
+    assert both_paths.offloaded["worker"] == 9  # 3 tables x Settle, ValidatePayouts, Evaluate
+    assert both_paths.routes == [WORKER] * 3
+    assert both_paths.western == LIVE
 
 
-def test_answers_are_byte_for_byte_the_loops(both_paths: Any) -> None:
-    loop, worker = both_paths["loop"][0], both_paths["worker"][0]
+def test_answers_are_byte_for_byte_the_loops(both_paths: BothPaths) -> None:
+    loop, worker = both_paths.runs["loop"][0], both_paths.runs["worker"][0]
     assert list(loop) == list(worker)
     for name in loop:
         assert worker[name] == loop[name], name
@@ -167,10 +196,10 @@ def test_answers_are_byte_for_byte_the_loops(both_paths: Any) -> None:
         row.joker_cards for p in settled.players for row in p.rows)
 
 
-def test_log_events_and_metrics_are_the_loops(both_paths: Any) -> None:
-    loop_events, worker_events = both_paths["loop"][1], both_paths["worker"][1]
+def test_log_events_and_metrics_are_the_loops(both_paths: BothPaths) -> None:
+    loop_events, worker_events = both_paths.runs["loop"][1], both_paths.runs["worker"][1]
     assert [e["event"] for e in loop_events].count("settlement.issued") == 6
     assert "payout.mismatch" in [e["event"] for e in loop_events]
     assert worker_events == loop_events
-    assert both_paths["worker"][2] == both_paths["loop"][2]
-    assert both_paths["loop"][2], "nothing was counted"
+    assert both_paths.runs["worker"][2] == both_paths.runs["loop"][2]
+    assert both_paths.runs["loop"][2], "nothing was counted"

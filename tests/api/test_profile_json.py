@@ -31,8 +31,9 @@ def test_edge_values_read_as_json_format_writes_them() -> None:
         "naturals": {"table": [{"natural": "house", "definition": {
             "rankGroups": [3, 3, 3, 4], "ranksIn": ["A", "K"], "rows": {}}}]},
     })
-    message.royalties.mode = 99  # a number this schema has no name for: stays a number
-    message.ranking.suit_order.append(77)
+    # numbers this schema has no name for: they stay numbers
+    message.royalties.mode = profile_pb2.RoyaltyMode.ValueType(99)
+    message.ranking.suit_order.append(profile_pb2.Suit.ValueType(77))
     got = mapping.profile_dict_from_proto(message)
     assert got == json_format.MessageToDict(message)
     assert got["royalties"] == {"mode": 99} and got["scoring"] == {}

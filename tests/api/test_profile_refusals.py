@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 import pytest
 
+from cpsettle.v1 import profile_pb2
 from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
 from cpsettle_service.domain.profile.parse import profile_to_dict
 from cpsettle_service.profile_files import load_preset
@@ -188,7 +189,7 @@ def test_an_inline_profile_out_of_range(client: SettlementClient) -> None:
     request = request_from_json(table("", players="AB"))
     request.preset = ""
     request.profile.CopyFrom(request_from_json({"profile": profile}).profile)
-    request.profile.caps.basis = 7  # a number this schema has no name for
+    request.profile.caps.basis = profile_pb2.CapBasis.ValueType(7)  # a number with no name
     assert refusal(client, request) == [
         ("profile.name", "must be at most 64 characters"),  # once: no "is required"
         ("profile.scoring.rowUnit", "must be at most 1000000, got 1000001"),

@@ -104,7 +104,7 @@ def test_profile_overrides_apply_on_top_of_a_preset(client: SettlementClient) ->
     assert doubled.profile.source == "builtin+overrides"
     assert base.players[0].net_units != 0
     # 1-6 with row unit 2: rows pay double, the scoop bonus stays 3.
-    for b, d in zip(base.pairs, doubled.pairs):
+    for b, d in zip(base.pairs, doubled.pairs, strict=True):
         rows = sum(r.units for r in b.rows)
         assert d.units == b.units + rows
 
@@ -166,7 +166,7 @@ def test_evaluate_arrangement(client: SettlementClient) -> None:
 def test_evaluate_finds_naturals(client: SettlementClient) -> None:
     dragon = ["2s", "3h", "4d", "5c", "6s", "7h", "8d", "9c", "Ts", "Jh", "Qd", "Kc", "As"]
     e = client.evaluate({"preset": "western", "cards": dragon})
-    assert "DRAGON" in e.naturals and list(e.playable_naturals)[0] == "DRAGON"
+    assert "DRAGON" in e.naturals and next(iter(e.playable_naturals)) == "DRAGON"
     assert not e.rows
 
 
@@ -200,7 +200,8 @@ def test_health(client: SettlementClient) -> None:
 
 
 def _player(request: dict[str, Any], i: int) -> dict[str, Any]:
-    return request["players"][i]
+    player: dict[str, Any] = request["players"][i]
+    return player
 
 
 def test_malformed_card(client: SettlementClient) -> None:
@@ -321,8 +322,9 @@ def test_every_violation_is_reported_at_once(client: SettlementClient) -> None:
 
 def test_bytes_that_do_not_parse_are_invalid_argument(server: Any) -> None:
     channel = grpc.insecure_channel(server.address)
-    call = channel.unary_unary("/cpsettle.v1.SettlementService/Settle",
-                               request_serializer=None, response_deserializer=None)
+    call: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+        "/cpsettle.v1.SettlementService/Settle", request_serializer=None,
+        response_deserializer=None)
     for garbage in (b"\xff\xff\xff\xff", b"\x52\x05abc", bytes(range(256))):
         with pytest.raises(grpc.RpcError) as e:
             call(garbage, timeout=5)
@@ -368,16 +370,21 @@ def test_a_request_with_fields_the_schema_does_not_know_is_refused(
     assert "players[2]" in violations(e)
 
 
-def test_reflection_is_off_by_default_and_on_behind_the_setting(tmp_path: Path, server: Any) -> None:
+def test_reflection_is_off_by_default_and_on_behind_the_setting(
+    tmp_path: Path, server: Any
+) -> None:
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
     from tests.conftest import start_server, stop_server
 
-    def services(address: str) -> Any:
+    def services(address: str) -> list[reflection_pb2.ServerReflectionResponse]:
         with grpc.insecure_channel(address) as channel:
             stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+            info: grpc.StreamStreamMultiCallable[
+                reflection_pb2.ServerReflectionRequest, reflection_pb2.ServerReflectionResponse
+            ] = stub.ServerReflectionInfo  # type: ignore[assignment]  # typeshed: Incomplete
             request = reflection_pb2.ServerReflectionRequest(list_services="")
-            return [r for r in stub.ServerReflectionInfo(iter([request]), timeout=5)]
+            return list(info(iter([request]), timeout=5))
 
     with pytest.raises(grpc.RpcError) as e:
         services(server.address)
@@ -396,7 +403,9 @@ def test_repeated_overrides_give_the_same_profile_digest(client: SettlementClien
     second = client.settle(request).settlement
     assert first.profile.digest == second.profile.digest
     assert first.profile.source == "builtin+overrides"
-    changed = table("western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "RAKE_MODE_NONE"}})
+    changed = table(
+        "western", profileOverrides={"caps": {"wins": True}, "rake": {"mode": "RAKE_MODE_NONE"}}
+    )
     assert client.settle(changed).settlement.profile.digest != first.profile.digest
 
 

@@ -14,8 +14,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,8 @@ TABLES = sorted((EXAMPLES / "tables").glob("*.json"))
 def start(sock: Path, workers: int = 2) -> ServerHandle:
     settings = Settings(unix_socket=str(sock), metrics_port=0, grace_seconds=2.0,
                         stream_workers=workers)
-    sealer = Sealer(signing_key_from_pem(generate_pem()), log=metrics.CountedAuditLog(get_logger("cpsettle.audit")),
+    sealer = Sealer(signing_key_from_pem(generate_pem()),
+                    log=metrics.CountedAuditLog(get_logger("cpsettle.audit")),
                     clock=lambda: ISSUED_MS)
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True, name="grpc-loop").start()

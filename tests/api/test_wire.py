@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor
+from google.protobuf.message import Message
 
 from cpsettle.v1 import settlement_pb2 as pb
+from cpsettle_service import wireformat
 from cpsettle_service.api import mapping, wire
 from cpsettle_service.api.servicer import ProfileResolver, SettlementServicer
 from cpsettle_service.domain.errors import InvalidInput
@@ -31,7 +35,7 @@ RESOLVER = ProfileResolver(REGISTRY)
 KEY = signing_key_from_pem(fixed_test_key(1), "k1")
 
 
-def both(request: dict) -> tuple[bytes, bytes]:
+def both(request: dict[str, Any]) -> tuple[bytes, bytes]:
     """(wire writer's bytes, runtime's deterministic serialization) of one request's content:
     the body, then the late field (currency) that the sealer writes after the seal."""
     req = json_format.ParseDict(request, pb.SettleRequest())
@@ -49,7 +53,7 @@ def test_golden_tables_write_the_same_bytes_as_the_runtime(path: Path) -> None:
     assert mine == reference
 
 
-def random_requests(n: int, seed: int) -> list[dict]:
+def random_requests(n: int, seed: int) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     out = []
     for i in range(n):
@@ -81,14 +85,15 @@ def test_random_tables_of_every_preset_write_the_same_bytes_as_the_runtime() -> 
 @pytest.mark.parametrize("value", [0, 1, 127, 128, 16383, 16384, -1, -16383, -16384,
                                    2**31 - 1, -(2**31), 2**63 - 1, -(2**63)])
 def test_ints_are_written_as_the_runtime_writes_them(value: int) -> None:
-    assert wire.int_field(12)(value) == pb.PlayerResult(net_units=value).SerializeToString()
+    expected = pb.PlayerResult(net_units=value).SerializeToString()
+    assert wireformat.int_field(12)(value) == expected
     if -(2**31) <= value < 2**31:
-        assert wire.int_field(2)(value) == pb.PlayerResult(seat=value).SerializeToString()
+        assert wireformat.int_field(2)(value) == pb.PlayerResult(seat=value).SerializeToString()
 
 
 def test_long_strings_get_multi_byte_lengths() -> None:
     text = "é" * 9000  # 18,000 bytes: a three-byte length
-    assert wire.text_field(17)(text) == pb.PlayerResult(text=text).SerializeToString()
+    assert wireformat.text_field(17)(text) == pb.PlayerResult(text=text).SerializeToString()
 
 
 @pytest.mark.parametrize("key", [KEY, None], ids=["signed", "unsigned"])
@@ -119,7 +124,7 @@ def test_sealed_settlement_is_canonical_and_verifies(key: SigningKey | None) -> 
             assert [f.what for f in verify(s, keys)] == ["settlement_digest", "signature"]
 
 
-def _fields(descriptor, seen: set) -> set[str]:
+def _fields(descriptor: Descriptor, seen: set[str]) -> set[str]:
     """Every field of ``descriptor`` and of the messages under it."""
     out: set[str] = set()
     if descriptor.full_name in seen:
@@ -132,7 +137,7 @@ def _fields(descriptor, seen: set) -> set[str]:
     return out
 
 
-def _set_fields(msg, out: set[str]) -> None:
+def _set_fields(msg: Message, out: set[str]) -> None:
     for f, value in msg.ListFields():
         out.add(f.full_name)
         if f.message_type is not None:

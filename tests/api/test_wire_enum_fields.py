@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from cpsettle.v1 import settlement_pb2 as pb
-from cpsettle_service.api import mapping, wire
+from cpsettle_service import wireformat
+from cpsettle_service.api import mapping
 
 # (message, field, the domain -> number table the writer is built from)
 ENUMS: list[tuple[Any, str, dict[str, int]]] = [
@@ -35,7 +36,7 @@ ENUMS: list[tuple[Any, str, dict[str, int]]] = [
                          ids=[f"{m.DESCRIPTOR.name}.{f}" for m, f, _ in ENUMS])
 def test_each_enum_value_is_written_as_the_runtime_writes_it(
         message: Any, field: str, table: dict[str, int]) -> None:
-    written = wire.enum_field(wire.number(message, field), table)
+    written = wireformat.enum_field(wireformat.number(message, field), table)
     assert set(written) == set(table)
     for value, n in table.items():
         assert written[value] == message(**{field: n}).SerializeToString(), value
@@ -44,7 +45,8 @@ def test_each_enum_value_is_written_as_the_runtime_writes_it(
 def test_a_pair_nothing_capped_carries_no_cap_field() -> None:
     """The zero value, the one proto3 leaves out (and the case the table above must include)."""
     assert mapping.CAP[""] == 0
-    assert wire.enum_field(wire.number(pb.PairResult, "cap"), mapping.CAP)[""] == b""
+    written = wireformat.enum_field(wireformat.number(pb.PairResult, "cap"), mapping.CAP)
+    assert written[""] == b""
 
 
 FOUL_REASONS = sorted(mapping.FOUL_REASON)
@@ -53,8 +55,8 @@ SETS = [list(c) for k in range(len(FOUL_REASONS) + 1) for c in combinations(FOUL
 
 @pytest.mark.parametrize("reasons", SETS, ids=["+".join(s) or "none" for s in SETS])
 def test_foul_reasons_are_packed_as_the_runtime_packs_them(reasons: list[str]) -> None:
-    write = wire.packed_enum_field(wire.number(pb.PlayerResult, "foul_reasons"),
-                                   mapping.FOUL_REASON)
+    write = wireformat.packed_enum_field(wireformat.number(pb.PlayerResult, "foul_reasons"),
+                                         mapping.FOUL_REASON)
     expected = pb.PlayerResult(foul_reasons=[mapping.FOUL_REASON[r] for r in reasons])
     assert write(reasons) == expected.SerializeToString()
     assert list(pb.PlayerResult.FromString(write(reasons)).foul_reasons) == [

@@ -7,7 +7,7 @@ a pair (``RowResult`` with only the other player's row).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 from google.protobuf import json_format
 
@@ -22,8 +22,9 @@ from tests.support.reference_proto import settlement_to_proto
 
 RESOLVER = ProfileResolver(builtin_registry())
 # What the sealer writes (ids, digests, time, signature): not the settlement's content.
-SEAL = ("settlement_id", "request_digest", "engine_version", "engine_digest",
-        "settlement_digest", "issued_at", "signature")
+SealField = Literal["settlement_id", "request_digest", "engine_version", "engine_digest",
+                   "settlement_digest", "issued_at", "signature"]
+SEAL: tuple[SealField, ...] = get_args(SealField)
 
 
 def served_and_reference(client: SettlementClient,

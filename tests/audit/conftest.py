@@ -54,4 +54,6 @@ def day(tmp_path_factory: pytest.TempPathFactory) -> Day:
 
 
 def read_report(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data

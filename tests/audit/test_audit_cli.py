@@ -8,14 +8,15 @@ import json
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from google.rpc import code_pb2
 
 from cpsettle.v1 import settlement_pb2 as pb
-from cpsettle_client.audit import command, running
+from cpsettle_client.audit import command, reading, running
 from cpsettle_client.audit.outcome import Outcome, Tally
 from cpsettle_client.audit.progress import Progress
 from cpsettle_client.audit.report import Report
@@ -245,7 +246,7 @@ def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
     capsys: pytest.CaptureFixture[str], day: Day, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = command.read_lines
+    real = reading.read_lines  # what command reads with (and what is patched back)
 
     def interrupted(path: str, start_line: int = 1) -> Iterator[tuple[int, bytes]]:
         for number, raw in real(path, start_line):
@@ -278,7 +279,7 @@ def test_ctrl_c_against_the_server(
     capsys: pytest.CaptureFixture[str], day: Day, tmp_path: Path, server: ServerHandle,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = command.read_lines
+    real = reading.read_lines  # what command reads with (and what is patched back)
 
     def interrupted(path: str, start_line: int = 1) -> Iterator[tuple[int, bytes]]:
         for number, raw in real(path, start_line):

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cpsettle_client.cli import main
 
+from cpsettle_client.cli import main
 from tests.audit.conftest import load_generator, read_report
 
 pytest.importorskip("distributed", reason="the [cluster] extra: pip install -e '.[cluster]'")

@@ -5,14 +5,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+
 from cpsettle_client.audit import running
 from cpsettle_client.audit.outcome import Outcome
 from cpsettle_client.cli import main
-
 from tests.audit.conftest import load_generator, read_report
 
 PRESETS = {"western", "eastern", "shisanshui", "classic-1-6", "one-six", "one-two", "two-four",
@@ -147,7 +148,7 @@ UNUSUAL: dict[str, Callable[[dict[str, Any]], bytes]] = {
     "colon in an id": _set("roundId", "R:1"),
     "quote and colon in an id": _set("roundId", 'R":1'),
     "escaped card": _text(lambda t: re.sub(r'"front":\["(.)',
-                                           lambda m: f'"front":["\\u{ord(m[1]):04x}', t, 1)),
+                                           lambda m: f'"front":["\\u{ord(m[1]):04x}', t, count=1)),
     "NaN": _text(lambda t: t.replace('"unitValue":', '"unitValue":NaN,"x":', 1)),
     "big number": _text(lambda t: t.replace('"unitValue":', f'"unitValue":1{"0" * 30},"u":', 1)),
     "byte order mark": lambda h: b"\xef\xbb\xbf" + json.dumps(h).encode(),

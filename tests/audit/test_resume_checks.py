@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cpsettle_client.audit import checkpoint as checkpoints
 from cpsettle_client.audit import command, running
 from cpsettle_client.cli import main
-
 from tests.audit.conftest import load_generator, read_report
 
 LINES = 6000

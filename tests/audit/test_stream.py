@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -21,7 +22,9 @@ METHOD = "/cpsettle.v1.SettlementService/SettleStream"
 
 
 def example(name: str) -> dict[str, Any]:
-    return json.loads((EXAMPLES / "tables" / f"{name}.json").read_text())
+    data = json.loads((EXAMPLES / "tables" / f"{name}.json").read_text())
+    assert isinstance(data, dict)
+    return data
 
 
 def request(name: str) -> pb.SettleRequest:
@@ -64,7 +67,7 @@ def test_results_come_back_in_order_with_per_hand_errors(client: SettlementClien
         item("f", request("ofc")),
     ])
     twice = pb.AuditItem(ref="g", request=request("western"))
-    for pid, amount in list(good.items()) + [(first, 5)]:
+    for pid, amount in [*list(good.items()), (first, 5)]:
         twice.paid.add(player_id=pid, net_money=amount)
     batch2 = pb.SettleStreamRequest(items=[twice, item("h", request("shisanshui"))])
 
@@ -101,7 +104,7 @@ def test_stream_settlements_are_the_unary_settlements(client: SettlementClient) 
     names = ["western", "eastern", "ofc", "classic-1-6"]
     batch = pb.SettleStreamRequest(items=[item(n, request(n)) for n in names])
     [answer] = list(client.settle_stream([batch]))
-    for name, result in zip(names, answer.results):
+    for name, result in zip(names, answer.results, strict=True):
         unary = client.settle(request(name)).settlement
         streamed = result.settlement
         for s in (unary, streamed):  # the time of issue (and the signature over it) differ
@@ -113,7 +116,9 @@ def test_stream_settlements_are_the_unary_settlements(client: SettlementClient) 
 def test_malformed_and_oversized_batches_are_answered_and_the_stream_goes_on(
     server: ServerHandle,
 ) -> None:
-    too_many = pb.SettleStreamRequest(items=[pb.AuditItem() for _ in range(stream.MAX_ITEMS_PER_BATCH + 1)])
+    too_many = pb.SettleStreamRequest(
+        items=[pb.AuditItem() for _ in range(stream.MAX_ITEMS_PER_BATCH + 1)]
+    )
     good = pb.SettleStreamRequest(items=[item("ok", request("western"))])
     messages = [b"\xff\xff\xff garbage", too_many.SerializeToString(), good.SerializeToString()]
     with grpc.insecure_channel(server.address) as channel:
@@ -168,7 +173,7 @@ def test_a_slow_reader_holds_the_server_back(
     original = stream.settle_stream
 
     async def counting(servicer: Any, requests: AsyncIterator[Any], context: Any,
-                       **kw: Any) -> AsyncIterator[pb.SettleStreamResponse]:
+                       **kw: Any) -> AsyncIterator[bytes | pb.SettleStreamResponse]:
         async def counted() -> AsyncIterator[Any]:
             nonlocal consumed
             async for b in requests:
@@ -182,7 +187,9 @@ def test_a_slow_reader_holds_the_server_back(
     handle = start_server(tmp_path / "s.sock", max_message_bytes=1024 * 1024)
     try:
         per_batch, batches = 40, 60
-        batch = pb.SettleStreamRequest(items=[item(str(i), request("western")) for i in range(per_batch)])
+        batch = pb.SettleStreamRequest(
+            items=[item(str(i), request("western")) for i in range(per_batch)]
+        )
 
         def requests() -> Iterator[pb.SettleStreamRequest]:
             for _ in range(batches):

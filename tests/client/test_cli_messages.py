@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -91,7 +92,7 @@ def test_a_plaintext_call_to_a_tls_port_hints_at_tls(capsys: pytest.CaptureFixtu
     assert code == 3 and "UNAVAILABLE" in err
     assert f"{tls_server.address} speaks TLS: add --tls" in err
     # with --tls and the CA, the same call settles
-    code, out, err = run(capsys, "settle", path, "--server", tls_server.address, "--tls",
+    code, _out, err = run(capsys, "settle", path, "--server", tls_server.address, "--tls",
                          "--ca-file", tls_server.ca_file)  # type: ignore[attr-defined]
     assert code == 0, err
 

@@ -65,7 +65,8 @@ def test_the_template_is_what_the_code_asks_for() -> None:
     """messages.pot holds exactly the messages pybabel finds in the code today (run
     ``scripts/catalogs extract`` and ``update`` after changing a message or the contract)."""
     with (I18N / "babel.cfg").open() as f:
-        method_map, options_map = parse_mapping_cfg(f)
+        # babel leaves parse_mapping_cfg unannotated
+        method_map, options_map = parse_mapping_cfg(f)  # type: ignore[no-untyped-call]
     found = set()
     for _, _, message, _, context in extract_from_dir(
             str(ROOT), method_map, options_map,
@@ -93,9 +94,11 @@ def test_every_language_translates_every_message() -> None:
             assert not m.fuzzy, (lang, m.id)
             forms = m.string if isinstance(m.string, tuple) else (m.string,)
             assert len(forms) == (catalog.num_plurals if isinstance(m.id, tuple) else 1)
-            wanted = set(FIELD.findall(m.id if isinstance(m.id, str) else m.id[1]))
+            msgid = m.id if isinstance(m.id, str) else m.id[1]
+            assert isinstance(msgid, str), msgid
+            wanted = set(FIELD.findall(msgid))
             for form in forms:
-                assert form, (lang, m.id)
+                assert form and isinstance(form, str), (lang, m.id)
                 assert set(FIELD.findall(form)) <= wanted | {"n"}, (lang, m.id, form)
                 assert set(FIELD.findall(form)) >= wanted - {"n"}, (lang, m.id, form)
 
@@ -138,10 +141,10 @@ def test_every_code_of_a_settlement_has_a_name_in_every_language() -> None:
             assert same <= {"SIGNATURE_ALGORITHM_ED25519", "HAND_CLASS_FULL_HOUSE",
                             "HAND_CLASS_FOUR_OF_A_KIND", "PLAYER_STATUS_NATURAL",
                             "PAIR_KIND_NATURAL", "LINE_ITEM_KIND_NATURAL"}, (lang, same)
-    english = Language.get("en")
-    assert english.label("CAP_PAYER_STACK") == "Payer’s stack"  # the English catalog's words
-    assert english.label("CAP_UNSPECIFIED") == ""
-    assert english.label("SOME_NEW_CODE") == "Some new code"  # a newer server's: its words
+    en = Language.get("en")
+    assert en.label("CAP_PAYER_STACK") == "Payer’s stack"  # the English catalog's words
+    assert en.label("CAP_UNSPECIFIED") == ""
+    assert en.label("SOME_NEW_CODE") == "Some new code"  # a newer server's: its words
 
 
 # --------------------------------------------------------------------------- money
@@ -343,7 +346,9 @@ def test_a_casino_adds_a_language_with_a_catalog_folder(
     assert "Apostador" in out and "Asiento" in out  # the casino's word first, ours after
     # a page made now offers Filipino too
     code, page = run(capsys, "settle", str(eur_table), "--local", "--output", "html")[:2]
-    data = json.loads(re.search(r'id="cpsettle-i18n">(.*?)</script>', page, re.S).group(1))
+    embedded = re.search(r'id="cpsettle-i18n">(.*?)</script>', page, re.S)
+    assert embedded is not None, "the page embeds its catalogs"
+    data = json.loads(embedded.group(1))
     assert list(data["languages"]) == ["en", "es", "it", "zh_Hans", "zh_Hant", "fil"]
     assert data["languages"]["fil"]["messages"]["Player"] == "Manlalaro"
     assert '"fil": (n) => Number((n != 1))' in page  # its plural rule, CLDR's

@@ -15,8 +15,9 @@ import asyncio
 import itertools
 import threading
 import time
+from collections.abc import Iterator
 from concurrent import futures
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -140,7 +141,7 @@ class Gate(grpc.GenericRpcHandler):
         method = details.method
         if not method.startswith(_SERVICE):
             return None
-        forward = self.channel.unary_unary(method)
+        forward: grpc.UnaryUnaryMultiCallable[bytes, bytes] = self.channel.unary_unary(method)
 
         def handle(request: bytes, context: grpc.ServicerContext) -> bytes:
             metadata = dict(context.invocation_metadata())
@@ -148,10 +149,11 @@ class Gate(grpc.GenericRpcHandler):
             if len(self.attempts) <= self.refuse:
                 context.abort_with_status(self.status)
             try:
-                return forward(request, timeout=5)  # type: ignore[no-any-return]
+                return forward(request, timeout=5)
             except grpc.RpcError as e:
-                context.set_trailing_metadata(e.trailing_metadata())  # type: ignore[attr-defined]
-                context.abort(e.code(), e.details())  # type: ignore[attr-defined]
+                context.set_trailing_metadata(
+                    tuple((m.key, m.value) for m in e.trailing_metadata()))
+                context.abort(e.code(), e.details() or "")
             raise AssertionError("unreachable")
 
         return grpc.unary_unary_rpc_method_handler(handle)

@@ -13,10 +13,10 @@ import ast
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import FileDescriptor
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, request_from_json
@@ -37,7 +37,9 @@ def serialized_descriptor(module: Path) -> descriptor_pb2.FileDescriptorProto:
     """The FileDescriptorProto a generated *_pb2.py registers, json_name cleared throughout."""
     for node in ast.walk(ast.parse(module.read_text())):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "AddSerializedFile":
-            proto = descriptor_pb2.FileDescriptorProto.FromString(node.args[0].value)
+            data = node.args[0]
+            assert isinstance(data, ast.Constant) and isinstance(data.value, bytes)
+            proto = descriptor_pb2.FileDescriptorProto.FromString(data.value)
             messages = list(proto.message_type)
             while messages:
                 message = messages.pop()
@@ -60,10 +62,11 @@ def test_bufs_python_is_the_committed_code(tmp_path: Path) -> None:
             assert new.read_bytes() == old.read_bytes(), old.name
 
 
-def java_import_prefix(file: Any) -> str:
+def java_import_prefix(file: FileDescriptor) -> str:
     """Where protoc's Java generator puts a .proto file's messages, from its options."""
     options = file.GetOptions()
-    package = options.java_package or file.package
+    assert isinstance(options, descriptor_pb2.FileOptions)
+    package: str = options.java_package or file.package
     if options.java_multiple_files:
         return package
     stem = Path(file.name).stem

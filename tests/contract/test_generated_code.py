@@ -27,5 +27,5 @@ def test_regenerating_changes_nothing(tmp_path: Path) -> None:
     fresh = sorted([*(tmp_path / "cpsettle" / "v1").glob("*_pb2*.py*"),
                     *(tmp_path / "cpsettle" / "v1").glob("*_connect.py")])
     assert [p.name for p in fresh] == [p.name for p in GENERATED]
-    for new, old in zip(fresh, GENERATED):
+    for new, old in zip(fresh, GENERATED, strict=True):
         assert new.read_bytes() == old.read_bytes(), f"{old.name} is stale: run proto/generate.sh"

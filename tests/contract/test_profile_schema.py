@@ -39,8 +39,10 @@ _SCALAR = {
 
 def _proto_type(f: FieldDescriptor) -> str:
     if f.type == FieldDescriptor.TYPE_ENUM:
+        assert f.enum_type is not None
         base = f"enum {f.enum_type.name}"
     elif f.type == FieldDescriptor.TYPE_MESSAGE:
+        assert f.message_type is not None
         base = f.message_type.name
     else:
         base = _SCALAR[f.type]
@@ -48,6 +50,7 @@ def _proto_type(f: FieldDescriptor) -> str:
 
 
 def _enum_problems(where: str, enum: type[StrEnum], f: FieldDescriptor) -> list[str]:
+    assert f.enum_type is not None, where
     proto = {v.name for v in f.enum_type.values if v.number != 0}
     declared = {json_name(m) for m in enum}
     if proto != declared:
@@ -85,6 +88,7 @@ def problems(desc: Descriptor, cls: type, path: str = "") -> list[str]:
             out.append(f"{where}: has a default ({s.default}) but is not `optional` in the proto")
         if s.part is not None:
             sub = f"{where}[]." if s.repeated else f"{where}."
+            assert f.message_type is not None, where
             out += problems(f.message_type, s.part, sub)
     return out
 
@@ -115,7 +119,8 @@ MESSAGE = re.compile(r"^message (\w+) \{")
 def _commented_fields() -> dict[tuple[str, str], str]:
     """(message, field) -> the comment above the field in profile.proto."""
     out: dict[tuple[str, str], str] = {}
-    message, comment = "", []
+    message = ""
+    comment: list[str] = []
     for line in PROTO.read_text("utf-8").splitlines():
         stripped = line.strip()
         if m := MESSAGE.match(line):
@@ -207,8 +212,8 @@ def test_an_empty_profile_takes_every_declared_default() -> None:
     read = profile.profile_to_dict(profile.profile_from_dict({"name": "x"}))
     for line in lines(RuleProfile):
         s = line.spec
-        if "[]" in line.path or s.required or s.default is None or s.kind == "message" and (
-                not s.repeated):
+        if "[]" in line.path or s.required or s.default is None or (s.kind == "message" and (
+                not s.repeated)):
             continue
         value: object = read
         for key in line.path.split("."):

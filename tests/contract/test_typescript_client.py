@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 import pytest
 
@@ -48,23 +49,24 @@ def tcp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandl
     stop_server(handle)
 
 
-def invalid_copy(request: dict) -> dict:
+def invalid_copy(request: dict[str, Any]) -> dict[str, Any]:
     """What contract-check.ts sends as its invalid request: a short front, a card dealt twice."""
-    bad = json.loads(json.dumps(request))
+    bad: dict[str, Any] = json.loads(json.dumps(request))
     first, second = bad["players"][0]["arrangement"], bad["players"][1]["arrangement"]
     first["front"] = first["front"][:2]
     second["back"][0] = first["back"][0]
     return bad
 
 
-def contract_check(ts_dist: Path, address: str, path: Path, *flags: str) -> dict:
+def contract_check(ts_dist: Path, address: str, path: Path, *flags: str) -> dict[str, Any]:
     done = subprocess.run(["node", str(ts_dist / "contract-check.js"), *flags, address,
                            str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"contract-check.ts failed:\n{done.stdout}\n{done.stderr}"
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+    seen: dict[str, Any] = json.loads(done.stdout)
+    return seen
 
 
-def check_against_python(seen: dict, grpc_address: str, path: Path, started: float,
+def check_against_python(seen: dict[str, Any], grpc_address: str, path: Path, started: float,
                          tls: TlsConfig | None = None, token: str | None = None) -> None:
     """What contract-check.ts saw is what the project's Python client gets from the server."""
     ended = time.time()
@@ -157,12 +159,13 @@ def test_typescript_client_with_tls_and_a_token(ts_dist: Path, secure_server: Se
     assert done.returncode != 0 and "missing bearer token" in done.stderr
 
 
-def retry_check(ts_dist: Path, address: str, *flags: str) -> dict:
+def retry_check(ts_dist: Path, address: str, *flags: str) -> dict[str, Any]:
     done = subprocess.run(["node", str(ts_dist / "retry-check.js"), *flags, address,
                            str(TABLES / "western.json")], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, f"retry-check.ts failed:\n{done.stdout}\n{done.stderr}"
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+    seen: dict[str, Any] = json.loads(done.stdout)
+    return seen
 
 
 def test_typescript_client_retries_the_first_refusals(ts_dist: Path,

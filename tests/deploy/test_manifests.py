@@ -140,20 +140,20 @@ def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
         key = _merge_key(field, base + patch)
         if key is None:
             return copy.deepcopy(patch)  # lists without a merge key are replaced
-        out = list(base)
+        merged = list(base)
         for item in patch:
-            for i, existing in enumerate(out):
+            for i, existing in enumerate(merged):
                 if existing[key] == item[key]:
-                    out[i] = strategic_merge(existing, item, field)
+                    merged[i] = strategic_merge(existing, item, field)
                     break
             else:
-                out.append(copy.deepcopy(item))
-        return out
+                merged.append(copy.deepcopy(item))
+        return merged
     return copy.deepcopy(patch)
 
 
 def _same_resource(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a["kind"] == b["kind"] and a["metadata"]["name"] == b["metadata"]["name"]
+    return bool(a["kind"] == b["kind"] and a["metadata"]["name"] == b["metadata"]["name"])
 
 
 def _set_image(image: str, rule: dict[str, Any]) -> str:
@@ -356,7 +356,8 @@ WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "ReplicaSet"}
 
 
 def pod_spec(d: dict[str, Any]) -> dict[str, Any]:
-    return d["spec"]["template"]["spec"]
+    spec: dict[str, Any] = d["spec"]["template"]["spec"]
+    return spec
 
 
 def one(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
@@ -372,7 +373,8 @@ def all_of(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 def container(docs: list[dict[str, Any]]) -> dict[str, Any]:
     containers = pod_spec(one(docs, "Deployment"))["containers"]
     assert [c["name"] for c in containers] == [APP], "one container per pod"
-    return containers[0]
+    first: dict[str, Any] = containers[0]
+    return first
 
 
 def env(docs: list[dict[str, Any]]) -> dict[str, str]:
@@ -387,7 +389,8 @@ def env(docs: list[dict[str, Any]]) -> dict[str, str]:
 def volume(docs: list[dict[str, Any]], name: str) -> dict[str, Any]:
     vols = {v["name"]: v for v in pod_spec(one(docs, "Deployment"))["volumes"]}
     assert name in vols, f"volume {name} missing"
-    return vols[name]
+    found: dict[str, Any] = vols[name]
+    return found
 
 
 def mounts(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -566,7 +569,7 @@ def check_network_policy(docs: list[dict[str, Any]]) -> None:
     np = one(docs, "NetworkPolicy")
     assert "Ingress" in np["spec"]["policyTypes"]
     rules = np["spec"]["ingress"]
-    seen = {}
+    seen: dict[str, set[tuple[str, int]]] = {}
     for rule in rules:
         assert rule.get("from"), "an ingress rule without `from` admits every source"
         assert rule.get("ports"), "an ingress rule without `ports` admits every port"
@@ -857,7 +860,7 @@ def check_witness(docs: list[dict[str, Any]], live: list[dict[str, Any]]) -> Non
     assert out == {("UDP", 53), ("TCP", 53), ("TCP", 5432)}
     # the live replicas may reach the witness's pods (and DNS), nothing else
     live_np = one(live, "NetworkPolicy")
-    reach = {}
+    reach: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for r in live_np["spec"]["egress"]:
         assert r.get("to") and r.get("ports"), "an egress rule open to everything"
         for peer in r["to"]:
@@ -1000,7 +1003,9 @@ def check_prod_tls(docs: list[dict[str, Any]]) -> None:
         assert e["CPSETTLE_TLS_CLIENT_CA_FILE"] == f"{tls_dir}/ca.crt"
     assert "items" not in secret or {i["key"] for i in secret["items"]} >= {"tls.crt", "tls.key"}
     c = container(docs)
-    probe_ports = {c[k]["grpc"]["port"] for k in ("startupProbe", "readinessProbe", "livenessProbe")}
+    probe_ports = {
+        c[k]["grpc"]["port"] for k in ("startupProbe", "readinessProbe", "livenessProbe")
+    }
     assert probe_ports == {int(e["CPSETTLE_HEALTH_PORT"])}
     assert int(e["CPSETTLE_PORT"]) not in probe_ports, "probes cannot speak TLS"
 
@@ -1110,15 +1115,16 @@ def test_base_files_directly() -> None:
         f.name for f in base.glob("*.yaml") if f.name != "kustomization.yaml"
     )
     # The profile ConfigMap is generated; add a stand-in so check_all sees it.
+    data: dict[str, str] = {}
     cm = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": "cpsettle-house-profiles"},
-        "data": {},
+        "data": data,
     }
     for f in sorted((base / "profiles").glob("*.json")):
-        cm["data"][f.name] = f.read_text(encoding="utf-8")
-    check_all(docs + [cm], hpa_required=True)
+        data[f.name] = f.read_text(encoding="utf-8")
+    check_all([*docs, cm], hpa_required=True)
     assert one(docs, "HorizontalPodAutoscaler")["spec"]["minReplicas"] >= 2
     assert volume(docs, "signing-key")["secret"]["optional"] is True
     assert env(docs)["CPSETTLE_REQUIRE_SIGNING_KEY"] == "false"
@@ -1155,9 +1161,7 @@ def test_service_accepts_the_environment(name: str) -> None:
 
 def test_house_profiles_load_in_the_service() -> None:
     """A profile the service rejects would stop every pod at start-up (exit 2)."""
-    profile = pytest.importorskip(
-        "cpsettle_service.domain.profile", reason="service package not importable"
-    )
+    pytest.importorskip("cpsettle_service.domain.profile", reason="service package not importable")
     registry = with_directory(builtin_registry(), str(DEPLOY / "base" / "profiles"))
     assert "house-western-500" in set(registry.names())
 
@@ -1209,7 +1213,7 @@ def test_dockerfile() -> None:
     installs = [rest for w, rest in builder if w == "RUN" for rest in rest.split("&&")
                 if " install " in f" {rest} "]
     assert installs and all(
-        "--require-hashes" in i and "-r requirements.lock" in i or "--no-deps" in i
+        ("--require-hashes" in i and "-r requirements.lock" in i) or "--no-deps" in i
         for i in installs
     ), installs
     assert any("--require-hashes" in i for i in installs)
@@ -1283,7 +1287,8 @@ def test_the_lock_pins_every_dependency_with_hashes() -> None:
 
     text = (REPO / "requirements.lock").read_text(encoding="utf-8")
     entries = re.findall(
-        r"^([A-Za-z0-9_.-]+)==([^\s;]+)(?: ; [^\\\n]+)? \\\n((?:    --hash=sha256:[0-9a-f]{64}.*\n)+)",
+        r"^([A-Za-z0-9_.-]+)==([^\s;]+)(?: ; [^\\\n]+)? \\\n"
+        r"((?:    --hash=sha256:[0-9a-f]{64}.*\n)+)",
         text, flags=re.M,
     )
     pins = {canonicalize_name(name): version for name, version, _ in entries}

@@ -24,7 +24,7 @@ import pytest
 
 from cpsettle_service.domain.errors import InvalidInput
 from cpsettle_service.domain.profile import presets
-from cpsettle_service.domain.settle import evaluate_hand, settle
+from cpsettle_service.domain.settle import HandEvaluation, Settlement, evaluate_hand, settle
 from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile
 from cpsettle_service.profile_files import builtin_registry
 
@@ -59,13 +59,13 @@ def player(pid: str, seat: int, rows: tuple[list[str], list[str], list[str]],
             "arrangement": {"front": front, "middle": middle, "back": back}, **extra}
 
 
-def settle_json(req: dict[str, Any]):
+def settle_json(req: dict[str, Any]) -> Settlement:
     table, choice = request_from_dict(req)
     return settle(table, resolve_profile(choice, REGISTRY))
 
 
 def evaluate_json(rows: tuple[list[str], list[str], list[str]], preset: str = "ofc",
-                  in_fantasyland: bool = False, **extra: Any):
+                  in_fantasyland: bool = False, **extra: Any) -> HandEvaluation:
     """One hand evaluated alone (rows, royalties, foul, Fantasyland) under a preset."""
     p = player("P", 1, rows, **({"inFantasyland": True} if in_fantasyland else {}))
     table, choice = request_from_dict(request([p], preset, **extra))
@@ -76,7 +76,7 @@ def evaluate_json(rows: tuple[list[str], list[str], list[str]], preset: str = "o
 
 
 def _cards(ranks: str, suits: str) -> list[str]:
-    return [r + s for r, s in zip(ranks, suits)]
+    return [r + s for r, s in zip(ranks, suits, strict=True)]
 
 
 def _straight_ranks(top: str) -> str:
@@ -147,7 +147,7 @@ def hand(cls: str, top: str, size: int) -> list[str] | None:
 def _free(used: set[str], ranks: str) -> list[str] | None:
     """Cards of ``ranks`` (distinct), not yet used, in at least two suits (never a flush)."""
     for suits in itertools.product(SUITS, repeat=len(ranks)):
-        cards = [r + s for r, s in zip(ranks, suits)]
+        cards = [r + s for r, s in zip(ranks, suits, strict=True)]
         if len(set(suits)) > 1 and not used & set(cards):
             return cards
     return None
@@ -182,7 +182,7 @@ def arrangement(row: int, target: list[str]) -> tuple[list[str], list[str], list
             back = _strong_back(used | set(quads))
             kicker = next(c for r in "23456789" for c in (r + s for s in SUITS)
                           if c not in used | set(quads) | set(back))
-            return target, quads + [kicker], back
+            return target, [*quads, kicker], back
     front = _weak_front(used)
     used |= set(front)
     if row == 1:
@@ -207,10 +207,10 @@ def expected_royalty(profile_json: dict[str, Any], row: str, cls: str, top: str)
     def lookup(c: str) -> int | None:
         for e in entries:
             if e["row"] == row and e["handClass"] == c and e.get("rank") == top:
-                return e["units"]
+                return int(e["units"])
         for e in entries:
             if e["row"] == row and e["handClass"] == c and e.get("rank") is None:
-                return e["units"]
+                return int(e["units"])
         return None
 
     units = lookup(cls)
@@ -279,6 +279,7 @@ def test_ofc_front_pairs_and_trips_every_rank() -> None:
     for r in RANKS:
         for cls in ("PAIR", "THREE_OF_A_KIND"):
             target = hand(cls, r, 3)
+            assert target is not None
             got[(cls, r)] = evaluate_json(arrangement(0, target), "ofc").rows[0].royalty
     assert [got[("PAIR", r)] for r in RANKS] == [0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert [got[("THREE_OF_A_KIND", r)] for r in RANKS] == list(range(10, 23))
@@ -331,6 +332,7 @@ def _stays(rows: tuple[list[str], list[str], list[str]], preset: str = "ofc",
     result = evaluate_json(rows, preset, in_fantasyland=True, **extra)
     assert not result.fouled, [r.hand.name for r in result.rows]
     fl = result.fantasyland
+    assert fl is not None  # an ofc preset plays Fantasyland
     return fl.cards if fl.qualifies else 0
 
 
@@ -524,7 +526,7 @@ def test_player_count_limits() -> None:
     assert _violations(request(players(2), "western")) == []
     assert _violations(request(players(4), "western")) == []
     assert _violations(request(players(1), "western")) != []
-    five = players(4) + [{"playerId": "p5", "seat": 5, "surrender": True}]
+    five = [*players(4), {"playerId": "p5", "seat": 5, "surrender": True}]
     assert _violations(request(five, "western")) != []
 
 
@@ -573,7 +575,8 @@ MIDDLE_HAND = (["2d", "2s", "5c"], ["5h", "5d", "5s", "6c", "4h"], ["Kc", "Kd", 
 STRONG = (["3c", "3d", "4d"], ["As", "Ah", "Ad", "Ac", "2c"], ["6s", "7s", "8s", "9s", "Ts"])
 
 
-def _three(stacks: dict[str, int | None], basis: str, losses: bool, wins: bool):
+def _three(stacks: dict[str, int | None], basis: str, losses: bool, wins: bool
+           ) -> dict[tuple[str, str], tuple[int, str]]:
     """Weak A (seat 1) < middling B (seat 2) < strong C (seat 3), button 1: the pairs are
     settled (A,B), (A,C), (B,C), so B first receives from A, then pays C. Each pair is a sweep
     of 4 units in western (3 rows + 1); unit value 100: 400 a pair."""

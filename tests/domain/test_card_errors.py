@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from cpsettle_service.domain.cards.cards import CardError, parse_cards
+from cpsettle_service.domain.cards.cards import parse_cards
 from cpsettle_service.domain.cards.hands import evaluate_five, evaluate_three
+from cpsettle_service.domain.errors import CardError
 
 HOW = ("is not a card: write rank then suit, ranks 2-9 T J Q K A (or 10), suits s h d c "
        "(or ♠ ♥ ♦ ♣), e.g. 'As', 'Td', '2c'")
@@ -29,5 +30,5 @@ def test_a_joker_is_named_as_one() -> None:
 
 def test_spellings_and_padding() -> None:
     assert [str(c) for c in parse_cards(["10h", " a♠", "KD ", "q♡"])] == ["Th", "As", "Kd", "Qh"]
-    with pytest.raises(CardError, match="^'A s' is not a card"):
+    with pytest.raises(CardError, match=r"^'A s' is not a card"):
         parse_cards(["A s"])

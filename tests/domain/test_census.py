@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import partial
-from itertools import combinations
+from itertools import combinations, pairwise
 
 import pytest
 
@@ -55,7 +55,7 @@ def _check_consistent(hands: list[HandRank], size: int) -> None:
     """Strength is dense from 1 and orders exactly like (category, ranks)."""
     by_strength = sorted(hands, key=lambda h: h.strength)
     assert [h.strength for h in by_strength] == list(range(1, len(hands) + 1))
-    for lower, higher in zip(by_strength, by_strength[1:]):
+    for lower, higher in pairwise(by_strength):
         assert lower < higher
         assert (lower.category, lower.ranks) < (higher.category, higher.ranks)
     for h in hands:

@@ -5,6 +5,7 @@ naming the field when they cannot be checked."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -27,11 +28,11 @@ from cpsettle_service.domain.profile.parse import (
 from cpsettle_service.profile_files import load_preset, preset_names
 
 
-def base() -> dict:
+def base() -> dict[str, Any]:
     return profile_to_dict(load_preset("shisanshui"))
 
 
-def with_naturals(**changes) -> dict:
+def with_naturals(**changes: object) -> dict[str, Any]:
     d = base()
     d["naturals"].update(changes)
     return d
@@ -41,13 +42,13 @@ ONE_RED = {"natural": "ONE_RED", "rank": 14, "units": 24,
            "definition": {"colourSplit": [12, 1]}}
 
 
-def violations(data) -> list[tuple[str, str]]:
+def violations(data: object) -> list[tuple[str, str]]:
     with pytest.raises(InvalidInput) as e:
         profile_from_dict(data)
     return [(v.field, v.reason) for v in e.value.violations]
 
 
-def test_presets_write_no_extension_field():
+def test_presets_write_no_extension_field() -> None:
     """Their JSON form, and so their digest and every settlement id, is as before."""
     for name in preset_names():
         d = profile_to_dict(load_preset(name))
@@ -56,7 +57,7 @@ def test_presets_write_no_extension_field():
         assert all("definition" not in e for e in d["naturals"]["table"])
 
 
-def test_house_natural_reads_compiles_and_round_trips_through_the_proto():
+def test_house_natural_reads_compiles_and_round_trips_through_the_proto() -> None:
     d = with_naturals(table=base()["naturals"]["table"] + [ONE_RED], equalRank="COMPARE_CARDS",
                       quadsAsTwoPairs=False)
     d["deck"] = {"jokers": 2, "jokerDuplicates": True}
@@ -75,7 +76,7 @@ def test_house_natural_reads_compiles_and_round_trips_through_the_proto():
     assert profile_from_dict(profile_dict_from_proto(profile_to_proto(p))) == p
 
 
-def test_a_catalogue_natural_redefined_by_the_house():
+def test_a_catalogue_natural_redefined_by_the_house() -> None:
     table = [{"natural": "SIX_PAIRS", "rank": 1, "units": 3,
               "definition": {"rankGroups": [2, 2, 2, 2, 2, 2], "ranksAtLeast": "9"}}]
     p = profile_from_dict(with_naturals(table=table))
@@ -84,7 +85,7 @@ def test_a_catalogue_natural_redefined_by_the_house():
     assert profile_to_dict(p)["naturals"]["table"][0]["definition"]["ranksAtLeast"] == "9"
 
 
-def test_extension_defaults_are_what_an_absent_field_means():
+def test_extension_defaults_are_what_an_absent_field_means() -> None:
     p = load_preset("western")
     assert p.naturals.quads_as_two_pairs is EXTENSION_DEFAULTS["naturals.quadsAsTwoPairs"]
     assert "NATURAL_TIE_" + p.naturals.equal_rank.value == EXTENSION_DEFAULTS["naturals.equalRank"]
@@ -111,15 +112,17 @@ def test_extension_defaults_are_what_an_absent_field_means():
      "profile.naturals.table[0].definition", "2 joker(s)"),
     ({"table": [dict(ONE_RED, natural=f"N{i}") for i in range(MAX_NATURAL_ENTRIES + 1)]},
      "profile.naturals.table", f"at most {MAX_NATURAL_ENTRIES}"),
-    ({"equalRank": "HIGHEST_CARD"}, "profile.naturals.equalRank", "NATURAL_TIE_PUSH, NATURAL_TIE_COMPARE_CARDS"),
+    ({"equalRank": "HIGHEST_CARD"}, "profile.naturals.equalRank",
+     "NATURAL_TIE_PUSH, NATURAL_TIE_COMPARE_CARDS"),
     ({"quadsAsTwoPairs": "yes"}, "profile.naturals.quadsAsTwoPairs", "true or false"),
 ])
-def test_what_the_vocabulary_cannot_check_is_a_violation(change, field, words):
+def test_what_the_vocabulary_cannot_check_is_a_violation(change: dict[str, object], field: str,
+                                                          words: str) -> None:
     found = violations(with_naturals(**change))
     assert any(f == field and words in reason for f, reason in found), found
 
 
-def test_deck_bounds():
+def test_deck_bounds() -> None:
     d = base()
     d["deck"] = {"jokers": 3, "jokerDuplicates": 1, "wild": True}
     found = dict(violations(d))
@@ -128,13 +131,13 @@ def test_deck_bounds():
     assert found["profile.deck.wild"] == "unknown field"
 
 
-def test_five_of_a_kind_with_duplicating_jokers_is_a_valid_natural():
+def test_five_of_a_kind_with_duplicating_jokers_is_a_valid_natural() -> None:
     d = with_naturals(table=[{"natural": "FIVE_OF_A_KIND", "rank": 9, "units": 50}])
     d["deck"] = {"jokers": 1, "jokerDuplicates": True}
     assert profile_from_dict(copy.deepcopy(d)).naturals.by_natural["FIVE_OF_A_KIND"].units == 50
 
 
-def test_a_five_of_a_kind_royalty_needs_duplicating_jokers():
+def test_a_five_of_a_kind_royalty_needs_duplicating_jokers() -> None:
     d = base()
     d["royalties"]["table"].append({"row": "ROW_BACK", "handClass": "HAND_CLASS_FIVE_OF_A_KIND",
                                     "units": 30})

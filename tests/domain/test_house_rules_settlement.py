@@ -4,13 +4,16 @@ property that a joker hand is never weaker than any allowed replacement of its j
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpsettle_service.domain.cards.cards import DECK, JOKER
+from cpsettle_service.domain.cards.cards import DECK, JOKER, Card
 from cpsettle_service.domain.errors import InvalidInput
-from cpsettle_service.domain.settle import settle
+from cpsettle_service.domain.settle import HandEvaluation, Settlement, settle
 from cpsettle_service.domain.settle.evaluation import evaluate_hand
 from cpsettle_service.domain.settle.jokers import allowed_cards, assignments
 from cpsettle_service.domain.settle.table import PlayerInput, request_from_dict, resolve_profile
@@ -19,22 +22,24 @@ from cpsettle_service.profile_files import builtin_registry
 REGISTRY = builtin_registry()
 
 
-def run(preset: str, players: list[dict], overrides: dict | None = None, dead=()):
-    request = {"preset": preset, "players": players, "deadCards": list(dead)}
+def run(preset: str, players: list[dict[str, Any]], overrides: dict[str, Any] | None = None,
+        dead: Sequence[str] = ()) -> Settlement:
+    request: dict[str, Any] = {"preset": preset, "players": players, "deadCards": list(dead)}
     if overrides:
         request["profileOverrides"] = overrides
     table, choice = request_from_dict(request)
     return settle(table, resolve_profile(choice, REGISTRY))
 
 
-def arranged(pid, seat, front, middle, back):
+def arranged(pid: str, seat: int, front: str, middle: str, back: str) -> dict[str, Any]:
     return {"playerId": pid, "seat": seat,
             "arrangement": {"front": front.split(), "middle": middle.split(), "back": back.split()}}
 
 
-def refused(*args, **kwargs) -> dict[str, str]:
+def refused(preset: str, players: list[dict[str, Any]],
+            overrides: dict[str, Any] | None = None, dead: Sequence[str] = ()) -> dict[str, str]:
     with pytest.raises(InvalidInput) as e:
-        run(*args, **kwargs)
+        run(preset, players, overrides, dead)
     return {v.field: v.reason for v in e.value.violations}
 
 
@@ -43,18 +48,18 @@ B = ("7s 7h 3d", "Js Jh 9d 9c 3c", "As Ah Ad 2s 2d")
 JOKER_1 = {"deck": {"jokers": 1}}
 
 
-def test_a_joker_is_refused_where_the_deck_has_none_naming_the_option():
+def test_a_joker_is_refused_where_the_deck_has_none_naming_the_option() -> None:
     found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)])
     assert "deck.jokers" in found["players[0].arrangement.front[1]"]
 
 
-def test_more_jokers_than_the_deck_holds_are_refused():
+def test_more_jokers_than_the_deck_holds_are_refused() -> None:
     found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, "7s 7h xJ", *B[1:])],
                     JOKER_1)
     assert "2 jokers" in found["players"] and "deck.jokers" in found["players"]
 
 
-def test_a_joker_in_the_dead_cards_counts_and_the_joker_spelling_is_either_case():
+def test_a_joker_in_the_dead_cards_counts_and_the_joker_spelling_is_either_case() -> None:
     s = run("ofc", [arranged("A", 1, "Qs XJ 2c", *A[1:]), arranged("B", 2, *B)],
             {"deck": {"jokers": 2}}, dead=["xj", "Qh"])
     # Qh is dead: the joker stands for the next queen in the suit order s h c d: Qc.
@@ -68,7 +73,13 @@ def test_a_joker_in_the_dead_cards_counts_and_the_joker_spelling_is_either_case(
     assert "2 jokers" in found["players"]
 
 
-def row_texts(s, first: str, second: str) -> list[str]:
+def three_rows(texts: tuple[str, str, str]
+               ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    front, middle, back = texts
+    return tuple(front.split()), tuple(middle.split()), tuple(back.split())
+
+
+def row_texts(s: Settlement, first: str, second: str) -> list[str]:
     return next([r.text for r in p.rows] for p in s.pairs if (p.first, p.second) == (first, second))
 
 
@@ -79,21 +90,21 @@ BACK_HEARTS = ("Qs Qh 2c", "Ks Kh 5d 5c 9s", "Xj 2h 5h 9h Th")
 B_CLUBS = ("7s 7h 3d", "Js Jh 9d 9c 3c", "Ac Tc 7c 6c 4c")
 
 
-def test_a_losing_joker_row_names_its_card_after_the_phrase():
+def test_a_losing_joker_row_names_its_card_after_the_phrase() -> None:
     s = run("ofc", [arranged("A", 1, *A), arranged("B", 2, "Kc Kd 3d", *B[1:])], JOKER_1)
     assert row_texts(s, "A", "B")[0] == (
         "Front: B's pair of kings, three kicker, beats A's pair of queens, two kicker "
         "(Xj as Qh) — B +1")
 
 
-def test_the_second_players_joker_is_named_in_the_sentence():
+def test_the_second_players_joker_is_named_in_the_sentence() -> None:
     s = run("ofc", [arranged("B", 1, *B), arranged("A", 2, *A)], JOKER_1)
     assert row_texts(s, "B", "A")[0] == (
         "Front: A's pair of queens, two kicker (Xj as Qh), beats B's pair of sevens, three "
         "kicker — A +1")
 
 
-def test_a_winning_joker_phrase_without_a_comma_takes_none():
+def test_a_winning_joker_phrase_without_a_comma_takes_none() -> None:
     s = run("ofc", [arranged("A", 1, *BACK_HEARTS), arranged("B", 2, *B_CLUBS)], JOKER_1)
     # the joker is the highest heart no one holds: Ah (Kh, Qh are A's, Jh is B's)
     assert row_texts(s, "A", "B") == [
@@ -102,7 +113,7 @@ def test_a_winning_joker_phrase_without_a_comma_takes_none():
         "Back: A's ace-high flush (Xj as Ah) beats B's ace-high flush — A +1"]
 
 
-def test_two_jokers_in_a_row_are_named_in_order():
+def test_two_jokers_in_a_row_are_named_in_order() -> None:
     hearts = ("Qs Qh 2c", "Ks Kh 5d 5c 9s", "Xj Xj 5h 9h Th")
     s = run("ofc", [arranged("A", 1, *hearts), arranged("B", 2, *B_CLUBS)],
             {"deck": {"jokers": 2}})
@@ -111,7 +122,7 @@ def test_two_jokers_in_a_row_are_named_in_order():
         "Back: A's ace-high flush (Xj as Ah, Xj as 8h), beats B's ace-high flush — A +1")
 
 
-def test_a_hand_fouled_both_ways_says_both_reasons():
+def test_a_hand_fouled_both_ways_says_both_reasons() -> None:
     s = run("ofc", [arranged("A", 1, "Qs Qh Qc", "Ks Kh 5d 9c 2s", "8h 7d 6c 4s 3h"),
                     arranged("B", 2, "7s 7h 3d", "Js Jh 9d Tc 3c", "As Ah Ad 2c 2d")])
     # fouled (SCOOPED): B's 3 rows + scoop bonus 3 + B's royalties 2 (77) + 6 (full house) = 14
@@ -122,7 +133,7 @@ def test_a_hand_fouled_both_ways_says_both_reasons():
     assert e.value.args == ("Z",)
 
 
-def test_a_joker_with_no_card_left_to_stand_for_is_invalid_input():
+def test_a_joker_with_no_card_left_to_stand_for_is_invalid_input() -> None:
     held = {c for row in A + B for c in row.split()} - {JOKER}
     dead = [str(c) for c in DECK if str(c) not in held]
     found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1, dead=dead)
@@ -130,14 +141,14 @@ def test_a_joker_with_no_card_left_to_stand_for_is_invalid_input():
                                    "card is held or dead (RULES.md §16.3)"}
 
 
-def test_a_joker_with_exactly_one_card_left_stands_for_it():
+def test_a_joker_with_exactly_one_card_left_stands_for_it() -> None:
     held = {c for row in A + B for c in row.split()} - {JOKER}
     dead = [str(c) for c in DECK if str(c) not in held and str(c) != "2h"]
     s = run("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1, dead=dead)
     assert s.player("A").rows[0].joker_cards == ("2h",)
 
 
-def test_two_jokers_may_share_the_one_card_left_where_they_duplicate():
+def test_two_jokers_may_share_the_one_card_left_where_they_duplicate() -> None:
     """With ``jokerDuplicates`` one free card is enough for any number of jokers; without, each
     joker needs one of its own."""
     a = ("Qs Xj 2c", "Ks Kh 5d 5c 9s", "8h 8d Xj 4s 4h")
@@ -151,7 +162,7 @@ def test_two_jokers_may_share_the_one_card_left_where_they_duplicate():
     assert [len(r.joker_cards) for r in s.player("A").rows] == [1, 0, 1]
 
 
-def test_each_row_names_its_own_jokers():
+def test_each_row_names_its_own_jokers() -> None:
     a = ("Xj Qs 2c", "Xj Kh 5d 5c 9s", "8h 8d 8c 4s 4h")
     s = run("ofc", [arranged("A", 1, *a), arranged("B", 2, *B)], {"deck": {"jokers": 2}})
     rows = s.player("A").rows
@@ -159,7 +170,7 @@ def test_each_row_names_its_own_jokers():
     assert [len(r.joker_cards) for r in rows] == [1, 1, 0]
 
 
-def test_a_false_declaration_with_a_joker_is_settled_on_its_rows():
+def test_a_false_declaration_with_a_joker_is_settled_on_its_rows() -> None:
     """A declares a natural his cards (with the joker) do not make: fouled, and his rows are
     still evaluated, the joker resolved for them, under a profile with royalties."""
     s = run("classic-1-6", [arranged("A", 1, *A) | {"declaredNatural": "DRAGON"},
@@ -169,7 +180,7 @@ def test_a_false_declaration_with_a_joker_is_settled_on_its_rows():
     assert len(a.rows) == 3 and a.rows[0].joker_cards == ("Qh",)
 
 
-def test_equal_naturals_push_when_the_cards_rank_the_same():
+def test_equal_naturals_push_when_the_cards_rank_the_same() -> None:
     same = {"equalRank": "COMPARE_CARDS"}
     a = {"playerId": "A", "seat": 1, "declaredNatural": "THREE_FLUSHES",
          "cards": "2h 4h 6h 8h Th 3s 5s 7s 9s Js Qd Kd Ad".split()}
@@ -181,28 +192,29 @@ def test_equal_naturals_push_when_the_cards_rank_the_same():
     assert s.pairs[0].units == 0 and "rank equal — 0" in s.pairs[0].items[0].text
 
 
-def test_a_house_natural_not_in_the_table_is_not_known():
+def test_a_house_natural_not_in_the_table_is_not_known() -> None:
     a = {"playerId": "A", "seat": 1, "declaredNatural": "ONE_RED",
          "cards": "2h 3d 4h 5d 6h 7d 8h 9d Th Jd Qh Kd As".split()}
     found = refused("western", [a, arranged("B", 2, *B)])
-    assert "'ONE_RED' is not a known natural" == found["players[0].declaredNatural"]
+    assert found["players[0].declaredNatural"] == "'ONE_RED' is not a known natural"
 
 
-def test_evaluate_hand_resolves_jokers_and_lists_the_naturals_they_make():
+def test_evaluate_hand_resolves_jokers_and_lists_the_naturals_they_make() -> None:
     profile = resolve_profile(request_from_dict({"preset": "shisanshui", "profileOverrides": {
         "deck": {"jokers": 1}}, "players": []})[1], REGISTRY)
     dragon = PlayerInput("p", 0, cards=tuple("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc Xj".split()))
     e = evaluate_hand(dragon, profile)
     assert "DRAGON" in e.playable_naturals and "DRAGON" in e.naturals
-    rows = evaluate_hand(PlayerInput("p", 0, *(tuple(r.split()) for r in A)), resolve_profile(request_from_dict(
-        {"preset": "ofc", "profileOverrides": JOKER_1, "players": []})[1], REGISTRY)).rows
+    ofc_joker = resolve_profile(request_from_dict(
+        {"preset": "ofc", "profileOverrides": JOKER_1, "players": []})[1], REGISTRY)
+    rows = evaluate_hand(PlayerInput("p", 0, *three_rows(A)), ofc_joker).rows
     assert rows[0].joker_cards == ("Qh",) and rows[0].hand.name == "Pair of queens, two kicker"
 
 
 # ---------------------------------------------------------------------------------------------
 # The property, through the engine: never weaker than any allowed replacement.
 
-def _key(e):
+def _key(e: HandEvaluation) -> tuple[bool, int, int, int, int]:
     """Higher is better, in the order RULES.md §16.3 resolves a hand by."""
     return (not e.fouled, e.royalty_total, e.rows[2].hand.strength, e.rows[1].hand.strength,
             e.rows[0].hand.strength)
@@ -212,7 +224,7 @@ def _key(e):
 @given(st.permutations(DECK), st.sets(st.integers(0, 12), min_size=1, max_size=2),
        st.sampled_from(["ofc", "eastern", "classic-1-6"]), st.booleans())
 def test_a_joker_hand_is_never_weaker_than_the_hand_with_any_allowed_replacement(
-        deck, where, preset, suit_tiebreak):
+        deck: list[Card], where: set[int], preset: str, suit_tiebreak: bool) -> None:
     overrides = {"deck": {"jokers": 2}, "ranking": {"suitOrderTiebreak": suit_tiebreak}}
     profile = resolve_profile(request_from_dict(
         {"preset": preset, "profileOverrides": overrides, "players": []})[1], REGISTRY)
@@ -228,10 +240,11 @@ def test_a_joker_hand_is_never_weaker_than_the_hand_with_any_allowed_replacement
         assert best >= _key(evaluate_hand(PlayerInput("p", 0, c[:3], c[3:8], c[8:]), profile))
 
 
-def test_evaluate_hand_in_process_calls_a_nameless_hand_player_and_names_a_missing_row():
+def test_evaluate_hand_in_process_calls_a_nameless_hand_player_and_names_a_missing_row() -> None:
     profile = resolve_profile(request_from_dict({"preset": "ofc", "players": []})[1], REGISTRY)
-    rows = [tuple(r.split()) for r in B]
+    rows = three_rows(B)
     e = evaluate_hand(PlayerInput("", 0, *rows), profile)
+    assert e.fantasyland is not None
     assert e.fantasyland.text == (
         "player does not qualify for Fantasyland (pair of sevens, three kicker in front)")
     with pytest.raises(InvalidInput) as refused_:

@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from cpsettle_service.domain.cards.cards import JOKER, is_joker, parse_card
-from cpsettle_service.domain.cards.hands import HandClass
+from cpsettle_service.domain.cards.hands import HandClass, HandRank
 from cpsettle_service.domain.profile.model import RuleProfile
 from cpsettle_service.domain.profile.parse import profile_from_dict, profile_to_dict
 from cpsettle_service.domain.settle.fouls import foul_check
 from cpsettle_service.domain.settle.jokers import (
+    Assignment,
     allowed_cards,
     resolve_arrangement,
     resolve_natural,
@@ -41,7 +42,8 @@ def hand(front: str, middle: str, back: str) -> tuple[str, ...]:
                  for t in f"{front} {middle} {back}".split())
 
 
-def arranged(p: RuleProfile, cards: tuple[str, ...], dead: tuple[str, ...] = ()):
+def arranged(p: RuleProfile, cards: tuple[str, ...], dead: tuple[str, ...] = ()
+             ) -> tuple[Assignment, tuple[HandRank, HandRank, HandRank]]:
     allowed = allowed_cards(cards + dead, p.deck.joker_duplicates)
     a = resolve_arrangement(cards, allowed, p, foul_check(p))
     assert a is not None
@@ -53,7 +55,7 @@ def arranged(p: RuleProfile, cards: tuple[str, ...], dead: tuple[str, ...] = ())
 # An arranged hand
 
 
-def test_step_1_no_foul_comes_before_the_royalties():
+def test_step_1_no_foul_comes_before_the_royalties() -> None:
     # A king makes trips in front (OFC pays 21 for front kings... and 8 for a pair of kings),
     # above the middle's two pair: a foul. Any other card keeps the pair: the ace is best.
     p = profile("ofc", jokers=1)
@@ -61,7 +63,7 @@ def test_step_1_no_foul_comes_before_the_royalties():
     assert front.hand_class is HandClass.PAIR and a.stands_for == ("Ah",)
 
 
-def test_step_2_the_royalty_total_comes_before_the_strength():
+def test_step_2_the_royalty_total_comes_before_the_strength() -> None:
     # This house pays 10 for a flush in the back and nothing for a straight flush or a royal
     # flush: the joker makes the best plain flush (the 8 of hearts), not the royal flush.
     p = profile("one-six", jokers=1, royalties={"mode": "ROYALTY_MODE_ALWAYS", "table": [
@@ -70,7 +72,7 @@ def test_step_2_the_royalty_total_comes_before_the_strength():
     assert back.hand_class is HandClass.FLUSH and a.stands_for == ("8h",)
 
 
-def test_step_3_the_back_comes_before_the_front():
+def test_step_3_the_back_comes_before_the_front() -> None:
     # One ace is left (the back holds three) and both jokers want it: the back for four aces,
     # the front for a pair of kings with an ace. The back has it; the front takes a queen (a
     # king would make trips above the middle's two pair).
@@ -80,7 +82,7 @@ def test_step_3_the_back_comes_before_the_front():
     assert a.stands_for == ("Qs", "As") and front.ranks == (13, 12)
 
 
-def test_step_3_the_middle_comes_before_the_front():
+def test_step_3_the_middle_comes_before_the_front() -> None:
     # The back is fixed; the front and the middle both want the last ace (a pair of aces in
     # front, trips in the middle): the middle has it, the front makes a pair of fives.
     p = profile("one-six")
@@ -89,7 +91,7 @@ def test_step_3_the_middle_comes_before_the_front():
     assert a.stands_for == ("5s", "As") and front.ranks == (5, 14)
 
 
-def test_step_3_the_front_last_its_strongest_not_its_highest_card():
+def test_step_3_the_front_last_its_strongest_not_its_highest_card() -> None:
     # Nothing else depends on the front's joker: it makes the strongest front (a pair of
     # sevens), not the highest card (an ace).
     p = profile("one-six", jokers=1)
@@ -97,7 +99,7 @@ def test_step_3_the_front_last_its_strongest_not_its_highest_card():
     assert front.hand_class is HandClass.PAIR and a.stands_for == ("7h",)
 
 
-def test_step_4_the_first_joker_by_rank_then_suit_then_the_second():
+def test_step_4_the_first_joker_by_rank_then_suit_then_the_second() -> None:
     # Any ace and any king make the broadway straight. Hearts come first in this house's suit
     # order but the ace of hearts is in front: the first joker is the best ace left (spades),
     # by rank before suit, and the second the best king (hearts).
@@ -107,7 +109,7 @@ def test_step_4_the_first_joker_by_rank_then_suit_then_the_second():
     assert back.hand_class is HandClass.STRAIGHT and a.stands_for == ("As", "Kh")
 
 
-def test_step_4_duplicating_jokers_in_two_rows_each_take_the_best_card():
+def test_step_4_duplicating_jokers_in_two_rows_each_take_the_best_card() -> None:
     # The hand of the middle-before-front test: with duplicates, both rows have their ace,
     # the same best one.
     p = profile("one-six", duplicates=True)
@@ -126,7 +128,8 @@ def house(jokers: int, *naturals: dict[str, Any], duplicates: bool = False,
                    naturals={"table": list(naturals), "requireDeclaration": False})
 
 
-def natural(p: RuleProfile, cards: str, dead: tuple[str, ...] = ()):
+def natural(p: RuleProfile, cards: str, dead: tuple[str, ...] = ()
+            ) -> tuple[str, tuple[str, ...]]:
     cards13 = hand(*cards.split(" ", 2))
     allowed = allowed_cards(cards13 + dead, p.deck.joker_duplicates)
     found = resolve_natural(cards13, allowed, p, p.naturals.best_first)
@@ -140,14 +143,14 @@ DRAGON = {"natural": "DRAGON", "rank": 1, "units": 13}
 THREE_OF_EACH_SUIT_BUT_ONE = "As Kh Qd Jc Ts 9h 8d 7c 6s 5h 4d 3c Xj"
 
 
-def test_natural_step_1_the_best_natural_in_the_profile_s_order():
+def test_natural_step_1_the_best_natural_in_the_profile_s_order() -> None:
     # A two makes a dragon; any card makes four of its suit, the better natural here.
     p = house(1, DRAGON, ANY_FOUR)
     assert natural(p, THREE_OF_EACH_SUIT_BUT_ONE) == ("FOUR_OF_A_SUIT", ("Ah",))
     assert natural(house(1, DRAGON), THREE_OF_EACH_SUIT_BUT_ONE) == ("DRAGON", ("2s",))
 
 
-def test_natural_step_2_the_highest_sorted_ranks():
+def test_natural_step_2_the_highest_sorted_ranks() -> None:
     # Four of a suit with any card: the highest, an ace (the ace of spades is held).
     assert natural(house(1, ANY_FOUR), THREE_OF_EACH_SUIT_BUT_ONE) == ("FOUR_OF_A_SUIT",
                                                                       ("Ah",))
@@ -161,7 +164,7 @@ def test_natural_step_2_the_highest_sorted_ranks():
                    dead) == ("SIX_PAIRS_SPLIT", ("Ad", "3s"))
 
 
-def test_natural_step_3_the_jokers_cards_by_the_suit_order():
+def test_natural_step_3_the_jokers_cards_by_the_suit_order() -> None:
     # The dragon's missing ace is any ace: the house's suit order puts diamonds first, and the
     # ace of diamonds is dead, so clubs next.
     order = ["SUIT_DIAMOND", "SUIT_CLUB", "SUIT_HEART", "SUIT_SPADE"]

@@ -9,6 +9,7 @@ import pytest
 
 from cpsettle_service.domain.cards.rows import ROWS
 from cpsettle_service.domain.profile.parse import profile_to_dict
+from cpsettle_service.domain.settle import Settlement
 from cpsettle_service.profile_files import load_preset
 
 from .test_house_rules_settlement import arranged, run
@@ -17,13 +18,13 @@ SECOND_HIGHEST = {"ranking": {"wheel": "WHEEL_SECOND_HIGHEST"}}
 DUPLICATES_1 = {"deck": {"jokers": 1, "jokerDuplicates": True}}
 
 
-def rows_of_pair(s) -> dict[str, tuple[str, str]]:
+def rows_of_pair(s: Settlement) -> dict[str, tuple[str, str]]:
     """Row label -> (winner, sentence) of the table's one pair."""
     (pair,) = s.pairs
     return {r.row.value: (r.winner, r.text) for r in pair.rows}
 
 
-def test_a_joker_hand_keeps_the_wheel_second_highest():
+def test_a_joker_hand_keeps_the_wheel_second_highest() -> None:
     # A's joker is in the front; the middle and back are wheels. Under WHEEL_SECOND_HIGHEST a
     # wheel ranks between the king-high and the ace-high straight, so it beats B's six-high
     # straights in both rows (under the default it would lose both).
@@ -43,7 +44,8 @@ def test_a_joker_hand_keeps_the_wheel_second_highest():
     (1, ("Ah Ad 7c", "Xj 2d 3h 4c 5s", "Kh Kd Kc As Ac"),
         ("Qs Jh 8d", "7h 6s 5c 4s 3d", "Ts 9s 8s 7s 2s")),
 ])
-def test_a_duplicating_joker_makes_a_wheel_second_highest(row, a_rows, b_rows):
+def test_a_duplicating_joker_makes_a_wheel_second_highest(
+        row: int, a_rows: tuple[str, str, str], b_rows: tuple[str, str, str]) -> None:
     # A holds all four aces, so the joker can be an ace only by duplicating one (jokerDuplicates):
     # that wheel (ace as the top, second-highest) is stronger than the six-high straight a six
     # would make, and beats B's seven-high straight, in the back or in the middle.
@@ -55,7 +57,7 @@ def test_a_duplicating_joker_makes_a_wheel_second_highest(row, a_rows, b_rows):
                                            "(Xj as As), beats B's straight, seven high — A +1")
 
 
-def test_a_row_beside_a_duplicated_card_keeps_its_flush():
+def test_a_row_beside_a_duplicated_card_keeps_its_flush() -> None:
     # The joker duplicates an ace (A holds all four) for a second-highest wheel in the middle;
     # the back, which repeats no card, is still the ace-high flush it is, above that straight.
     s = run("one-six", [arranged("A", 1, "Ah Ad Ac", "Xj 2d 3h 4c 5s", "As Ks 9s 8s 3s"),
@@ -69,7 +71,7 @@ def test_a_row_beside_a_duplicated_card_keeps_its_flush():
                                             " — A +1")
 
 
-def test_two_duplicating_jokers_may_stand_for_the_same_card():
+def test_two_duplicating_jokers_may_stand_for_the_same_card() -> None:
     # With jokerDuplicates a joker stands for any of the 52 cards, and the second is not kept
     # from the first one's card: both are the best ace, the ace of spades (suit order s h c d).
     s = run("one-six", [arranged("A", 1, "Qs Jh 8d", "Kh Kd 6c 6d 2c", "Xj Xj Ah Ad Kc"),
@@ -79,7 +81,7 @@ def test_two_duplicating_jokers_may_stand_for_the_same_card():
     assert "four of a kind, aces (Xj as As, Xj as As)" in rows_of_pair(s)["BACK"][1]
 
 
-def test_two_duplicating_jokers_make_a_natural_with_the_same_card():
+def test_two_duplicating_jokers_make_a_natural_with_the_same_card() -> None:
     d = profile_to_dict(load_preset("shisanshui"))
     table = [*d["naturals"]["table"], {"natural": "FIVE_OF_A_KIND", "rank": 0, "units": 30}]
     a = {"playerId": "A", "seat": 1, "declaredNatural": "FIVE_OF_A_KIND",
@@ -91,7 +93,7 @@ def test_two_duplicating_jokers_make_a_natural_with_the_same_card():
                          "against B — A +30")
 
 
-def test_a_joker_resolved_under_the_suit_tie_break_between_equal_middle_and_back():
+def test_a_joker_resolved_under_the_suit_tie_break_between_equal_middle_and_back() -> None:
     # Middle 9-high straight. A five for the joker makes the back the same straight, which the
     # suit tie-break must judge (9s in the middle over the back's 9h: a foul); a ten makes it
     # higher. The joker is the ten, the hand plays, and its back meets B's full house.
@@ -104,7 +106,7 @@ def test_a_joker_resolved_under_the_suit_tie_break_between_equal_middle_and_back
                                             "A's straight, ten high (Xj as Tc) — B +1")
 
 
-def test_unpaid_royalties_do_not_choose_the_joker():
+def test_unpaid_royalties_do_not_choose_the_joker() -> None:
     # OFC's table pays four aces in the back (10) and nothing for five aces; with royalties not
     # paid (mode NONE, the table kept), the joker simply makes the strongest back: five aces.
     s = run("ofc", [arranged("A", 1, "2s 3h 4d", "5s 6h 7d 8c 9s", "As Ah Ad Ac Xj"),

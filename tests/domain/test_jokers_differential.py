@@ -16,9 +16,12 @@ to stand for); ``test_many_more_hands`` is the larger run (``slow``).
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import pytest
 
+from cpsettle_service.domain.cards.cards import Card
+from cpsettle_service.domain.profile.model import RuleProfile
 from cpsettle_service.domain.settle.evaluation import evaluate_hand
 from cpsettle_service.domain.settle.fouls import foul_check
 from cpsettle_service.domain.settle.jokers import (
@@ -34,17 +37,20 @@ from ..support import reference_jokers as reference
 from ..support.joker_cases import random_hand, random_profile
 
 
-def check_arrangement(profile, cards, allowed) -> None:
+def check_arrangement(profile: RuleProfile, cards: tuple[str, ...],
+                      allowed: Sequence[Card]) -> None:
     fouls = foul_check(profile)
     new = resolve_arrangement(cards, allowed, profile, fouls)
     old = reference.resolve_arrangement(cards, allowed, profile, fouls)
     assert new == old, (cards, new, old)
     if new is not None:
+        assert old is not None
         assert [h.name for h in rows_of(new.cards, profile)] == [
             h.name for h in reference.rows_of(old.cards, profile)]
 
 
-def check_naturals(profile, cards, allowed, each: bool) -> None:
+def check_naturals(profile: RuleProfile, cards: tuple[str, ...], allowed: Sequence[Card],
+                   each: bool) -> None:
     names = profile.naturals.best_first
     new = resolve_natural(cards, allowed, profile, names)
     old = reference.resolve_natural(cards, allowed, profile, names)
@@ -77,35 +83,36 @@ def run_hands(seed: int, count: int, *, jokers: int, duplicates: bool, naturals:
 
 
 @pytest.mark.parametrize("duplicates", [False, True])
-def test_one_joker_arranged_and_naturals(duplicates):
+def test_one_joker_arranged_and_naturals(duplicates: bool) -> None:
     made = run_hands(1 + duplicates, 30, jokers=1, duplicates=duplicates, naturals=3,
                      rows_share=0.4, dead=(0, 0, 8, 30), each=True)
     assert made >= 4
 
 
-def test_two_jokers_arranged():
+def test_two_jokers_arranged() -> None:
     for duplicates in (False, True):
         run_hands(3 + duplicates, 40, jokers=2, duplicates=duplicates, naturals=0,
                   rows_share=0, dead=(0, 10, 30))
 
 
-def test_two_jokers_naturals_among_few_cards():
+def test_two_jokers_naturals_among_few_cards() -> None:
     made = run_hands(5, 20, jokers=2, duplicates=False, naturals=3, rows_share=0.4,
                      dead=(28, 32, 36), each=True)
     assert made >= 2
 
 
-def test_two_duplicating_jokers_naturals_without_rows():
+def test_two_duplicating_jokers_naturals_without_rows() -> None:
     made = run_hands(6, 6, jokers=2, duplicates=True, naturals=3, rows_share=0.0, dead=(0,))
     assert made >= 1
 
 
-def test_the_edges_agree_no_joker_and_no_card_left():
+def test_the_edges_agree_no_joker_and_no_card_left() -> None:
     rng = random.Random(21)
     profile = random_profile(rng, jokers=2, duplicates=False, naturals=3, rows_share=0.3,
                              front=True)
     plain, _ = random_hand(rng, 0)
-    assert resolve_arrangement(plain, (), profile, foul_check(profile)).cards == plain
+    kept = resolve_arrangement(plain, (), profile, foul_check(profile))
+    assert kept is not None and kept.cards == plain
     check_arrangement(profile, plain, ())
     cards, _ = random_hand(rng, 2)
     for allowed in ((), allowed_cards(cards, False)[:1]):  # none left, or one for two jokers
@@ -115,7 +122,7 @@ def test_the_edges_agree_no_joker_and_no_card_left():
         check_naturals(profile, cards, allowed, each=True)
 
 
-def test_evaluate_hand_lists_the_naturals_the_brute_force_finds():
+def test_evaluate_hand_lists_the_naturals_the_brute_force_finds() -> None:
     rng = random.Random(8)
     for _ in range(6):
         profile = random_profile(rng, jokers=1, duplicates=True, naturals=4, rows_share=0.5,
@@ -142,7 +149,8 @@ LARGER_RUNS = [  # seed, hands, jokers, duplicates, naturals, rows share, dead c
 
 @pytest.mark.slow
 @pytest.mark.parametrize("run", LARGER_RUNS, ids=lambda r: f"seed{r[0]}")
-def test_many_more_hands(run):
+def test_many_more_hands(run: tuple[int, int, int, bool, int, float, tuple[int, ...], bool]
+                        ) -> None:
     seed, hands, jokers, duplicates, naturals, rows_share, dead, front = run
     run_hands(seed, hands, jokers=jokers, duplicates=duplicates, naturals=naturals,
               rows_share=rows_share, dead=dead, front=front)

@@ -6,6 +6,7 @@ wrong."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,12 @@ from hypothesis import strategies as st
 
 from cpsettle_service.domain.cards.cards import DECK, Card, Rank, Suit, parse_cards
 from cpsettle_service.domain.naturals.catalogue import Natural, find_split, holds, naturals_held
-from cpsettle_service.domain.naturals.facts import MultisetFacts, hand_facts, multiset_facts
+from cpsettle_service.domain.naturals.facts import (
+    HandFacts,
+    MultisetFacts,
+    hand_facts,
+    multiset_facts,
+)
 
 from .test_naturals import RANK_SHAPES, SUIT_SHAPES, _hand_from_rank_counts
 
@@ -21,7 +27,7 @@ RANKS = list(Rank)
 SUITS = list(Suit)
 
 
-def counted(cards) -> dict:
+def counted(cards: Sequence[Card]) -> dict[str, object]:
     """The facts, counted card by card (rank index 0..12 = 2..A, suits in ``Suit`` order)."""
     by_rank = Counter(RANKS.index(c.rank) for c in cards)
     by_suit = Counter(SUITS.index(c.suit) for c in cards)
@@ -35,7 +41,7 @@ def counted(cards) -> dict:
     }
 
 
-def read(facts) -> dict:
+def read(facts: HandFacts) -> dict[str, object]:
     held = tuple(facts.count_histogram[1:])
     assert not any(held[6:])  # no rank is held more than six times (four and two jokers)
     hist = (held + (0,) * 6)[:6]
@@ -43,7 +49,7 @@ def read(facts) -> dict:
             "rank_counts": facts.rank_counts, "held_k_times": hist}
 
 
-def assert_facts(cards) -> None:
+def assert_facts(cards: Sequence[Card]) -> None:
     facts = hand_facts(cards)
     assert read(facts) == counted(cards), [str(c) for c in cards]
     assert facts.suit_masks == [sum(1 << RANKS.index(c.rank) for c in cards if c.suit is s)
@@ -52,11 +58,11 @@ def assert_facts(cards) -> None:
 
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda p: "".join(map(str, p)))
-def test_the_facts_of_every_rank_shape_are_the_counted_ones(shape):
+def test_the_facts_of_every_rank_shape_are_the_counted_ones(shape: tuple[int, ...]) -> None:
     assert_facts(_hand_from_rank_counts(shape))
 
 
-def test_the_facts_of_every_suit_shape_are_the_counted_ones():
+def test_the_facts_of_every_suit_shape_are_the_counted_ones() -> None:
     for counts in SUIT_SHAPES:
         assert_facts(tuple(Card(RANKS[i], SUITS[j]) for j, k in enumerate(counts)
                            for i in range(k)))
@@ -64,7 +70,7 @@ def test_the_facts_of_every_suit_shape_are_the_counted_ones():
 
 @settings(max_examples=150, deadline=None)
 @given(st.permutations(DECK).map(lambda p: tuple(p[:13])))
-def test_the_facts_of_any_hand_are_the_counted_ones(cards):
+def test_the_facts_of_any_hand_are_the_counted_ones(cards: tuple[Card, ...]) -> None:
     assert_facts(cards)
 
 
@@ -80,7 +86,7 @@ REPEATS = [
 
 
 @pytest.mark.parametrize("text", REPEATS)
-def test_the_facts_of_a_hand_with_repeats_are_the_counted_ones(text):
+def test_the_facts_of_a_hand_with_repeats_are_the_counted_ones(text: str) -> None:
     cards = parse_cards(text)
     facts = multiset_facts(cards)
     assert isinstance(facts, MultisetFacts) and facts.suit_masks is None
@@ -88,7 +94,7 @@ def test_the_facts_of_a_hand_with_repeats_are_the_counted_ones(text):
     assert tuple(facts) == tuple(cards)
 
 
-def test_distinct_cards_get_the_ordinary_facts_from_multiset_facts():
+def test_distinct_cards_get_the_ordinary_facts_from_multiset_facts() -> None:
     cards = parse_cards("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc As")
     facts = multiset_facts(cards)
     assert not isinstance(facts, MultisetFacts)
@@ -101,14 +107,14 @@ def test_distinct_cards_get_the_ordinary_facts_from_multiset_facts():
 HAND = parse_cards("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc As")
 
 
-def test_a_hand_of_the_wrong_size_is_refused_with_its_size():
+def test_a_hand_of_the_wrong_size_is_refused_with_its_size() -> None:
     with pytest.raises(ValueError, match=r"^a natural is a property of 13 cards, got 12$"):
         naturals_held(HAND[:12])
     with pytest.raises(ValueError, match=r"^a natural is a property of 13 cards, got 14$"):
         multiset_facts(HAND + HAND[:1])
 
 
-def test_repeated_cards_are_refused_listing_the_cards():
+def test_repeated_cards_are_refused_listing_the_cards() -> None:
     cards = HAND[:12] + HAND[:1]
     with pytest.raises(ValueError) as e:
         naturals_held(cards)
@@ -116,13 +122,13 @@ def test_repeated_cards_are_refused_listing_the_cards():
                             "2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc 2s")
 
 
-def test_what_is_not_a_card_is_refused_naming_the_cards():
+def test_what_is_not_a_card_is_refused_naming_the_cards() -> None:
     with pytest.raises(ValueError) as e:
-        hand_facts(HAND[:12] + ("Ah",))
+        hand_facts((*HAND[:12], "Ah"))  # type: ignore[arg-type]  # a text: refused
     assert str(e.value).startswith("not a Card among the cards: [") and "'Ah'" in str(e.value)
 
 
-def test_an_unknown_natural_is_refused_by_its_name():
+def test_an_unknown_natural_is_refused_by_its_name() -> None:
     with pytest.raises(ValueError, match=r"^unknown natural 'SEVEN_PAIRS'$"):
         holds("SEVEN_PAIRS", HAND)
     with pytest.raises(ValueError, match=r"^unknown natural 'SEVEN_PAIRS'$"):

@@ -21,7 +21,7 @@ def test_plan_caches_stop_at_their_bound_and_change_no_result() -> None:
     for t in tables:
         settle(t, profile)
     plan = plan_for(profile)
-    sizes = [len(c) for c in (*plan.row_cache, plan.values_cache, plan.entry_cache)]
+    sizes = [*map(len, plan.row_cache), len(plan.values_cache), len(plan.entry_cache)]
     assert max(sizes) == PLAN_CACHE_ENTRIES, sizes  # full, and no further
     # hands met after the caches filled settle as under a plan that has seen nothing
     for t in tables[-50:]:

@@ -38,14 +38,15 @@ LIMITS = [
 
 
 def _nested(path: str, value: Any) -> dict[str, Any]:
-    out: Any = value
-    for key in reversed(path.split(".")):
+    *outer, last = path.split(".")
+    out: dict[str, Any] = {last: value}
+    for key in reversed(outer):
         out = {key: out}
     return out
 
 
-def _resolve(overrides: dict[str, Any]):
-    table, choice = request_from_dict({"preset": "western", "profileOverrides": overrides,
+def _resolve(overrides: dict[str, Any]) -> RuleProfile:
+    _table, choice = request_from_dict({"preset": "western", "profileOverrides": overrides,
                                        "players": []})
     return resolve_profile(choice, REGISTRY)
 
@@ -112,9 +113,11 @@ def test_a_bad_threshold_names_its_field(entry: dict[str, Any], field: str, reas
 
 def test_an_inline_threshold_without_a_class_names_the_class() -> None:
     """Overrides merge into a preset (which has a class); an inline profile must say it."""
-    inline = profile_to_dict(REGISTRY.get("ofc"))
+    ofc = REGISTRY.get("ofc")
+    assert ofc is not None
+    inline = profile_to_dict(ofc)
     inline["fantasyland"]["entry"] = {"rank": "Q"}
-    table, choice = request_from_dict({"profile": inline, "players": []})
+    _table, choice = request_from_dict({"profile": inline, "players": []})
     with pytest.raises(InvalidInput) as e:
         resolve_profile(choice, REGISTRY)
     found = {v.field: v.reason for v in e.value.violations}

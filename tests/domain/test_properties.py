@@ -88,7 +88,7 @@ def test_renaming_players_permutes_results_only(request: dict[str, Any], rnd: An
     renamed = copy.deepcopy(request)
     ids = [p["playerId"] for p in renamed["players"]]
     new_ids = [f"name-{rnd.randrange(10**9)}-{i}" for i in range(len(ids))]
-    mapping = dict(zip(ids, new_ids))
+    mapping = dict(zip(ids, new_ids, strict=True))
     for p in renamed["players"]:
         p["playerId"] = mapping[p["playerId"]]
     rnd.shuffle(renamed["players"])  # the order of the list never matters either
@@ -107,7 +107,7 @@ def test_reseating_without_stacks_changes_nothing(request: dict[str, Any], rnd: 
     before = run(request)
     moved = copy.deepcopy(request)
     seats = rnd.sample(range(20, 40), len(moved["players"]))
-    for p, seat in zip(moved["players"], seats):
+    for p, seat in zip(moved["players"], seats, strict=True):
         p["seat"] = seat
     moved["buttonSeat"] = rnd.choice(seats)
     after = run(moved)

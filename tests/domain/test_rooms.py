@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,11 @@ def _record_types() -> dict[str, type]:
 
 
 RECORDS = _record_types()
+
+
+def _type_name(t: object) -> str:
+    assert isinstance(t, type)
+    return t.__name__
 
 
 def _calls(name: str, target: object = None) -> list[tuple[Path, ast.Call]]:
@@ -82,17 +88,18 @@ def _misbuilt(name: str, fields: set[str], sites: list[tuple[Path, ast.Call]],
     return problems
 
 
-def _positional_only(factory: object) -> list[str]:
-    params = inspect.signature(factory).parameters.values()  # type: ignore[arg-type]
+def _positional_only(factory: Callable[..., object]) -> list[str]:
+    params = inspect.signature(factory).parameters.values()
     return [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_ONLY]
 
 
-@pytest.mark.parametrize("record", sorted(results.FACTORIES, key=lambda t: t.__name__),
-                         ids=lambda t: t.__name__)
+@pytest.mark.parametrize("record", sorted(results.FACTORIES, key=_type_name),
+                         ids=_type_name)
 def test_each_factory_takes_exactly_its_types_fields(record: type) -> None:
     """A field added to a result fails here until its factory takes it; the factory has no
     defaults, so every build site must then supply it."""
     params = inspect.signature(results.FACTORIES[record]).parameters.values()
+    # a NamedTuple class: ``type`` does not know its _fields
     assert [p.name for p in params] == list(record._fields)  # type: ignore[attr-defined]
     assert all(p.default is inspect.Parameter.empty for p in params)
 
@@ -112,11 +119,13 @@ def test_every_result_is_built_through_its_factory(name: str) -> None:
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params
                    if p.name not in leading)
         assert len(leading) <= 2, "only a record's identifying fields go by position"
+        # a NamedTuple class: ``type`` does not know its _fields
         keyword_fields = set(record._fields) - set(leading)  # type: ignore[attr-defined]
         assert _misbuilt(name, keyword_fields, _calls(factory.__name__, factory),
                          len(leading)) == []
     else:
         assert sites, f"{name} is never built in the domain"
+        # a NamedTuple class: ``type`` does not know its _fields
         assert _misbuilt(name, set(record._fields), sites) == []  # type: ignore[attr-defined]
 
 
@@ -129,8 +138,8 @@ def test_a_new_field_would_be_caught() -> None:
     assert params != [*PlayerResult._fields, "new_field"]
 
 
-@pytest.mark.parametrize("record", sorted(results.FACTORIES, key=lambda t: t.__name__),
-                         ids=lambda t: t.__name__)
+@pytest.mark.parametrize("record", sorted(results.FACTORIES, key=_type_name),
+                         ids=_type_name)
 def test_each_build_site_stays_a_plain_call(record: type) -> None:
     """CPython 3.11 compiles a call with more than 30 stack slots (a positional argument takes
     one, a keyword two) into a call through a dict, 8x dearer for a 16-field record. A record
@@ -163,9 +172,9 @@ def test_every_code_is_a_metric_label() -> None:
 
 def test_a_violation_without_a_code_cannot_be_made() -> None:
     with pytest.raises(TypeError):
-        Violation("players", "wrong")  # type: ignore[call-arg]
+        Violation("players", "wrong")  # type: ignore[call-arg]  # no code: refused
     with pytest.raises(TypeError):
-        Collector().add("players", "wrong")  # type: ignore[call-arg]
+        Collector().add("players", "wrong")  # type: ignore[call-arg]  # no code: refused
     assert Violation("players", "wrong", ViolationCode.PLAYER_COUNT).code == "player_count"
 
 

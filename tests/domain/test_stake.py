@@ -15,8 +15,10 @@ from tests.support.tables import table
 REGISTRY = builtin_registry()
 
 
-def settled(preset: str = "western", **extra: object) -> tuple[Settlement, RuleProfile]:
-    t, choice = request_from_dict(table(preset, **extra))
+def settled(preset: str = "western", unit_value: int | None = None
+            ) -> tuple[Settlement, RuleProfile]:
+    request = table(preset) if unit_value is None else table(preset, unitValue=unit_value)
+    t, choice = request_from_dict(request)
     profile = resolve_profile(choice, REGISTRY)
     return settle(t, profile), profile
 
@@ -26,16 +28,16 @@ def test_the_table_carries_the_stake_and_the_profile_its_default() -> None:
     assert profile.money.unit_value == 100  # western's house default
     assert default.unit_value == 100
     for stake in (1, 25, 7_000):
-        s, p = settled(unitValue=stake)
+        s, p = settled(unit_value=stake)
         assert p is profile  # the stake did not make a new profile
         assert p.money.unit_value == 100
         assert s.unit_value == stake
-        for mine, base in zip(s.pairs, default.pairs):
+        for mine, base in zip(s.pairs, default.pairs, strict=True):
             assert mine.units == base.units
             assert mine.owed == abs(mine.units) * stake
-        for mine, base in zip(s.players, default.players):
-            assert mine.net_units == base.net_units
-            assert mine.net_money == mine.net_units * stake  # no caps, no rake in western
+        for player, base_player in zip(s.players, default.players, strict=True):
+            assert player.net_units == base_player.net_units
+            assert player.net_money == player.net_units * stake  # no caps, no rake in western
 
 
 def test_one_plan_serves_every_stake() -> None:
@@ -44,13 +46,13 @@ def test_one_plan_serves_every_stake() -> None:
     cached = len(plan.row_cache[2])
     assert cached  # ofc pays back-row royalties: the rows above are cached
     for stake in (3, 4, 5):
-        assert settled("ofc", unitValue=stake)[1] is profile
+        assert settled("ofc", unit_value=stake)[1] is profile
     assert plan_for(profile) is plan and len(plan.row_cache[2]) == cached
 
 
 @pytest.mark.parametrize("stake", [0, -5, MAX_UNIT_VALUE + 1])
 def test_a_stake_out_of_range_is_invalid(stake: int) -> None:
     with pytest.raises(InvalidInput) as e:
-        settled(unitValue=stake)
+        settled(unit_value=stake)
     (v,) = e.value.violations
     assert v.field == "unitValue" and f"got {stake}" in v.reason

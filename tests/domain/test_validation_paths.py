@@ -84,7 +84,7 @@ def test_thirteen_cards_in_rows_of_the_wrong_sizes_are_refused(sizes: tuple[int,
     f, m = sizes[0], sizes[0] + sizes[1]
     rows = (cards[:f], cards[f:m], cards[m:])
     want = [(f"players[0].arrangement.{key}", f"must hold {size} cards, got {got}", "row_size")
-            for key, size, got in zip(("front", "middle", "back"), (3, 5, 5), sizes)
+            for key, size, got in zip(("front", "middle", "back"), (3, 5, 5), sizes, strict=True)
             if size != got]
     assert refused([player("A", 1, rows), strong()]) == want
 
@@ -200,7 +200,7 @@ def test_a_joker_with_no_card_left_is_refused_with_its_code() -> None:
     front = ["Xj", *LOSER[0][1:]]
     dead = [r + s for r in "23456789TJQKA" for s in "shdc" if r + s not in held]
     assert refused([player("A", 1, (front, LOSER[1], LOSER[2])), strong()], "ofc",
-                   profileOverrides=JOKER_1, deadCards=dead + [LOSER[0][0]]) == [
+                   profileOverrides=JOKER_1, deadCards=[*dead, LOSER[0][0]]) == [
         ("players[0]", "no card is left for a joker to stand for: every standard card is held "
          "or dead (RULES.md §16.3)", "other")]
 

@@ -28,7 +28,8 @@ def settle(request: pb.SettleRequest) -> pb.SettleResponse:
 
 
 def example(name: str) -> pb.SettleRequest:
-    return request_from_json(json.loads((ROOT / "examples" / "tables" / f"{name}.json").read_text()))
+    path = ROOT / "examples" / "tables" / f"{name}.json"
+    return request_from_json(json.loads(path.read_text()))
 
 
 @pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")])

@@ -64,7 +64,7 @@ def house_table(rng: random.Random) -> dict[str, Any]:
                          "rank": rng.randrange(0, 3), "units": rng.randrange(0, 12)})
     detect = rng.random() < 0.6
     seats = sorted(rng.sample(range(10), players))
-    out = []
+    out: list[dict[str, Any]] = []
     for i, hand in enumerate(hands):
         p: dict[str, Any] = {"playerId": f"P{i + 1}", "seat": seats[i]}
         roll = rng.random()

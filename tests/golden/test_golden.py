@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cpsettle_service.domain.settle import settle
+from cpsettle_service.domain.settle import PairResult, Settlement, settle
 from cpsettle_service.domain.settle.table import request_from_dict, resolve_profile
 from cpsettle_service.profile_files import builtin_registry
 
@@ -19,11 +20,13 @@ CASES = sorted((Path(__file__).parent / "cases").glob("*.json"))
 REGISTRY = builtin_registry()
 
 
-def load(path: Path) -> dict:
-    return json.loads(path.read_text("utf-8"))
+def load(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text("utf-8"))
+    assert isinstance(data, dict)
+    return data
 
 
-def settle_case(case: dict):
+def settle_case(case: dict[str, Any]) -> Settlement:
     table, choice = request_from_dict(case["request"])
     return settle(table, resolve_profile(choice, REGISTRY))
 
@@ -70,14 +73,14 @@ def test_golden(path: Path) -> None:
     assert sum(p.net_money for p in result.players) + result.rake == 0
 
 
-def _pair_lines(pair) -> list[str]:
+def _pair_lines(pair: PairResult) -> list[str]:
     return [r.text for r in pair.rows] + [i.text for i in pair.items] + [pair.text]
 
 
-def _leaves(data: object, prefix: str = "") -> dict[str, object]:
+def _leaves(data: object, prefix: str = "") -> dict[str, str]:
     """Profile JSON leaves by path; lists and hand thresholds count as one value each."""
     if isinstance(data, dict) and "handClass" not in data:
-        out: dict[str, object] = {}
+        out: dict[str, str] = {}
         for key, value in data.items():
             out.update(_leaves(value, f"{prefix}.{key}" if prefix else key))
         return out
@@ -92,7 +95,7 @@ def test_cases_touch_every_preset_and_every_profile_field() -> None:
     values: dict[str, set[object]] = {}
     for path in CASES:
         request = load(path)["request"]
-        table, choice = request_from_dict(request)
+        _table, choice = request_from_dict(request)
         if choice.preset:
             presets_used.add(choice.preset)
         profile = resolve_profile(choice, REGISTRY)

@@ -26,7 +26,9 @@ CASES = sorted((Path(__file__).parent / "cases").glob("*.json"))
 
 
 def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text("utf-8"))
+    data = json.loads(path.read_text("utf-8"))
+    assert isinstance(data, dict)
+    return data
 
 
 def served(client: SettlementClient, request: dict[str, Any]) -> pb.Settlement:

@@ -30,7 +30,7 @@ class Authority:
     def create(cls, directory: Path, name: str) -> Authority:
         key = ec.generate_private_key(ec.SECP256R1())
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         cert = (
             x509.CertificateBuilder()
             .subject_name(subject)
@@ -57,7 +57,7 @@ class Authority:
 
     def issue(self, directory: Path, name: str, *, server: bool) -> Issued:
         key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         builder = (
             x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import copy
 import random
 import string
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from google.protobuf.message import DecodeError
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from google.protobuf.message import Message
+
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import request_from_json
 from cpsettle_service.domain.cards.hands import HandClass
@@ -27,7 +29,7 @@ def maximal_profile(n: int, jokers: bool = True) -> dict[str, Any]:
     data = profile_to_dict(load_preset("ofc"))
     data["name"] = f"max-{n:08d}-" + "n" * 50
     data["description"] = f"{n:08d}" + "d" * 1992
-    table = []
+    table: list[dict[str, str | int]] = []
     for row in ("FRONT", "MIDDLE", "BACK"):
         classes = FRONT_CLASSES if row == "FRONT" else set(HandClass)
         for hc in sorted(classes, key=lambda c: c.order):
@@ -46,13 +48,13 @@ def maximal_profile(n: int, jokers: bool = True) -> dict[str, Any]:
     data["deck"] = {"jokers": 2, "jokerDuplicates": True}  # five of a kind can then occur
     if not jokers:
         del data["deck"]
-        data["royalties"]["table"] = [e for e in table if "FIVE" not in e["handClass"]]
+        data["royalties"]["table"] = [e for e in table if "FIVE" not in str(e["handClass"])]
         data["naturals"]["table"] = [e for e in data["naturals"]["table"]
                                      if e["natural"] != "FIVE_OF_A_KIND"]
     return data
 
 
-def bulk_requests() -> dict[str, tuple[str, Any]]:
+def bulk_requests() -> dict[str, tuple[str, Message]]:
     """Invalid in bulk, each within the 1 MiB message limit (the issue's four, and one within
     the 128 KiB a valid request may be, refused on its count)."""
     dead = request_from_json(table())
@@ -112,18 +114,24 @@ def worst_section_16_profile(naturals: int = 32, n: int = 0) -> dict[str, Any]:
 WORST_CARDS = ["Xj", "Xj", "2c", "3d", "5h", "7s", "9c", "Jd", "Kh", "4s", "6c", "8d", "Tc"]
 
 
-def worst_section_16_requests(n: int = 0, naturals: int = 32) -> dict[str, tuple[str, Any]]:
+def worst_section_16_requests(n: int = 0, naturals: int = 32) -> dict[str, tuple[str, Message]]:
     """The worst §16 requests this generator makes, by method: an ``EvaluateArrangement`` of 13
     loose cards with both jokers, and a ``Settle`` whose second player declares a house natural
     with both jokers among 13 cards (the first holds an arranged hand)."""
     profile = worst_section_16_profile(naturals, n)
     evaluate = request_from_json({"profile": profile, "cards": WORST_CARDS},
                                  pb.EvaluateArrangementRequest())
+    return {"EvaluateArrangement": ("EvaluateArrangement", evaluate),
+            "Settle": ("Settle", worst_section_16_settle(n, naturals))}
+
+
+def worst_section_16_settle(n: int = 0, naturals: int = 32) -> pb.SettleRequest:
+    """The ``Settle`` of ``worst_section_16_requests``."""
+    profile = worst_section_16_profile(naturals, n)
     settle = table(players="AB", handId=f"worst-16-{n}")
     del settle["preset"]
     settle["profile"] = profile
     settle["players"][1] = {"playerId": "B", "seat": 2, "cards": [
         "Xj", "Xj", "2s", "3s", "5s", "Ts", "Qs", "Ks", "4c", "6c", "7c", "8c", "9c"],
         "declaredNatural": "HOUSE_00"}
-    return {"EvaluateArrangement": ("EvaluateArrangement", evaluate),
-            "Settle": ("Settle", request_from_json(settle))}
+    return request_from_json(settle)

@@ -65,9 +65,9 @@ def rejected(call: Any, *args: Any) -> grpc.RpcError:
 
 
 def bad_request(error: grpc.RpcError) -> error_details_pb2.BadRequest:
-    for key, value in error.trailing_metadata() or ():
-        if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
+    for item in error.trailing_metadata() or ():
+        if item.key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(item.value)
             out = error_details_pb2.BadRequest()
             status.details[0].Unpack(out)
             return out

@@ -10,11 +10,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import request_from_json
@@ -22,6 +23,7 @@ from cpsettle_service.api.servicer import SettlementServicer
 from cpsettle_service.config import Settings
 from cpsettle_service.server import build_server
 from tests.conftest import ServerHandle
+from tests.support.health import health_check
 from tests.support.tables import table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,8 +131,7 @@ def wait_serving(address: str, proc: subprocess.Popen[bytes], log_file: Path,
         assert proc.poll() is None, log_file.read_text()
         with grpc.insecure_channel(address) as channel:
             try:
-                reply = health_pb2_grpc.HealthStub(channel).Check(
-                    health_pb2.HealthCheckRequest(), timeout=0.5)
+                reply = health_check(channel)(health_pb2.HealthCheckRequest(), timeout=0.5)
                 if reply.status == health_pb2.HealthCheckResponse.SERVING:
                     return
             except grpc.RpcError:
@@ -169,8 +170,8 @@ def rss_kib(pid: int) -> int:
 
 def health_status(address: str, service: str = "", timeout: float = 2) -> str:
     with grpc.insecure_channel(address) as channel:
-        reply = health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(service=service), timeout=timeout)
+        reply = health_check(channel)(health_pb2.HealthCheckRequest(service=service),
+                                      timeout=timeout)
     return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
 
 
@@ -234,8 +235,8 @@ class HealthProbe:
 
     def __init__(self, address: str, limit: float = 0.1, every: float = 0.02) -> None:
         self.channel = grpc.insecure_channel(address)
-        self.stub = health_pb2_grpc.HealthStub(self.channel)
-        self.stub.Check(health_pb2.HealthCheckRequest(), timeout=5)  # connected before timing
+        self.check = health_check(self.channel)
+        self.check(health_pb2.HealthCheckRequest(), timeout=5)  # connected before timing
         self.limit, self.every = limit, every
         self.statuses: list[str] = []
         self.failures: list[str] = []
@@ -246,7 +247,7 @@ class HealthProbe:
     def _run(self) -> None:
         while not self._stop.wait(self.every):
             try:
-                reply = self.stub.Check(health_pb2.HealthCheckRequest(), timeout=self.limit)
+                reply = self.check(health_pb2.HealthCheckRequest(), timeout=self.limit)
                 self.statuses.append(health_pb2.HealthCheckResponse.ServingStatus.Name(
                     reply.status))
             except grpc.RpcError as e:

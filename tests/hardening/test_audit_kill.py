@@ -123,7 +123,9 @@ def uninterrupted(history: Path, tmp_path_factory: pytest.TempPathFactory) -> di
     done = cli("audit", str(history), "--local", "--progress", "none", "--report", str(report))
     assert done.returncode == 1, done.stderr
     assert not Path(f"{report}.checkpoint").exists()  # a complete audit leaves none
-    return strict_json.loads(report.read_text())
+    data = strict_json.loads(report.read_text())
+    assert isinstance(data, dict)
+    return data
 
 
 @pytest.mark.parametrize("mode", ["local-1", "local-2", "server-2"])

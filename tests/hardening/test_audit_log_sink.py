@@ -9,14 +9,16 @@ again the replica recovers by itself, and the log it wrote is intact (one tree, 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -72,10 +74,8 @@ def issued_ids(lines: list[dict[str, Any]]) -> list[str]:
 def json_lines(data: bytes) -> list[dict[str, Any]]:
     out = []
     for raw in data.splitlines():
-        try:
+        with contextlib.suppress(ValueError):
             out.append(json.loads(raw))
-        except ValueError:
-            pass
     return out
 
 

@@ -6,8 +6,9 @@ import json
 import secrets
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -37,7 +38,7 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHand
     stop_server(handle)
 
 
-def rpc_events(logs: LogStream, hand_id: str) -> list[dict]:
+def rpc_events(logs: LogStream, hand_id: str) -> list[dict[str, Any]]:
     """The call's canonical log line (written just after the status went out: wait for it): its
     ``rpc`` line, or for a delivered settlement its ``settlement.issued`` line."""
     deadline = time.monotonic() + 5
@@ -70,7 +71,8 @@ def call_raw(handle: ServerHandle, metadata: tuple[tuple[str, str], ...] | None,
     (("x-api-key", TOKENS["table-software"]),),             # wrong header
 ], ids=["missing", "unknown", "truncated", "extended", "no-scheme", "basic", "empty", "header"])
 def test_missing_or_wrong_token_is_unauthenticated(auth_server: ServerHandle, logs: LogStream,
-                                                   metadata: tuple | None) -> None:
+                                                   metadata: tuple[tuple[str, str], ...] | None
+                                                   ) -> None:
     hand_id = f"auth-{uuid.uuid4().hex}"
     outcome = call_raw(auth_server, metadata, hand_id)
     assert isinstance(outcome, grpc.RpcError), "served without a valid token"

@@ -10,10 +10,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
+from google.protobuf.message import Message
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
@@ -90,8 +92,9 @@ def test_absurd_counts_are_refused_before_the_items_are_read(server: Server, cas
     assert request.ByteSize() < 1024 * 1024
     before = server.scrape()
     with grpc.insecure_channel(server.address) as channel:
-        call = channel.unary_unary(f"/cpsettle.v1.SettlementService/{method}",
-                                   request_serializer=type(request).SerializeToString)
+        call: grpc.UnaryUnaryMultiCallable[Message, bytes] = channel.unary_unary(
+            f"/cpsettle.v1.SettlementService/{method}",
+            request_serializer=type(request).SerializeToString)
         error = rejected(call, request)
     assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
     violations = bad_request(error).field_violations

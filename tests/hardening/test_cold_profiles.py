@@ -28,10 +28,10 @@ import pytest
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, request_from_json
+from cpsettle_service.api import mapping
 from cpsettle_service.api.fair import FairGate
 from cpsettle_service.api.priority import LiveFirst
 from cpsettle_service.api.profiles import ProfileResolver
-from cpsettle_service.api import mapping
 from cpsettle_service.api.servicer import LIVE, WORKER
 from tests.conftest import ServerHandle, start_server, stop_server
 from tests.hardening.hostile import maximal_profile
@@ -50,6 +50,11 @@ def cold_request(n: int, hand: str = "") -> pb.SettleRequest:
     message = request_from_json(request)
     message.hand_id = hand or f"cold-{n}"
     return message
+
+
+def bulk_waiting_is(live: LiveFirst, count: int) -> Callable[[], bool]:
+    """A condition: ``count`` bulk calls wait for a turn."""
+    return lambda: live.bulk_waiting == count
 
 
 def wait_until(what: str, condition: Callable[[], bool], seconds: float = 20) -> None:
@@ -89,6 +94,7 @@ class HeldTurns:
     def __init__(self, handle: ServerHandle) -> None:
         self.handle = handle
         servicer = handle.running.servicer
+        assert servicer is not None
         self.live: LiveFirst = servicer.live
         self.gates: list[FairGate] = [servicer.engine_turns, self.live.reading]
         self._release: asyncio.Event | None = None
@@ -151,6 +157,7 @@ def test_a_profile_is_read_by_the_server_when_it_comes_back_then_it_is_live(
     worker, its second is read by the server (and cached), and from the third on its calls are
     live calls, even while every bulk turn is taken."""
     servicer = server.running.servicer
+    assert servicer is not None
     offload = server.running.offload
     assert offload is not None
     request = cold_request(7)
@@ -230,8 +237,7 @@ def test_callers_take_bulk_turns_round_robin(tmp_path: Path) -> None:
                 calls = []
                 for n in range(4):  # one at a time: the order they queue in is known
                     calls.append(pool.submit(settle, flood, cold_request(20 + n, f"flood-{n}")))
-                    wait_until(f"the flooder's call {n} queued",
-                               lambda n=n: live.bulk_waiting == n + 1)
+                    wait_until(f"the flooder's call {n} queued", bulk_waiting_is(live, n + 1))
                 calls.append(pool.submit(settle, tables, cold_request(30, "table")))
                 wait_until("the table's call queued", lambda: live.bulk_waiting == 5)
             for call in calls:
@@ -251,6 +257,7 @@ def test_a_profile_resent_every_hand_stays_cached_under_a_flood_of_new_profiles(
     would evict the house every time; the cache admits by frequency (TinyLFU), and the house is
     asked for more often than any of them."""
     servicer = server.running.servicer
+    assert servicer is not None
     servicer.resolver = resolver = ProfileResolver(servicer.resolver.registry, cache_size=4)
     house = cold_request(999, "house")
     routes = []

@@ -8,12 +8,13 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
@@ -27,6 +28,7 @@ from tests.hardening.support import (
     stop_process,
     wait_serving,
 )
+from tests.support.health import health_check, health_watch
 
 GRACE = 5.0
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -38,7 +40,7 @@ class HealthWatch:
 
     def __init__(self, address: str) -> None:
         self.channel = grpc.insecure_channel(address)
-        self.call = health_pb2_grpc.HealthStub(self.channel).Watch(
+        self.call = health_watch(self.channel)(
             health_pb2.HealthCheckRequest(service=""), timeout=30)
         self.seen: list[tuple[float, int]] = []
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -87,14 +89,16 @@ class Load:
         with self.lock:
             return sum(1 for code, _, _ in self.done.values() if code == "OK")
 
-    def _record(self, hand_id: str, future: Any) -> None:
+    def _record(self, hand_id: str, future: grpc.Future[pb.SettleResponse]) -> None:
         try:
             error = future.exception()
             if error is None:
                 outcome = ("OK", time.monotonic(), future.result().settlement.context.hand_id)
-            else:
+            elif isinstance(error, grpc.RpcError):  # what a failed call's future holds
                 outcome = (error.code().name, time.monotonic(), error.details() or "")
-        except BaseException as e:  # noqa: BLE001 — never lose an outcome
+            else:
+                outcome = (f"not an RpcError: {error!r}", time.monotonic(), "")
+        except BaseException as e:  # never lose an outcome
             outcome = (f"callback error {e!r}", time.monotonic(), "")
         with self.lock:
             self.done[hand_id] = outcome
@@ -113,7 +117,7 @@ class Load:
                 with self.lock:
                     self.sent[hand_id] = time.monotonic()
                 future = stub.Settle.future(request, timeout=10)
-                future.add_done_callback(lambda f, h=hand_id: self._record(h, f))
+                future.add_done_callback(partial(self._record, hand_id))
             for _ in range(self.size):  # every call answered before the channel closes
                 self.window.acquire(timeout=15)
 
@@ -141,7 +145,7 @@ class Shutdown:
         """Calls the server accepted (its handler ran and logged them): hand id -> code. A
         delivered settlement's line is its settlement.issued (OK); every other call's, and a
         failed one's, its rpc line."""
-        out = {}
+        out: dict[str, str] = {}
         for e in self.events:
             if str(e.get("hand_id", "")).startswith("load-"):
                 if e.get("event") == "settlement.issued":
@@ -244,11 +248,11 @@ def test_drain_completes_held_calls_and_refuses_new_ones(tmp_path: Path,
             assert watch.wait_for(NOT_SERVING, 2) - started < 1.0
 
             with grpc.insecure_channel(handle.address) as fresh:  # new calls are turned away
-                health = health_pb2_grpc.HealthStub(fresh)
+                check = health_check(fresh)
                 deadline = time.monotonic() + 3
                 while True:  # NOT_SERVING comes first, then the server stops taking calls
                     try:
-                        health.Check(health_pb2.HealthCheckRequest(), timeout=2)
+                        check(health_pb2.HealthCheckRequest(), timeout=2)
                     except grpc.RpcError as e:
                         assert e.code() is grpc.StatusCode.UNAVAILABLE
                         break

@@ -6,8 +6,8 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import grpc
 import pytest
@@ -142,7 +142,7 @@ def test_junk_bytes_to_an_empty_request_are_invalid_argument(server: Server,
     junk = os.urandom(500 * 1024 // 8)  # 62.5 KB: within the test server's 64 KiB limit
     parseable_junk = b"\x0a\x05hello" * 1000  # an unknown field 1, well-formed
     with grpc.insecure_channel(server.address) as channel:
-        call = channel.unary_unary(SERVICE + method)
+        call: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(SERVICE + method)
         for data in (junk, parseable_junk):
             assert rejected(call, data).code() is grpc.StatusCode.INVALID_ARGUMENT
         assert call(b"", timeout=10) is not None  # an empty request is still fine
@@ -191,7 +191,8 @@ def test_a_cancelled_stream_is_cancelled_never_an_error(server: Server) -> None:
         for i in range(40):
             gate = threading.Event()
 
-            def batches() -> Iterator[pb.SettleStreamRequest]:
+            # the gate bound now: the stream's thread may read it after the loop moved on
+            def batches(gate: threading.Event = gate) -> Iterator[pb.SettleStreamRequest]:
                 yield batch
                 yield batch
                 gate.wait(5)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 import queue
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
@@ -22,6 +23,7 @@ from cpsettle_client.client import SettlementClient, SettlementError
 from cpsettle_service.observability import metrics
 from tests.conftest import LogStream, ServerHandle, start_server, stop_server
 from tests.hardening.support import HeldSettle, good_request
+from tests.support.health import health_check
 
 
 def in_flight() -> float:
@@ -85,9 +87,9 @@ def test_past_the_concurrency_limit_calls_fail_fast_and_accepted_ones_succeed(
             assert held.entered == 2, "a refused call reached the handler"
             assert all(not f.done() for f in accepted)
             # the limit counts the settlement service only: probes are still answered
-            health = health_pb2_grpc.HealthStub(channel)
+            check = health_check(channel)
             for service in ("", "cpsettle.v1.SettlementService", "liveness"):
-                reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+                reply = check(health_pb2.HealthCheckRequest(service=service), timeout=5)
                 assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
             held.release()
@@ -115,8 +117,9 @@ def test_past_the_concurrency_limit_calls_fail_fast_and_accepted_ones_succeed(
         # no rpc line (a delivered settlement's line is its audit event)
         assert len(issued_events(logs, "limit-ok-")) == 2
         assert rpc_events(logs, "limit-ok-") == []
-        refused = rpc_events(logs, "limit-no-")
-        assert len(refused) == 20 and {e["code"] for e in refused} == {"RESOURCE_EXHAUSTED"}
+        turned_away = rpc_events(logs, "limit-no-")
+        assert len(turned_away) == 20
+        assert {e["code"] for e in turned_away} == {"RESOURCE_EXHAUSTED"}
     finally:
         held.release()
         stop_server(handle)
@@ -130,17 +133,23 @@ def test_open_settle_streams_hold_only_the_stream_budget(tmp_path: Any) -> None:
     try:
         with grpc.insecure_channel(handle.address) as channel:
             stub = pb_grpc.SettlementServiceStub(channel)
-            feeds: list[queue.Queue[pb.SettleStreamRequest | None]] = [queue.Queue() for _ in range(2)]
+            feeds: list[queue.Queue[pb.SettleStreamRequest | None]] = [
+                queue.Queue() for _ in range(2)
+            ]
 
-            def batches(feed: queue.Queue[pb.SettleStreamRequest | None]) -> Iterator[pb.SettleStreamRequest]:
+            def batches(
+                feed: queue.Queue[pb.SettleStreamRequest | None],
+            ) -> Iterator[pb.SettleStreamRequest]:
                 while (batch := feed.get(timeout=20)) is not None:
                     yield batch
 
             def batch(ref: str) -> pb.SettleStreamRequest:
-                return pb.SettleStreamRequest(items=[pb.AuditItem(ref=ref, request=good_request(ref))])
+                return pb.SettleStreamRequest(
+                    items=[pb.AuditItem(ref=ref, request=good_request(ref))]
+                )
 
             streams = [stub.SettleStream(batches(feed), timeout=30) for feed in feeds]
-            for i, (feed, stream) in enumerate(zip(feeds, streams)):
+            for i, (feed, stream) in enumerate(zip(feeds, streams, strict=True)):
                 feed.put(batch(f"stream-{i}-first"))
                 (first,) = next(stream).results  # the stream is accepted and working
                 assert first.ref == f"stream-{i}-first"
@@ -155,7 +164,7 @@ def test_open_settle_streams_hold_only_the_stream_budget(tmp_path: Any) -> None:
                 reply = stub.Settle(good_request(f"stream-beside-{i}"), timeout=10)
                 assert reply.settlement.context.hand_id == f"stream-beside-{i}"
 
-            for i, (feed, stream) in enumerate(zip(feeds, streams)):
+            for i, (feed, stream) in enumerate(zip(feeds, streams, strict=True)):
                 feed.put(batch(f"stream-{i}-second"))
                 feed.put(None)
                 (second,) = next(stream).results
@@ -243,6 +252,7 @@ def test_cancelled_and_expired_calls_leave_no_errors_and_no_calls_in_flight(
                        for i in range(batch)]
             for f in futures:
                 error = f.exception(timeout=10)
+                assert error is None or isinstance(error, grpc.RpcError), error
                 code = grpc.StatusCode.OK if error is None else error.code()
                 codes[code] = codes.get(code, 0) + 1
         held.mode = "pass"

@@ -5,6 +5,7 @@ batch boundary with what it settled delivered, and ``cpsettle audit --server`` r
 
 from __future__ import annotations
 
+import importlib
 import json
 import queue
 import shutil
@@ -13,8 +14,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError
@@ -84,11 +86,11 @@ def test_idle_streams_without_a_deadline_leave_live_calls_alone(tmp_path: Path) 
 
 def write_day(path: Path, hands: int) -> None:
     sys.path.insert(0, str(EXAMPLES))
-    try:
-        import generate_history
+    try:  # examples/ is a script directory, outside what mypy reads: imported by name
+        generate_history = importlib.import_module("generate_history")
     finally:
         sys.path.remove(str(EXAMPLES))
-    lines, _ = generate_history.generate(hands, seed=5, mistakes=0, invalid=0)
+    lines: list[str] = generate_history.generate(hands, seed=5, mistakes=0, invalid=0)[0]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -158,8 +160,9 @@ def test_the_settlement_id_covers_the_engine_digest(tmp_path: Path) -> None:
                                        ROOT / "clients/python"])):
         sock = tmp_path / f"{name}.sock"
         log = tmp_path / f"{name}.log"
-        proc = spawn_server_to(open(log, "wb"), tmp_path / f"{name}.err", folders,
-                               CPSETTLE_UNIX_SOCKET=str(sock))
+        with open(log, "wb") as out:  # the server keeps its own copy
+            proc = spawn_server_to(out, tmp_path / f"{name}.err", folders,
+                                   CPSETTLE_UNIX_SOCKET=str(sock))
         try:
             wait_serving(f"unix://{sock}", proc, tmp_path / f"{name}.err")
             with SettlementClient(f"unix://{sock}") as client:

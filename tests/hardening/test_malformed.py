@@ -6,9 +6,10 @@ from __future__ import annotations
 import collections
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -82,7 +83,7 @@ def test_ten_thousand_malformed_payloads_are_each_invalid_argument(process_serve
             else:
                 e = SettlementError.from_rpc_error(error)
                 outcomes[i] = (e.code.name, len(e.violations), e.message[:160])
-        except BaseException as e:  # noqa: BLE001 — a callback must never lose an outcome
+        except BaseException as e:  # a callback must never lose an outcome
             outcomes[i] = (f"callback error {e!r}", 0, "")
         finally:
             window.release()
@@ -101,7 +102,7 @@ def test_ten_thousand_malformed_payloads_are_each_invalid_argument(process_serve
 
     codes: collections.Counter[tuple[str, str]] = collections.Counter()
     wrong = []
-    for (kind, data), outcome in zip(payloads, outcomes):
+    for (kind, data), outcome in zip(payloads, outcomes, strict=True):
         assert outcome is not None
         code, violations, message = outcome
         codes[(kind, code)] += 1

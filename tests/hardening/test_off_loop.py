@@ -15,17 +15,18 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle.v1 import settlement_pb2_grpc as pb_grpc
 from cpsettle_client.client import SettlementClient, SettlementError
-from tests.hardening.hostile import worst_section_16_requests
+from tests.hardening.hostile import worst_section_16_requests, worst_section_16_settle
 from tests.hardening.live import free_port
 from tests.hardening.support import (
     cpu_ticks,
@@ -36,6 +37,7 @@ from tests.hardening.support import (
     wait_serving,
     workers_of,
 )
+from tests.support.health import health_check
 
 SPIN = "30"  # seconds: longer than any deadline below
 
@@ -120,7 +122,7 @@ def test_health_on_both_ports_and_live_settles_answer_beside_8_clients_of_the_wo
                                                ("health port", health, ""),
                                                ("health port", health, "liveness")):
                     start = time.monotonic()
-                    reply = health_pb2_grpc.HealthStub(channel).Check(
+                    reply = health_check(channel)(
                         health_pb2.HealthCheckRequest(service=service), timeout=1)
                     assert reply.status == health_pb2.HealthCheckResponse.SERVING
                     probes.append((name, time.monotonic() - start))
@@ -157,7 +159,7 @@ def test_a_call_past_its_deadline_or_cancelled_stops_its_worker_which_takes_the_
     r = Replica(tmp_path, workers=1)
     try:
         [worker] = r.workers()
-        method, request = worst_section_16_requests()["Settle"]
+        request = worst_section_16_settle()
         with SettlementClient(r.address) as client:
             start = time.monotonic()
             with pytest.raises(SettlementError) as late:
@@ -193,7 +195,7 @@ def test_a_stream_hand_of_the_worst_kind_leaves_the_loop_too(tmp_path: Path) -> 
     r = Replica(tmp_path, workers=1)
     try:
         [worker] = r.workers()
-        _, request = worst_section_16_requests()["Settle"]
+        request = worst_section_16_settle()
         batch = pb.SettleStreamRequest(items=[
             pb.AuditItem(ref="plain", request=good_request("plain")),
             pb.AuditItem(ref="worst", request=request)])

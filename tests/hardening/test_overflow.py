@@ -7,6 +7,8 @@ hand whose amounts leave the 64-bit money range, so both are INVALID_ARGUMENT na
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 import pytest
 
@@ -14,7 +16,7 @@ from cpsettle_client.client import SettlementClient, SettlementError
 from tests.support.tables import table
 
 
-def rejected(client: SettlementClient, request: dict) -> SettlementError:
+def rejected(client: SettlementClient, request: dict[str, Any]) -> SettlementError:
     with pytest.raises(SettlementError) as e:
         client.settle(request)
     return e.value

@@ -13,8 +13,8 @@ from __future__ import annotations
 import signal
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import grpc
 import pytest
@@ -91,8 +91,11 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
                 first_read = threading.Event()
                 calls: list[BatchResultStream] = []
 
-                def feed(n: int = n, first_read: threading.Event = first_read,
-                         calls: list[BatchResultStream] = calls) -> Iterator[pb.SettleStreamRequest]:
+                def feed(
+                    n: int = n,
+                    first_read: threading.Event = first_read,
+                    calls: list[BatchResultStream] = calls,
+                ) -> Iterator[pb.SettleStreamRequest]:
                     yield pb.SettleStreamRequest(items=[item(f"cancel-{n}-first")])
                     first_read.wait(10)
                     yield pb.SettleStreamRequest(items=[item(f"cancel-{n}-{j}") for j in range(2)])
@@ -108,7 +111,9 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
             # a stream past its deadline, several batches in
             def slow_feed() -> Iterator[pb.SettleStreamRequest]:
                 for b in range(40):
-                    yield pb.SettleStreamRequest(items=[item(f"deadline-{b}-{j}") for j in range(2)])
+                    yield pb.SettleStreamRequest(
+                        items=[item(f"deadline-{b}-{j}") for j in range(2)]
+                    )
 
             try:
                 for result in client.settle_stream(slow_feed(), timeout=0.15):

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import doctest
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from google.protobuf.descriptor import FieldDescriptor
@@ -26,7 +27,7 @@ ATTACK = ("\x1b[2J\x1b[H\r\x07\x9b31m\x85\u202eall payouts verified\u2028\u200d\
 
 def hostile_request() -> dict[str, Any]:
     """The engine refuses player ids that are not printable; the context ids go through."""
-    request = json.loads((EXAMPLES / "tables" / "one-six.json").read_text())
+    request: dict[str, Any] = json.loads((EXAMPLES / "tables" / "one-six.json").read_text())
     for key in ("handId", "tableId", "roundId", "dealerId"):
         request[key] = f"{key}{ATTACK}"
     return request
@@ -154,25 +155,35 @@ def fill_strings(message: Message, text: str) -> None:
                 getattr(message, field.name).append(text)
             else:
                 setattr(message, field.name, text)
-        elif field.type == FieldDescriptor.TYPE_MESSAGE and message.DESCRIPTOR.full_name not in (
-                field.message_type.full_name,):
+        elif field.type == FieldDescriptor.TYPE_MESSAGE:
+            assert field.message_type is not None  # a message field has its type
+            if field.message_type.full_name == message.DESCRIPTOR.full_name:
+                continue
             sub = getattr(message, field.name).add() if field.is_repeated else getattr(
                 message, field.name)
             if field.message_type.full_name.startswith("cpsettle."):
                 fill_strings(sub, text)
 
 
+_M = TypeVar("_M", bound=Message)
+
+
+def _drawn(message: _M, draw: Callable[[_M], str]) -> tuple[Message, Callable[[], str]]:
+    """An answer and its renderer, bound to it."""
+    return message, lambda: draw(message)
+
+
 @pytest.mark.parametrize("kind", ["settlement", "payouts", "evaluation", "profiles"])
 def test_every_string_of_an_answer_is_escaped_by_the_renderers(kind: str) -> None:
     """Whatever a server (or a future field) puts in an answer, the table output escapes it."""
     message, draw = {
-        "settlement": (pb.Settlement(), render.settlement),
-        "payouts": (pb.ValidatePayoutsResponse(), render.payouts),
-        "evaluation": (pb.EvaluateArrangementResponse(), render.evaluation),
-        "profiles": (pb.ListProfilesResponse(), render.profiles),
+        "settlement": _drawn(pb.Settlement(), render.settlement),
+        "payouts": _drawn(pb.ValidatePayoutsResponse(), render.payouts),
+        "evaluation": _drawn(pb.EvaluateArrangementResponse(), render.evaluation),
+        "profiles": _drawn(pb.ListProfilesResponse(), render.profiles),
     }[kind]
     fill_strings(message, ATTACK)
-    text = draw(message)
+    text = draw()
     assert raw_controls(text.encode()) == []
     assert escape.shown(ATTACK) in text
 

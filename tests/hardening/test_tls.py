@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import grpc
 import pytest
@@ -59,9 +59,11 @@ def refused(address: str, tls: TlsConfig | None, logs: LogStream) -> SettlementE
     """A call that must fail at the transport: UNAVAILABLE, fast, and no handler ever ran."""
     hand_id = f"refused-{uuid.uuid4().hex}"
     start = time.monotonic()
-    with SettlementClient(address, tls=tls, timeout=5) as client:
-        with pytest.raises(SettlementError) as e:
-            client.settle(good_request(hand_id))
+    with (
+        SettlementClient(address, tls=tls, timeout=5) as client,
+        pytest.raises(SettlementError) as e,
+    ):
+        client.settle(good_request(hand_id))
     assert e.value.code is grpc.StatusCode.UNAVAILABLE, e.value
     assert time.monotonic() - start < 4, "refused at the handshake, not by the deadline"
     assert not [ev for ev in logs.events() if ev.get("hand_id") == hand_id]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import grpc
 import httpx
@@ -19,6 +19,16 @@ from tests.conftest import ServerHandle, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = "cpsettle.v1.SettlementService"
+
+_M = TypeVar("_M", bound=Message)
+
+
+class Serializable(Protocol):
+    """What a gRPC call sends: a message, or a stand-in that gives its own bytes."""
+
+    def SerializeToString(self) -> bytes: ...  # protobuf's spelling
+
+
 JSON = {"content-type": "application/json"}
 PROTO = {"content-type": "application/proto"}
 
@@ -40,15 +50,15 @@ def url(handle: ServerHandle, method: str, scheme: str = "http") -> str:
     return f"{scheme}://127.0.0.1:{handle.running.http_port}/{SERVICE}/{method}"
 
 
-def grpc_call(handle: ServerHandle, method: str, request: Message,
+def grpc_call(handle: ServerHandle, method: str, request: Serializable,
               metadata: tuple[tuple[str, str], ...] = ()) -> tuple[bytes, status_pb2.Status | None]:
     """``method`` over gRPC on the same server: the response's bytes, or the status of its
     error (code, message and details, as the trailer carries them)."""
     with grpc.insecure_channel(handle.address) as channel:
         # the raw bytes, as the server sent them
-        raw = channel.unary_unary(f"/{SERVICE}/{method}",
-                                  request_serializer=lambda m: m.SerializeToString(),
-                                  response_deserializer=lambda b: b)
+        raw: grpc.UnaryUnaryMultiCallable[Serializable, bytes] = channel.unary_unary(
+            f"/{SERVICE}/{method}", request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=lambda b: b)
         try:
             return raw(request, timeout=10, metadata=metadata or None), None
         except grpc.RpcError as e:
@@ -92,6 +102,6 @@ def without_time_and_signature(response: pb.SettleResponse) -> pb.SettleResponse
     return copy
 
 
-def from_json(data: bytes, message: Message) -> Message:
+def from_json(data: bytes, message: _M) -> _M:
     json_format.Parse(data, message)
     return message

@@ -13,8 +13,9 @@ import os
 import shutil
 import ssl
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -55,7 +56,7 @@ def http() -> Iterator[httpx.Client]:
 
 
 def changed(**edits: Any) -> dict[str, Any]:
-    request = json.loads(json.dumps(TABLE))
+    request: dict[str, Any] = json.loads(json.dumps(TABLE))
     request.update(edits)
     return request
 
@@ -180,7 +181,7 @@ class _RawBytes:
     def __init__(self, data: bytes) -> None:
         self.data = data
 
-    def SerializeToString(self) -> bytes:  # noqa: N802 — protobuf's spelling
+    def SerializeToString(self) -> bytes:  # protobuf's spelling
         return self.data
 
 

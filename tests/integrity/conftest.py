@@ -34,7 +34,9 @@ class Wheel:
             return z.read(MANIFEST)
 
     def manifest(self) -> dict[str, Any]:
-        return json.loads(self.manifest_bytes())
+        data = json.loads(self.manifest_bytes())
+        assert isinstance(data, dict)
+        return data
 
 
 def build_wheel(out: Path, source: Path = ROOT) -> Wheel:
@@ -113,5 +115,6 @@ def report_in(site: Path, *, bytecode: bool = False) -> dict[str, Any]:
     proc = run_python(site, REPORT_CODE, bytecode=bytecode)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert isinstance(report, dict)
     assert Path(report["file"]).is_relative_to(site), "imported the wrong cpsettle_service"
     return report

@@ -87,7 +87,10 @@ def stop(proc: subprocess.Popen[str], seconds: float = 15) -> tuple[int | None, 
 @pending_wiring
 @pytest.mark.parametrize(
     "path",
-    ["cpsettle_service/domain/profile/presets/western.json", "cpsettle_service/domain/settle/settlement.py"],
+    [
+        "cpsettle_service/domain/profile/presets/western.json",
+        "cpsettle_service/domain/settle/settlement.py",
+    ],
 )
 def test_server_refuses_to_start_after_a_file_is_modified(
     site: Path, tmp_path: Path, path: str

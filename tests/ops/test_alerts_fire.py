@@ -14,8 +14,9 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -140,7 +141,8 @@ def drain(fd: int, stop: threading.Event, pause: float = 0.0) -> threading.Threa
 
 @pytest.fixture(scope="module")
 def healthy(prom: Prometheus, replicas: list[Replica], tmp: Path) -> Replica:
-    [r] = start(prom, replicas, tmp, "healthy", open(tmp / "healthy.log", "wb"))
+    with open(tmp / "healthy.log", "wb") as log:
+        [r] = start(prom, replicas, tmp, "healthy", log)
     assert settle(r.address, 20) == []
     return r
 
@@ -204,8 +206,9 @@ def test_the_audit_log_on_a_full_disk(prom: Prometheus, replicas: list[Replica],
 
 def test_audit_events_filtered_out(prom: Prometheus, replicas: list[Replica], tmp: Path) -> None:
     """Settlements go out but their events are filtered by a log level above info."""
-    [r] = start(prom, replicas, tmp, "log-level", open(tmp / "level.log", "wb"),
-                CPSETTLE_LOG_LEVEL="warning")
+    with open(tmp / "level.log", "wb") as log:
+        [r] = start(prom, replicas, tmp, "log-level", log,
+                    CPSETTLE_LOG_LEVEL="warning")
     # the first settlement makes its profile's series; rate() counts from its first sample,
     # so the hands that follow are the increase (as on a replica that keeps settling)
     assert settle(r.address, 1) == []
@@ -260,7 +263,8 @@ def test_a_slow_log_sink_saturates_a_replica(prom: Prometheus, replicas: list[Re
 
 def test_dealer_payouts_that_disagree(prom: Prometheus, replicas: list[Replica],
                                       tmp: Path) -> None:
-    [r] = start(prom, replicas, tmp, "mismatch", open(tmp / "mismatch.log", "wb"))
+    with open(tmp / "mismatch.log", "wb") as log:
+        [r] = start(prom, replicas, tmp, "mismatch", log)
     with SettlementClient(r.address, timeout=10) as c:
         for i in range(5):
             request = good_request(f"mismatch-{i}")
@@ -279,9 +283,11 @@ def test_replicas_of_two_builds(prom: Prometheus, replicas: list[Replica], tmp: 
     # any file of the engine (the domain package) will do: the first one found
     hands = next(iter(sorted((other / "service" / "cpsettle_service" / "domain").rglob("*.py"))))
     hands.write_text(hands.read_text() + "\n# another build\n")
-    a = start(prom, replicas, tmp, "two-builds", open(tmp / "build-a.log", "wb"))
-    b = Replica(tmp, "two-builds-b", open(tmp / "build-b.log", "wb"),
-                pythonpath=[other / "service", ROOT / "proto", ROOT / "clients" / "python"])
+    with open(tmp / "build-a.log", "wb") as log:
+        a = start(prom, replicas, tmp, "two-builds", log)
+    with open(tmp / "build-b.log", "wb") as log:
+        b = Replica(tmp, "two-builds-b", log,
+                    pythonpath=[other / "service", ROOT / "proto", ROOT / "clients" / "python"])
     replicas.append(b)
     wait_answering(b.probe, b.proc, b.stderr)
     prom.scrape("two-builds", a[0].metrics_port, b.metrics_port)
@@ -291,12 +297,14 @@ def test_replicas_of_two_builds(prom: Prometheus, replicas: list[Replica], tmp: 
 
 def test_a_replica_without_its_signing_key(prom: Prometheus, replicas: list[Replica],
                                            tmp: Path) -> None:
-    [r] = start(prom, replicas, tmp, "unsigned", open(tmp / "unsigned.log", "wb"), key=False)
+    with open(tmp / "unsigned.log", "wb") as log:
+        [r] = start(prom, replicas, tmp, "unsigned", log, key=False)
     prom.wait_alert("CpsettleSigningDisabled", "unsigned", instance=r.instance)
 
 
 def test_a_replica_gone_then_all(prom: Prometheus, replicas: list[Replica], tmp: Path) -> None:
-    a, b = start(prom, replicas, tmp, "replica-gone", open(tmp / "gone.log", "wb"), count=2)
+    with open(tmp / "gone.log", "wb") as log:
+        a, b = start(prom, replicas, tmp, "replica-gone", log, count=2)
     a.proc.kill()
     a.proc.wait(timeout=10)
     prom.wait_alert("CpsettleTargetDown", "replica-gone", instance=a.instance, job=JOB)
@@ -312,9 +320,10 @@ def test_a_certificate_near_its_expiry(prom: Prometheus, replicas: list[Replica]
     ca = Authority.create(tmp, "alerts-ca")
     cert = ca.issue(tmp, "alerts-server", server=True)
     port = free_port()
-    [r] = start(prom, replicas, tmp, "cert-expiry", open(tmp / "cert.log", "wb"),
-                CPSETTLE_PORT=str(port), CPSETTLE_TLS_CERT_FILE=cert.cert_file,
-                CPSETTLE_TLS_KEY_FILE=cert.key_file, CPSETTLE_HEALTH_PORT=str(free_port()))
+    with open(tmp / "cert.log", "wb") as log:
+        [r] = start(prom, replicas, tmp, "cert-expiry", log,
+                    CPSETTLE_PORT=str(port), CPSETTLE_TLS_CERT_FILE=cert.cert_file,
+                    CPSETTLE_TLS_KEY_FILE=cert.key_file, CPSETTLE_HEALTH_PORT=str(free_port()))
     prom.wait_alert("CpsettleCertificateExpiresSoon", "cert-expiry", instance=r.instance)
 
 

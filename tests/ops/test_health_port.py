@@ -6,17 +6,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import grpc
 import pytest
 
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.client import SettlementClient, SettlementError, TlsConfig
+from cpsettle_service.api.servicer import SERVICE_NAME
 from cpsettle_service.config import Settings
 from cpsettle_service.errors import ConfigError
-from cpsettle_service.server import SERVICE_NAME, build_server
+from cpsettle_service.server import build_server
 from tests.conftest import LogStream, ServerHandle
 from tests.deploy.test_manifests import REPO, build_variant, container, env
 from tests.hardening.certs import Authority, Issued

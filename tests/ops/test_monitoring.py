@@ -15,8 +15,9 @@ import shutil
 import signal
 import subprocess
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -92,7 +93,9 @@ def test_every_alert_has_a_firing_and_a_quiet_unit_test() -> None:
 
 
 def example(name: str) -> dict[str, Any]:
-    return json.loads((EXAMPLES / "tables" / f"{name}.json").read_text())
+    data = json.loads((EXAMPLES / "tables" / f"{name}.json").read_text())
+    assert isinstance(data, dict)
+    return data
 
 
 @pytest.fixture(scope="module")

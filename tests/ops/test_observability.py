@@ -68,7 +68,9 @@ def metric(samples: dict[str, float], name: str, **labels: str) -> float:
 
 
 def example(name: str) -> dict[str, Any]:
-    return json.loads((EXAMPLES / "tables" / f"{name}.json").read_text())
+    data = json.loads((EXAMPLES / "tables" / f"{name}.json").read_text())
+    assert isinstance(data, dict)
+    return data
 
 
 def test_metrics_move_after_real_calls(tmp_path: Path) -> None:

@@ -8,9 +8,10 @@ import json
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -53,7 +54,9 @@ class Collector(trace_service_pb2_grpc.TraceServiceServicer):
 def collector() -> Iterator[tuple[Collector, int]]:
     receiver = Collector()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(receiver, server)
+    # the exporter package's generated grpc module carries no annotations
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        receiver, server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     yield receiver, port
@@ -97,7 +100,7 @@ def test_spans_reach_the_collector_with_the_callers_trace(
 
 def test_no_endpoint_no_export(collector: tuple[Collector, int], tmp_path: Path) -> None:
     """The same image without the setting: nothing is exported (and nothing tried)."""
-    receiver, port = collector
+    receiver, _port = collector
     sock, log = tmp_path / "n.sock", tmp_path / "n.log"
     proc = start(sock, log, CPSETTLE_LOG_FORMAT="json", OTEL_BSP_SCHEDULE_DELAY="200")
     try:

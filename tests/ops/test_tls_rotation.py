@@ -14,8 +14,8 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import grpc
 import pytest
@@ -26,7 +26,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_channelz.v1 import channelz_pb2, channelz_pb2_grpc
 
 from cpsettle_client.client import SettlementClient, SettlementError, TlsConfig
-from cpsettle_service.config import ConfigError, Settings
+from cpsettle_service.config import Settings
+from cpsettle_service.errors import ConfigError
 from cpsettle_service.observability import metrics
 from tests.conftest import ServerHandle, stop_server
 from tests.hardening.certs import Authority
@@ -37,7 +38,7 @@ from tests.ops.prometheus import free_port
 def issue(ca: Authority, days: float) -> tuple[bytes, bytes, x509.Certificate]:
     """A server certificate for localhost/127.0.0.1 from ``ca``, valid ``days``: PEM cert, key."""
     key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     cert = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "cpsettle")]))
@@ -87,9 +88,11 @@ def served_certificate(port: int, ca_file: str) -> x509.Certificate:
     """The certificate a new TLS connection to the port is handed (ALPN h2, as gRPC dials)."""
     context = ssl.create_default_context(cafile=ca_file)
     context.set_alpn_protocols(["h2"])
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
-        with context.wrap_socket(raw, server_hostname="localhost") as tls:
-            der = tls.getpeercert(binary_form=True)
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=5) as raw,
+        context.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
     assert der is not None
     return x509.load_der_x509_certificate(der)
 

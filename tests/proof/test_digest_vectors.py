@@ -27,7 +27,6 @@ import random
 import re
 import struct
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -249,7 +248,7 @@ QUOTE_GET_PROFILE = (
 
 
 def from_get_profile(answer: dict[str, Any]) -> dict[str, Any]:
-    form = copy.deepcopy(answer["profile"])
+    form: dict[str, Any] = copy.deepcopy(answer["profile"])
     for part, key in INT64:
         form[part][key] = int(form[part][key])
     for key in ("name", "version", "description"):
@@ -342,7 +341,7 @@ def ordered(path: str, v: Any) -> Any:
         hands = ENUMS["HandClass"]
         return sorted(v, key=lambda e: (hands[e["handClass"]],
                                         RANKS.index(e["rank"]) + 1 if "rank" in e else 0))
-    if path.endswith("definition.rankGroups") or path.endswith("definition.colourSplit"):
+    if path.endswith(("definition.rankGroups", "definition.colourSplit")):
         return sorted(v, reverse=True)
     if path.endswith("definition.ranksIn"):
         return sorted(v, key=RANKS.index)
@@ -478,7 +477,9 @@ def test_the_request_table_is_the_proto() -> None:
             mt = f.message_type
             if mt is not None and mt.GetOptions().map_entry:
                 want[d.name][f.number] = (f.json_name, "map", "string → Value")
-                todo.append(mt.fields_by_name["value"].message_type)
+                values = mt.fields_by_name["value"].message_type
+                assert values is not None  # a Struct's map holds Value messages
+                todo.append(values)
                 continue
             kind = kinds[f.type]
             if f.is_repeated:
@@ -493,7 +494,7 @@ def test_the_request_table_is_the_proto() -> None:
                 todo.append(mt)
             if f.enum_type is not None:
                 enums[f.enum_type.name] = {v.name: v.number for v in f.enum_type.values}
-    assert REQUEST_TABLE == want
+    assert want == REQUEST_TABLE
     assert {k: ENUMS[k] for k in enums} == enums
 
 
@@ -639,7 +640,7 @@ def test_the_doc_resolves_random_overrides_as_the_service_does() -> None:
     registry = with_directory(builtin_registry(), str(HOUSE))
     rng = random.Random(26)
     compared = 0
-    for i in range(300):
+    for _ in range(300):
         name = rng.choice(["western", "ofc", "shisanshui", "house-jokers-16",
                            "house-western-stakes"])
         overrides: dict[str, Any] = {}

@@ -38,7 +38,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def _keys_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     capsys.readouterr()
     assert main(["keys", "show", *args]) == 0
-    return json.loads(capsys.readouterr().out)
+    data = json.loads(capsys.readouterr().out)
+    assert isinstance(data, dict)
+    return data
 
 
 def _replica(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
@@ -113,7 +115,7 @@ def test_the_key_set_file_is_checked(tmp_path: Path) -> None:
         KeySet.from_json_bytes(b'{"keys": [{"secret": 1}]}')
     # a bound is a Timestamp: RFC 3339 in JSON, never "" or words
     for when in ("yesterday", ""):
-        with pytest.raises(KeyProblem, match="not a key set.*notBefore"):
+        with pytest.raises(KeyProblem, match=r"not a key set.*notBefore"):
             KeySet.from_json_bytes(json.dumps({"keys": [{**bad["keys"][1],
                                                           "notBefore": when}]}).encode())
     # a key set naming the signing key's id with another public key stops the replica

@@ -3,8 +3,9 @@
 Issuer and verifier share the project's audit functions, so a change there (say, the inputs of
 the settlement-id digest swapped) moves both and every round-trip test still passes. Here each
 formula is written once more, from the TEXT of docs/AUDIT.md, with hashlib and the Ed25519 of
-``cryptography`` only — never through the project's functions — and the answers of a real server (in process, on a unix socket,
-with a signing key, called through the project's client) must equal what these give.
+``cryptography`` only — never through the project's functions — and the answers of a real
+server (in process, on a unix socket, with a signing key, called through the project's client)
+must equal what these give.
 
 Each formula is one small function below, next to the sentence of the doc it transcribes (a test
 checks that sentence is still in the doc, word for word). When the doc changes a formula, change
@@ -17,9 +18,10 @@ import copy
 import hashlib
 import json
 import tomllib
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -132,7 +134,7 @@ QUOTE_ISSUED_AT_BINARY = (
 
 
 def issued_at_text(seconds: int, nanos: int) -> str:
-    instant = datetime.fromtimestamp(seconds, timezone.utc)
+    instant = datetime.fromtimestamp(seconds, UTC)
     return instant.strftime("%Y-%m-%dT%H:%M:%S") + "." + str(nanos // 1000000).zfill(3) + "Z"
 
 
@@ -214,7 +216,9 @@ def _request(**extra: Any) -> dict[str, Any]:
 
 def preset_json(name: str) -> dict[str, Any]:
     """A preset's profile JSON form: its data file."""
-    return json.loads((PRESETS / f"{name}.json").read_text("utf-8"))
+    data = json.loads((PRESETS / f"{name}.json").read_text("utf-8"))
+    assert isinstance(data, dict)
+    return data
 
 
 def inline_profile(currency: str = "") -> dict[str, Any]:
@@ -316,7 +320,8 @@ def _verify(capsys: pytest.CaptureFixture[str], tmp_path: Path, s: pb.Settlement
     stored.write_text(json_format.MessageToJson(pb.SettleResponse(settlement=s)), "utf-8")
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps({"keys": [
-        {"keyId": KEY_ID, "algorithm": "SIGNATURE_ALGORITHM_ED25519", "publicKey": PUBLIC_HEX}]}), "utf-8")
+        {"keyId": KEY_ID, "algorithm": "SIGNATURE_ALGORITHM_ED25519", "publicKey": PUBLIC_HEX},
+    ]}), "utf-8")
     code = main(["verify", str(stored), "--keys", str(keys)])
     capsys.readouterr()
     return code
@@ -369,9 +374,10 @@ def test_the_request_digest_is_over_the_canonical_encoding_whatever_the_key_orde
         signed_client: SettlementClient) -> None:
     """Overrides are a protobuf ``Struct`` (a map): the digest is over the deterministic
     encoding, so the same overrides sent in another key order give the same digest and id."""
-    overrides = {"scoring": {"scoopBonus": 4, "rowUnit": 2, "majorityBonus": 1},
-                 "rake": {"mode": "RAKE_MODE_COMMISSION", "commissionCap": 500, "commissionBps": 250},
-                 "caps": {"wins": False, "losses": True}}
+    overrides: dict[str, dict[str, Any]] = {
+        "scoring": {"scoopBonus": 4, "rowUnit": 2, "majorityBonus": 1},
+        "rake": {"mode": "RAKE_MODE_COMMISSION", "commissionCap": 500, "commissionBps": 250},
+        "caps": {"wins": False, "losses": True}}
     reordered = {k: dict(reversed(list(v.items()))) for k, v in reversed(overrides.items())}
     answers = []
     for o in (overrides, reordered):

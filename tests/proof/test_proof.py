@@ -46,7 +46,7 @@ def keys_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def small_request() -> dict[str, Any]:
-    request = json.loads((EXAMPLES / "tables" / "one-six.json").read_text())
+    request: dict[str, Any] = json.loads((EXAMPLES / "tables" / "one-six.json").read_text())
     request["players"] = request["players"][:2]
     request["handId"] = "h1"
     return request
@@ -194,7 +194,7 @@ def test_two_server_processes_give_byte_identical_settlements(tmp_path: Path,
         for proc, _ in servers:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=15)
-    for a, b in zip(*answers):
+    for a, b in zip(*answers, strict=True):
         assert content_bytes(a) == content_bytes(b)
         assert a.settlement_id == b.settlement_id and a.settlement_digest == b.settlement_digest
         assert verify(a, KEYS) == [] and verify(b, KEYS) == []
@@ -232,8 +232,8 @@ def test_service_started_event_and_no_secret_in_logs(tmp_path: Path, key_file: P
     secret = KEY.private.private_bytes_raw()
     assert secret.hex() not in out and base64.b64encode(secret).decode() not in out
     assert "PRIVATE KEY" not in out
-    started = [json.loads(line) for line in out.splitlines()
-               if '"service.started"' in line][0]
+    started = next(json.loads(line) for line in out.splitlines()
+               if '"service.started"' in line)
     assert started["signing_key_id"] == "test-key" and len(started["engine_digest"]) == 64
     assert {p["name"] for p in started["profiles"]} >= {"western", "ofc", "shisanshui"}
     assert all(len(p["digest"]) == 64 for p in started["profiles"])
@@ -262,7 +262,8 @@ def test_without_a_key_the_service_warns_and_marks_settlements_unsigned(tmp_path
     assert [f.what for f in verify(s, KEYS)] == ["signature"]
 
 
-def test_issued_at_is_utc_milliseconds_and_follows_the_clock(monkeypatch) -> None:
+def test_issued_at_is_utc_milliseconds_and_follows_the_clock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     import time as time_module
 
     from cpsettle_service.proof import times

@@ -70,9 +70,9 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 def witnessed(url: str, origin: str) -> dict[str, Any]:
     """The witness's record of the log (size -1: none)."""
-    found = [e for e in export(url)["logs"] if e["origin"] == origin]  # type: ignore[union-attr]
+    found: list[dict[str, Any]] = [e for e in export(url)["logs"] if e["origin"] == origin]
     assert len(found) <= 1
-    return found[0] if found else {"size": -1}  # type: ignore[no-any-return]
+    return found[0] if found else {"size": -1}
 
 
 def wait_cosigned(url: str, r: Replica, seconds: float = 30) -> None:
@@ -94,7 +94,7 @@ def verify(tmp: Path, url: str, r: Replica, capsys: pytest.CaptureFixture[str]) 
     (tmp / "run.log").write_text("".join(r.lines))
     exported = export(url)
     (tmp / "export.json").write_text(json.dumps(exported))
-    (tmp / "witness.vkey").write_text(exported["witness"]["vkey"] + "\n")  # type: ignore[index]
+    (tmp / "witness.vkey").write_text(exported["witness"]["vkey"] + "\n")
     capsys.readouterr()
     code = main(["audit-log", "verify", str(tmp / "run.log"), "--keys", str(tmp / "keys.json"),
                  "--witness", str(tmp / "export.json"), "--witness-key",
@@ -173,7 +173,7 @@ class LosingProxy:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 request = urllib.request.Request(proxy.target + self.path, data=body,
                                                  method="POST")
@@ -191,7 +191,7 @@ class LosingProxy:
                 self.end_headers()
                 self.wfile.write(text)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

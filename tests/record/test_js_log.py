@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (
                                 "installs it: apt-get install nodejs)")
 
 
-def _node(*args: str) -> tuple[int, dict[str, object]]:
+def _node(*args: str) -> tuple[int, dict[str, Any]]:
     assert NODE is not None
     done = subprocess.run([NODE, str(JS), *args], capture_output=True, text=True, timeout=120,
                           check=False)
@@ -31,7 +32,7 @@ def _node(*args: str) -> tuple[int, dict[str, object]]:
 def _verify(w: World, logs: list[Path]) -> tuple[int, set[str]]:
     code, report = _node("verify", *map(str, logs), "--witness", str(w.export),
                          "--witness-key", str(w.vkey), "--keys", str(w.keys))
-    return code, {p[0] for p in report.get("problems", [])}  # type: ignore[union-attr]
+    return code, {p[0] for p in report.get("problems", [])}
 
 
 def test_the_js_checker_finds_the_logs_intact(world: World) -> None:  # noqa: F811

@@ -129,7 +129,7 @@ def _decomposition(begin: int, end: int) -> list[tuple[int, int]]:
 def test_a_range_is_the_compact_range_and_appends_or_extends_alike() -> None:
     hashes = [leaf_hash(i.to_bytes(4, "big")) for i in range(80)]
     tree = Tree(hashes)
-    for begin in range(0, 40):
+    for begin in range(40):
         r = Range(begin)
         for end in range(begin + 1, 80):
             r.append(hashes[end - 1])

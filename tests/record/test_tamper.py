@@ -9,12 +9,14 @@ import base64
 import json
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from cpsettle_client.cli import main
 from cpsettle_client.client import SettlementClient, request_from_json
@@ -102,7 +104,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
         witness.send_signal(signal.SIGTERM)
         witness.wait(timeout=10)
     (tmp / "export.json").write_text(json.dumps(exported))
-    (tmp / "witness.vkey").write_text(exported["witness"]["vkey"] + "\n")  # type: ignore[index]
+    (tmp / "witness.vkey").write_text(exported["witness"]["vkey"] + "\n")
     return World(tmp, runs, keys, tmp / "export.json", tmp / "witness.vkey", url)
 
 
@@ -183,7 +185,7 @@ def _issued(lines: list[bytes]) -> list[int]:
     return [i for i, x in enumerate(lines) if b'"settlement.issued"' in x]
 
 
-CASES = {
+CASES: dict[str, tuple[Callable[[list[bytes]], list[bytes]], set[str]]] = {
     # case: (how the lines of run a1 are changed, the problem kinds expected)
     "cut the last line": (lambda ls: ls[:-1], {"short"}),
     "cut the last 2 lines": (lambda ls: ls[:-2], {"short"}),
@@ -191,15 +193,15 @@ CASES = {
     "delete a line": (lambda ls: ls[:3] + ls[4:], {"gap", "short"}),
     "delete a line, re-indexed and re-signed": (
         lambda ls: _resign(ls[:_issued(ls)[0]] + ls[_issued(ls)[0] + 1:]), {"short"}),
-    "swap two lines": (lambda ls: ls[:2] + [ls[3], ls[2]] + ls[4:], {"order"}),
-    "edit a line": (lambda ls: ls[:3] + [ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1)]
-                    + ls[4:], {"root"}),
+    "swap two lines": (lambda ls: [*ls[:2], ls[3], ls[2], *ls[4:]], {"order"}),
+    "edit a line": (lambda ls: [*ls[:3], ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1),
+                                *ls[4:]], {"root"}),
     "edit a line, re-signed": (lambda ls: _resign(
-        ls[:3] + [ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1)] + ls[4:]), {"root"}),
-    "duplicate a line": (lambda ls: ls[:4] + [ls[3]] + ls[4:], {"duplicate"}),
-    "fork: a second line 3": (lambda ls: ls + [json.dumps(
+        [*ls[:3], ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1), *ls[4:]]), {"root"}),
+    "duplicate a line": (lambda ls: [*ls[:4], ls[3], *ls[4:]], {"duplicate"}),
+    "fork: a second line 3": (lambda ls: [*ls, json.dumps(
         {**json.loads(ls[3]), "event": "made.up"}, separators=(",", ":")).encode()], {"fork"}),
-    "lines after the last checkpoint that skip": (lambda ls: ls + [json.dumps(
+    "lines after the last checkpoint that skip": (lambda ls: [*ls, json.dumps(
         {"event": "x", "log": json.loads(ls[0])["log"], "index": len(ls) + 3}).encode()],
         {"gap"}),
     "a made-up log, signed with the replica's key": (
@@ -250,8 +252,9 @@ def test_a_receipt_whose_line_is_gone_is_caught(world: World,
 def test_a_cosignature_by_another_witness_key_is_refused(world: World,
                                                          capsys: pytest.CaptureFixture[str]
                                                          ) -> None:
-    other = NoteKey.from_private("witness.test/w1", serialization.load_pem_private_key(
-        fixed_test_key(4), None), COSIGNATURE)  # type: ignore[arg-type]
+    private = serialization.load_pem_private_key(fixed_test_key(4), None)
+    assert isinstance(private, Ed25519PrivateKey)
+    other = NoteKey.from_private("witness.test/w1", private, COSIGNATURE)
     vkey = world.tmp / "other.vkey"
     vkey.write_text(NoteKey(other.name, other.public, COSIGNATURE).vkey())
     capsys.readouterr()

@@ -74,7 +74,7 @@ def _protocol(tmp: Path, database: str, database_file: bool = False) -> None:
                               database_file=database_file)
     try:
         doc = export(url)
-        (entry,) = doc["logs"]  # type: ignore[misc]
+        (entry,) = doc["logs"]
         assert entry["size"] == 12 and entry["root"] == base64.b64encode(tree.root(12)).decode()
         assert _post(url, add_checkpoint_body(0, [], _checkpoint(tree, 14))) == (409, "12\n")
     finally:

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,9 +41,9 @@ def scrape(port: int) -> dict[tuple[str, str], float]:
     return {(m, w): float(v) for m, w, v in SAMPLE.findall(text)}
 
 
-def wait_for(what: str, condition: object, seconds: float = 30) -> None:
+def wait_for(what: str, condition: Callable[[], bool], seconds: float = 30) -> None:
     deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
+    while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(what)
         time.sleep(0.1)
@@ -118,10 +119,10 @@ def test_two_witnesses_one_down_each_its_own_series_alert_and_catch_up(
         assert unreachable and {u["witness"] for u in unreachable} == {url_b}
         for url in (url_a, url_b):  # each witness holds the run to its last checkpoint
             exported = export(url)
-            [entry] = exported["logs"]  # type: ignore[index]
+            [entry] = exported["logs"]
             assert entry["size"] == last["size"] and entry["root"] == last["root"]
             (tmp_path / "export.json").write_text(json.dumps(exported))
-            (tmp_path / "w.vkey").write_text(exported["witness"]["vkey"] + "\n")  # type: ignore[index]
+            (tmp_path / "w.vkey").write_text(exported["witness"]["vkey"] + "\n")
             capsys.readouterr()
             code = main(["audit-log", "verify", str(log), "--keys", str(keys), "--witness",
                          str(tmp_path / "export.json"), "--witness-key", str(tmp_path / "w.vkey")])

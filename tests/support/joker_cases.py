@@ -34,7 +34,7 @@ def random_rows(rng: random.Random, mixed: bool = True, front: bool = False) -> 
         if front and not classes[0]:
             continue
         if any(classes):
-            return {k: c for k, c in zip(("front", "middle", "back"), classes) if c}
+            return {k: c for k, c in zip(("front", "middle", "back"), classes, strict=True) if c}
 
 
 def random_definition(rng: random.Random, duplicates: bool, rows_share: float = 0.5,

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-try:
+if TYPE_CHECKING:  # typed against this checkout; the fallback below is for older ones only
     from cpsettle_service.domain.cards import CANONICAL, evaluate_five, evaluate_three
-except ImportError:  # a checkout from before the wings (#25), which benches compare against
-    from cpsettle_service.domain.cards import CANONICAL  # type: ignore[attr-defined,no-redef]
-    from cpsettle_service.domain.hands import (  # type: ignore[import-not-found,no-redef]
-        evaluate_five,
-        evaluate_three,
-    )
+else:
+    try:
+        from cpsettle_service.domain.cards import CANONICAL, evaluate_five, evaluate_three
+    except ImportError:  # a checkout from before the wings (#25), which benches compare against
+        from cpsettle_service.domain.cards import CANONICAL
+        from cpsettle_service.domain.hands import evaluate_five, evaluate_three
 
 DECK = list(CANONICAL)
 
@@ -21,7 +21,9 @@ def split(cards: list[str]) -> dict[str, list[str]]:
     return {"front": cards[:3], "middle": cards[3:8], "back": cards[8:13]}
 
 
-def legal_arrangement(cards: list[str], rng: random.Random, tries: int = 200) -> dict[str, list[str]]:
+def legal_arrangement(
+    cards: list[str], rng: random.Random, tries: int = 200
+) -> dict[str, list[str]]:
     """A random split of 13 cards whose rows are in order (falls back to a sorted split)."""
     cards = list(cards)
     for _ in range(tries):
@@ -41,7 +43,7 @@ def random_table(rng: random.Random, players: int = 4, *, legal: bool = True,
     """A SettleRequest JSON form with ``players`` real hands dealt from one deck."""
     deck = DECK[:]
     rng.shuffle(deck)
-    seats = sorted(rng.sample(range(0, 10), players))
+    seats = sorted(rng.sample(range(10), players))
     out = []
     for i in range(players):
         cards = deck[13 * i: 13 * (i + 1)]
@@ -53,5 +55,5 @@ def random_table(rng: random.Random, players: int = 4, *, legal: bool = True,
         if stacks:
             p["stack"] = rng.choice([0, 100, 500, 1000, 2500, 10_000])
         out.append(p)
-    return {"preset": preset, "buttonSeat": rng.choice(seats + [rng.randrange(10)]),
+    return {"preset": preset, "buttonSeat": rng.choice([*seats, rng.randrange(10)]),
             "players": out}

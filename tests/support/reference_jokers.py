@@ -15,9 +15,9 @@ with the engine.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import combinations, product
-from typing import Callable, Iterable, Iterator, Sequence
 
 from cpsettle_service.domain.cards.cards import CARD_BY_SPELLING, JOKER, Card, Rank, Suit
 from cpsettle_service.domain.cards.hands import (
@@ -63,7 +63,7 @@ def _groups_fit(groups: tuple[int, ...], hosts: tuple[int, ...], two_pairs: bool
         others = hosts[:i] + hosts[i + 1:]
         if _groups_fit(rest, others, two_pairs):
             return True
-        if two_pairs and g <= 2 and h >= 4 and _groups_fit(rest, tuple(sorted(others + (2,))),
+        if two_pairs and g <= 2 and h >= 4 and _groups_fit(rest, tuple(sorted((*others, 2))),
                                                             two_pairs):
             return True
     return False
@@ -130,7 +130,7 @@ def _rows_check(rows: RowsClause) -> Predicate:
             return tuple(sorted(facts.suit_counts)) in THREE_FLUSH_SHAPES
     elif classes == {RowClass.STRAIGHT_FLUSH}:
         def fast(facts: HandFacts) -> bool:
-            for n, mask in zip(facts.suit_counts, facts.suit_masks):
+            for n, mask in zip(facts.suit_counts, facts.suit_masks, strict=True):
                 if n and mask not in SF_BY_SIZE.get(n, ()):
                     return False
             return True
@@ -184,10 +184,7 @@ def compile_definition(d: Definition, quads_as_two_pairs: bool = True) -> Predic
     checks = _clauses(d, quads_as_two_pairs)
 
     def all_hold(facts: HandFacts) -> bool:
-        for check in checks:
-            if not check(facts):
-                return False
-        return True
+        return all(check(facts) for check in checks)
 
     return all_hold
 
@@ -212,7 +209,7 @@ def assignments(cards13: Sequence[str], allowed: Sequence[Card], duplicates: boo
     for choice in product(texts, repeat=len(positions)):
         if not duplicates and len(set(choice)) < len(choice):
             continue
-        for p, c in zip(positions, choice):
+        for p, c in zip(positions, choice, strict=True):
             base[p] = c
         yield Assignment(tuple(base), positions, choice)
 
@@ -268,7 +265,8 @@ def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile
         hf, hm, hb = rows_of(a.cards, profile)
         if fouls(a.cards, hf, hm, hb):
             return (0, 0, hb.strength, hm.strength, hf.strength)
-        total = sum(royalties.units(row, h) for row, h in zip(ROWS, (hf, hm, hb))) if paid else 0
+        rows = zip(ROWS, (hf, hm, hb), strict=True)
+        total = sum(royalties.units(row, h) for row, h in rows) if paid else 0
         return (1, total, hb.strength, hm.strength, hf.strength)
 
     return best_assignment(cards13, allowed, profile.deck.joker_duplicates,
@@ -295,7 +293,8 @@ def resolve_natural(cards13: Sequence[str], allowed: Sequence[Card], profile: Ru
         return f
 
     for name, predicate in predicates:
-        def score(a: Assignment) -> tuple[int, ...] | None:
+        def score(a: Assignment, predicate: Predicate = predicate
+                  ) -> tuple[int, ...] | None:
             return sorted_ranks(a.cards) if predicate(facts(a)) else None
 
         found = best_assignment(cards13, allowed, profile.deck.joker_duplicates,

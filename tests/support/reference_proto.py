@@ -7,21 +7,29 @@ here, in the tests only, as an independent second writing of the same message.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeVar
+
+from cpsettle.v1 import profile_pb2
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_service.domain.settle import EvaluatedRow, FantasylandResult, Settlement
 
+if TYPE_CHECKING:  # the generic wrapper of the generated enums exists in the stubs only
+    from google.protobuf.internal.enum_type_wrapper import _EnumTypeWrapper
 
-def _enum(enum: str, member: str) -> int:
-    """The number of ``cpsettle.v1`` enum value ``enum``'s ``member``, by its name."""
-    prefix = "".join("_" + c if c.isupper() and i else c for i, c in enumerate(enum)).upper()
-    return pb.DESCRIPTOR.pool.FindEnumTypeByName(f"cpsettle.v1.{enum}").values_by_name[
-        f"{prefix}_{member}"].number
+_V = TypeVar("_V", bound=int)
+
+
+def _enum(enum: _EnumTypeWrapper[_V], member: str) -> _V:
+    """The number of ``cpsettle.v1`` enum ``enum``'s value ``member``, by its name."""
+    name = enum.DESCRIPTOR.name
+    prefix = "".join("_" + c if c.isupper() and i else c for i, c in enumerate(name)).upper()
+    return enum.Value(f"{prefix}_{member}")
 
 
 def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
-    out.row = _enum("Row", r.row.name)
+    out.row = _enum(profile_pb2.Row, r.row.name)
     out.cards.extend(r.cards)
-    out.hand_class = _enum("HandClass", r.hand.hand_class.name)
+    out.hand_class = _enum(profile_pb2.HandClass, r.hand.hand_class.name)
     out.name = r.hand.name
     out.royalty = r.royalty
     out.joker_cards.extend(r.joker_cards)
@@ -33,7 +41,7 @@ def _fantasyland(f: FantasylandResult, out: pb.FantasylandResult) -> None:
     out.text = f.text
     out.in_fantasyland = f.in_fantasyland
     if f.row is not None:
-        out.row = _enum("Row", f.row.name)
+        out.row = _enum(profile_pb2.Row, f.row.name)
 
 
 def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str = "",
@@ -57,7 +65,7 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         pp = out.players.add()
         pp.player_id = p.player_id
         pp.seat = p.seat
-        pp.status = _enum("PlayerStatus", p.status.name)
+        pp.status = _enum(pb.PlayerStatus, p.status.name)
         for r in p.rows:
             msg = pp.rows.add()
             _row(r, msg)
@@ -65,7 +73,7 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         pp.royalty_total = p.royalty_total
         pp.fouled = p.fouled
         if p.foul_reasons:
-            pp.foul_reasons.extend([_enum("FoulReason", r.name) for r in p.foul_reasons])
+            pp.foul_reasons.extend([_enum(pb.FoulReason, r.name) for r in p.foul_reasons])
         if p.natural is not None:
             pp.natural = p.natural
         if p.declared_natural:
@@ -89,22 +97,22 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         q = out.pairs.add()
         q.first = pr.first
         q.second = pr.second
-        q.kind = _enum("PairKind", pr.kind.name)
+        q.kind = _enum(pb.PairKind, pr.kind.name)
         for rr in pr.rows:
-            r = q.rows.add()
-            r.row = _enum("Row", rr.row.name)
+            rm = q.rows.add()
+            rm.row = _enum(profile_pb2.Row, rr.row.name)
             if rr.first is not None:
-                r.first.CopyFrom(built[id(rr.first)])
+                rm.first.CopyFrom(built[id(rr.first)])
             if rr.second is not None:
-                r.second.CopyFrom(built[id(rr.second)])
-            r.winner = rr.winner
-            r.units = rr.units
-            r.text = rr.text
+                rm.second.CopyFrom(built[id(rr.second)])
+            rm.winner = rr.winner
+            rm.units = rr.units
+            rm.text = rr.text
             if rr.tie_break:
-                r.tie_break_cards.extend(rr.tie_break.split())
+                rm.tie_break_cards.extend(rr.tie_break.split())
         for item in pr.items:
             li = q.items.add()
-            li.kind = _enum("LineItemKind", item.kind.name)
+            li.kind = _enum(pb.LineItemKind, item.kind.name)
             li.units = item.units
             li.text = item.text
             li.multiplier = item.multiplier
@@ -119,7 +127,7 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
         q.payer = pr.payer
         q.payee = pr.payee
         if pr.cap:  # "" is no cap; "PAYER_STACK+PAYEE_STACK" is both
-            q.cap = _enum("Cap", "BOTH_STACKS" if "+" in pr.cap else pr.cap)
+            q.cap = _enum(pb.Cap, "BOTH_STACKS" if "+" in pr.cap else pr.cap)
         q.text = pr.text
     out.rake = s.rake
     out.text.extend(s.text)

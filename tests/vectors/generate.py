@@ -181,7 +181,8 @@ def _tamper_cases(base: pb.Settlement) -> dict[str, tuple[str, Change, list[str]
         "tampered-net-money": ("a player's net money raised by 100", net,
                                ["settlement_digest", "signature"]),
         "tampered-net-money-digest-recomputed": (
-            "net money raised and the digest recomputed: only the signature can tell", net_and_digest,
+            "net money raised and the digest recomputed: only the signature can tell",
+            net_and_digest,
             ["signature"]),
         "tampered-issued-at": ("issuedAt moved by one millisecond", issued, ["signature"]),
         "tampered-currency": ("the currency changed from XXX to EUR", currency,

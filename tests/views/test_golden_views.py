@@ -28,7 +28,7 @@ STEMS = [p.stem for p in CASES]
 
 def read_columns(page: Any) -> dict[str, Any]:
     """Everything a person reads, from the page's text (one call)."""
-    return page.evaluate("""() => {
+    columns: dict[str, Any] = page.evaluate("""() => {
       const t = (e) => (e ? e.textContent.trim() : null);
       const all = (root, sel) => [...root.querySelectorAll(sel)];
       return {
@@ -66,6 +66,7 @@ def read_columns(page: Any) -> dict[str, Any]:
         text: document.querySelector('main').textContent,
       };
     }""")
+    return columns
 
 
 def expected_columns(s: dict[str, Any], lang: Language, request: dict[str, Any]
@@ -87,7 +88,7 @@ def expected_columns(s: dict[str, Any], lang: Language, request: dict[str, Any]
                 "row": lang.label(r["row"]), "cards": r["cards"],
                 "hand": said.hand(rr).text,
                 "jokers": [lang._("{joker} as {card}", joker=j, card=c)
-                           for j, c in zip(jokers, r.get("jokerCards", []))],
+                           for j, c in zip(jokers, r.get("jokerCards", []), strict=True)],
             })
         players.append({
             "id": p["playerId"], "rows": rows,

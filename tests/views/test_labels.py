@@ -52,6 +52,7 @@ def set_at(data: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str,
         holder = holder[key]
         if isinstance(holder, list):
             holder = holder[0]
+    assert isinstance(holder, dict)
     repeated = isinstance(holder.get(path[-1]), list) or path[-1].endswith("Reasons")
     holder[path[-1]] = [value] if repeated else value
     return holder
@@ -85,7 +86,8 @@ def walk(tmp_path_factory: pytest.TempPathFactory,
     base["pairs"][0]["items"] = base["pairs"][0]["items"][:1]
     assert base["pairs"][0].get("payer")  # its payment row shows the cap
     page = Page(title="every code")
-    cases, body = [], []
+    cases: list[tuple[tuple[str, ...], str]] = []
+    body: list[str] = []
     for path, enum in PATHS:
         if path in NOT_DRAWN:
             continue
@@ -120,7 +122,7 @@ def test_every_enum_value_in_every_language(tab: Opened,
             [...c.querySelectorAll('[data-code]')].map((e) => [e.dataset.code, e.textContent,
                                                                e.lang]))""")
         assert len(shown) == len(cases)
-        for (where, value), codes in zip(cases, shown):
+        for (where, value), codes in zip(cases, shown, strict=True):
             texts = [text.strip() for c, text, _ in codes if c == value]
             assert texts, (code, where, value)  # drawn, and says which code it is
             if value.endswith("_UNSPECIFIED"):

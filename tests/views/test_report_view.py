@@ -107,7 +107,7 @@ def test_invalid_lines_with_their_violations(tab: Opened,
         assert e["code"] in item.inner_text()
         problems = item.locator(".violations li").all_inner_texts()
         assert len(problems) == len(e["violations"])
-        for v, shown in zip(e["violations"], problems):
+        for v, shown in zip(e["violations"], problems, strict=True):
             assert v["field"] in shown and v["reason"] in shown
 
 

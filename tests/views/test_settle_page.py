@@ -13,8 +13,9 @@ import functools
 import http.server
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,7 @@ class Site:
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — the base's name
+    def log_message(self, format: str, *args: Any) -> None:  # the base's name
         pass
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from google.protobuf import json_format
 from google.protobuf.message import Message

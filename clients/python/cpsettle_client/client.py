@@ -8,11 +8,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar, overload
 
 import grpc
 from google.protobuf import json_format
+from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
@@ -136,12 +138,21 @@ class TlsConfig:
         )
 
 
-def request_from_json(data: Mapping[str, Any] | str, message: Any = None) -> Any:
-    """A request message from its JSON form (dict or text); unknown fields are errors."""
-    message = message if message is not None else pb.SettleRequest()
+_MessageT = TypeVar("_MessageT", bound=Message)
+
+
+@overload
+def request_from_json(data: Mapping[str, Any] | str, message: None = None
+                      ) -> pb.SettleRequest: ...
+@overload
+def request_from_json(data: Mapping[str, Any] | str, message: _MessageT) -> _MessageT: ...
+def request_from_json(data: Mapping[str, Any] | str, message: Message | None = None) -> Message:
+    """A request message from its JSON form (dict or text); unknown fields are errors. The
+    message is a ``SettleRequest`` unless another (empty) message is given to fill."""
+    target = message if message is not None else pb.SettleRequest()
     if isinstance(data, str):
-        return json_format.Parse(data, message)
-    return json_format.ParseDict(dict(data), message)
+        return json_format.Parse(data, target)
+    return json_format.ParseDict(dict(data), target)
 
 
 def message_dict(message: Any) -> dict[str, Any]:

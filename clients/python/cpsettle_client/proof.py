@@ -76,7 +76,7 @@ def _load(data: bytes) -> pb.Settlement:
             raise ProofError(f"not a settlement: {e}") from None
     try:
         msg = pb.Settlement.FromString(data)
-    except Exception as e:  # noqa: BLE001 — any decoding failure is a finding
+    except Exception as e:  # any decoding failure is a finding
         raise ProofError(f"not a settlement: {e}") from None
     if msg.SerializeToString(deterministic=True) != data:
         raise ProofError("the binary settlement is not in its canonical encoding")
@@ -264,7 +264,7 @@ def _load_witnessed(source: str | None, vkey: str | None) -> Any:
         if source.startswith(("http://", "https://")):
             import urllib.request
 
-            with urllib.request.urlopen(source.rstrip("/") + "/export",  # noqa: S310
+            with urllib.request.urlopen(source.rstrip("/") + "/export",
                                         timeout=30) as answer:
                 data = answer.read()
         else:

@@ -50,7 +50,7 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = N
 
     def line(cells: list[str]) -> str:
         return "  ".join(_pad(c, w, i in right)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
@@ -92,7 +92,7 @@ def settlement(s: pb.Settlement, lang: Language | None = None) -> str:
                      t.money(p.net_money, cur, signed=True), t.money(p.rake, cur), note])
     headers = [t._("Player"), t._("Seat"), t._("Units"), t._("Money"), t._("Rake"),
                t._("Status")]
-    out = head + ["", _table(headers, rows, right={1, 2, 3, 4})]
+    out = [*head, "", _table(headers, rows, right={1, 2, 3, 4})]
     said = sentences.Sentences(s, t)
     for pr in s.pairs:
         out += ["", t.ngettext("{first} v {second}: {first} {units} unit",
@@ -162,7 +162,7 @@ def evaluation(e: pb.EvaluateArrangementResponse, lang: Language | None = None) 
     names = [_label(t, profile_pb2.Row, r.row) for r in e.rows]
     column = max((width(n) for n in names), default=0)
     say = sentences.Say(t, "")
-    for r, row in zip(e.rows, names):
+    for r, row in zip(e.rows, names, strict=True):
         royalty = " " + t._("(royalty {units})", units=t.number(r.royalty)) if r.royalty else ""
         shown = r.name if t.code == sentences.SIGNED else _hand_name(t, say, r)
         out.append(f"  {_pad(row, column, False)} {' '.join(r.cards):<15} {shown}{royalty}")

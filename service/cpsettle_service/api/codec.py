@@ -7,7 +7,8 @@ INVALID_ARGUMENT through ``reject_malformed``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError, Message
 

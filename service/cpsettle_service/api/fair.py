@@ -50,7 +50,7 @@ def caller_of(context: Any) -> str:
         return f"token:{name}"
     try:
         return peer_host(str(context.peer()))
-    except Exception:  # noqa: BLE001 — a context without a peer (tests, in-process calls)
+    except Exception:  # a context without a peer (tests, in-process calls)
         return ""
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import grpc
 import structlog
@@ -255,12 +256,12 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 if context.time_remaining() is None:
                     try:
                         return await asyncio.wait_for(behavior(request, context), cap)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         raise DeadlineCapExceeded(
                             f"no deadline was set and the call ran past the server's {cap} s cap"
                         ) from None
                 return await behavior(request, context)
-            except BaseException as e:  # noqa: BLE001 — every failure is mapped or logged
+            except BaseException as e:  # every failure is mapped or logged
                 code, abort = _classify(e, context)
                 if abort is not None:
                     await context.abort(*abort)
@@ -285,7 +286,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 entered = True
                 async for response in behavior(request_iterator, context):
                     yield response
-            except BaseException as e:  # noqa: BLE001 — every failure is mapped or logged
+            except BaseException as e:  # every failure is mapped or logged
                 code, abort = _classify(e, context)
                 if abort is not None:
                     await context.abort(*abort)

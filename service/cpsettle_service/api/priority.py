@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 
 from .fair import FairGate, WaitBudget
 
@@ -73,10 +73,8 @@ class LiveFirst:
             return
         if self._idle is None:
             self._idle = asyncio.Event()
-        try:
-            await asyncio.wait_for(self._idle.wait(), most)
-        except asyncio.TimeoutError:
-            pass  # bulk work moves on, one piece, under steady live traffic
+        with suppress(TimeoutError):  # then bulk work moves on, one piece, under
+            await asyncio.wait_for(self._idle.wait(), most)  # steady live traffic
 
     def bulk_full(self) -> bool:
         """Whether ``bulk_limit`` calls already wait for bulk turns."""

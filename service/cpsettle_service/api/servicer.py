@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import grpc
 from google.protobuf.message import Message

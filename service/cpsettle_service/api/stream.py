@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import grpc
 from google.rpc import status_pb2
@@ -143,7 +144,7 @@ def audit_parts(servicer: Any, item: pb.AuditItem
     except InvalidInput as e:
         count_invalid(e)
         out = pb.AuditResult(ref=item.ref, error=status_of(e))
-    except Exception as e:  # noqa: BLE001 — one hand's failure must not end the stream
+    except Exception as e:  # one hand's failure must not end the stream
         _log.error("stream.item_failed", ref=item.ref[:128], exc_info=e)
         out = pb.AuditResult(ref=item.ref, error=status_of(e))  # INTERNAL, INTERNAL_ERROR
     return out.SerializeToString(deterministic=True)

@@ -14,7 +14,8 @@ time of issue, the signature, the currency) are written by ``proof.seal``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cpsettle.v1 import settlement_pb2 as pb
 

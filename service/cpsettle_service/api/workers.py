@@ -164,7 +164,7 @@ def worker_main(module: str, initargs: tuple[Any, ...], parent_pid: int, nice: i
                 current = 0
         except Interrupted:
             answer = (number, "interrupted", None)
-        except Exception as e:  # noqa: BLE001 — the server decides what a failure answers
+        except Exception as e:  # the server decides what a failure answers
             answer = (number, "error", _picklable(e))
         while True:
             try:
@@ -184,7 +184,7 @@ def _picklable(error: Exception) -> Exception:
     try:
         pickle.loads(pickle.dumps(error))
         return error
-    except Exception:  # noqa: BLE001
+    except Exception:
         return RuntimeError(f"{type(error).__name__}: {error}")
 
 
@@ -308,23 +308,17 @@ class Worker:
         """Ask the worker to stop the task in hand (SIGUSR1, with the task's number)."""
         if self.number and not self.dead and self.process.is_alive():
             self.cell.value = self.number
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, INTERRUPT_SIGNAL)
-            except ProcessLookupError:
-                pass
 
     def kill(self) -> None:
         """End the process now and let go of its pipes."""
         self.dead = True
-        try:
+        with contextlib.suppress(OSError, ValueError):
             self.process.kill()
-        except (OSError, ValueError):
-            pass
         for fd in (self._task_write, self._answer_read):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self._task_write = self._answer_read = -1
 
     def reap(self, seconds: float = 5.0) -> None:
@@ -407,10 +401,8 @@ class WorkerSet:
                     self._give_back(waiter.result())  # handed over just as we were cancelled
                 raise
             finally:
-                try:
+                with contextlib.suppress(ValueError):
                     self._waiting.remove(waiter)
-                except ValueError:
-                    pass
             if handed is not None:
                 return handed
             # None: a worker died and left room for a new one
@@ -498,9 +490,9 @@ class WorkerSet:
         worker.interrupt()
         try:
             await asyncio.wait_for(worker.answer(number), INTERRUPT_GRACE)
-        except (asyncio.TimeoutError, WorkerLost):
+        except (TimeoutError, WorkerLost):
             worker.dead = True
-        except Exception:  # noqa: BLE001 — whatever it answered, the task is over
+        except Exception:  # whatever it answered, the task is over
             pass
         self._give_back(worker)
 

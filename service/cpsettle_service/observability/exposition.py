@@ -47,7 +47,7 @@ async def start_metrics_server(host: str, port: int,
                     answer = answer.partition(b"\r\n\r\n")[0] + b"\r\n\r\n"
             writer.write(answer)
             await asyncio.wait_for(writer.drain(), HEAD_SECONDS)
-        except (asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
                 ConnectionError):
             pass  # a slow, broken or oversized request: closed without a reply
         finally:

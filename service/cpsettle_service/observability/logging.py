@@ -73,7 +73,7 @@ class _LogHandler(logging.Handler):
                 event["exc_info"] = record.exc_info
             stamped = structlog.processors.format_exc_info(None, "", self.stamp(None, "", event))
             self.log.emit(dict(stamped))
-        except Exception:  # noqa: BLE001 — logging never raises into the caller
+        except Exception:  # logging never raises into the caller
             self.handleError(record)
 
 

@@ -83,4 +83,4 @@ def content_bytes(s: pb.Settlement) -> bytes:
 def signed_bytes(settlement_digest: str, issued_at: str, key_id: str) -> bytes:
     """What the signature covers: the content digest, the time of issue (its fixed-width text,
     ``2026-11-30T09:31:02.123Z``) and the key id."""
-    return f"{SIGNATURE_PREFIX}{settlement_digest}\n{issued_at}\n{key_id}".encode("utf-8")
+    return f"{SIGNATURE_PREFIX}{settlement_digest}\n{issued_at}\n{key_id}".encode()

@@ -99,7 +99,7 @@ def _engine_digest_of(pairs: list[tuple[str, str]]) -> str:
     """SHA-256 over ``path NUL sha256 LF`` of each engine file, sorted by path."""
     h = hashlib.sha256()
     for path, sha in sorted(p for p in pairs if _is_engine_file(p[0])):
-        h.update(f"{path}\0{sha}\n".encode("utf-8"))
+        h.update(f"{path}\0{sha}\n".encode())
     return h.hexdigest()
 
 

@@ -196,7 +196,7 @@ class KeySet:
             raise KeyProblem(f"the key set lists key id {key.key_id!r} with another public key "
                              "than the signing key's")
         mine = listed or key.public
-        return KeySet(tuple(k for k in self.keys if k.key_id != key.key_id) + (mine,),
+        return KeySet((*(k for k in self.keys if k.key_id != key.key_id), mine),
                       key.key_id)
 
     def to_proto(self) -> pb.GetVerificationKeysResponse:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import collections
+import contextlib
 import hashlib
 import itertools
 import os
@@ -200,7 +201,7 @@ class ThreadSink:
             self._waiters.append(entry)
         try:
             await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             with self._cond:
                 why = self._why_stuck() or (f"the audit log's sink took more than {timeout} s "
                                             "to write an event")
@@ -258,10 +259,9 @@ class ThreadSink:
             self.stuck = stuck
             listeners = list(self._listeners)
         for listener in listeners:
-            try:
+            # RuntimeError: its event loop has closed (the process is ending)
+            with contextlib.suppress(RuntimeError):
                 listener(not stuck)
-            except RuntimeError:  # its event loop has closed (the process is ending)
-                pass
 
     # -- the writer thread
 
@@ -284,7 +284,7 @@ class ThreadSink:
                 self._cond.notify_all()
                 backlog = len(self._lines)
             for _, loop, future in ready:
-                try:
+                try:  # noqa: SIM105 — per line written: a try costs nothing, suppress() an object
                     loop.call_soon_threadsafe(_settle_future, future)
                 except RuntimeError:  # that loop has closed: nobody waits any more
                     pass
@@ -466,10 +466,8 @@ class Log:
         return Receipt(self.origin, index, h)
 
     def _try_checkpoint(self, reason: str) -> None:
-        try:
+        with contextlib.suppress(LogUnavailable):  # the next line, or interval, tries again
             self._checkpoint(reason)
-        except LogUnavailable:
-            pass  # the next line, or the next interval, tries again
 
     def _checkpoint(self, reason: str) -> None:
         checkpoint = Checkpoint(self.origin, self.tree.size, self.tree.root())

@@ -25,6 +25,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from ..errors import NoteError, ProofError
@@ -180,7 +181,7 @@ def _check_order(r: LogReport) -> dict[int, Line]:
     if indices and indices[0] != 0:
         r.problem("gap", f"{by_index[indices[0]][0].where}: the log starts at index "
                          f"{indices[0]}; lines 0 to {indices[0] - 1} are missing")
-    for a, b in zip(indices, indices[1:]):
+    for a, b in pairwise(indices):
         if b > a + 1:
             missing = f"index {a + 1}" if b == a + 2 else f"indices {a + 1} to {b - 1}"
             r.problem("gap", f"{by_index[b][0].where}: {missing} missing before this line "

@@ -100,7 +100,7 @@ class CompactRange:
         """``(start, size, hash)`` of each subtree, left to right."""
         out, start = [], 0
         sizes = [1 << b for b in range(self.size.bit_length() - 1, -1, -1) if self.size >> b & 1]
-        for size, h in zip(sizes, self._nodes):
+        for size, h in zip(sizes, self._nodes, strict=True):
             out.append((start, size, h))
             start += size
         return out

@@ -190,7 +190,7 @@ def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_POST(self) -> None:  # noqa: N802 — http.server's name
+        def do_POST(self) -> None:  # http.server's name
             if self.path.rstrip("/").rsplit("/", 1)[-1] != "add-checkpoint":
                 self._answer(404, "not found\n")
                 return
@@ -211,7 +211,7 @@ def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
                 return
             self._answer(200, line)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             if self.path == "/export":
                 self._answer(200, json.dumps(witness.export(), indent=1) + "\n",
                              "application/json")
@@ -222,7 +222,7 @@ def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
             else:
                 self._answer(404, "not found\n")
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             sys.stderr.write(json.dumps({"event": "witness.http", "request": self.requestline,
                                          "status": args[1] if len(args) > 1 else ""}) + "\n")
 

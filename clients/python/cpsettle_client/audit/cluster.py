@@ -187,7 +187,7 @@ class ShardRunner:
             for future in futures:  # in shard order; the tasks run meanwhile
                 try:
                     result = future.result()
-                except Exception as e:  # noqa: BLE001 — a task failed past its retries
+                except Exception as e:  # a task failed past its retries
                     raise AuditFailure(f"a shard could not be audited: {e!r}") from e
                 self.task_seconds += result.seconds
                 self.task_cpu += result.cpu

@@ -239,7 +239,7 @@ def run_sharded(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         raise
     except ImportError as e:
         raise CliError(f"{NEEDS_EXTRA} ({e})") from None
-    except Exception as e:  # noqa: BLE001 — no cluster: said in a line, not a traceback
+    except Exception as e:  # no cluster: said in a line, not a traceback
         raise CliError(f"cannot start or reach the cluster {address}: {e}",
                        code=EXIT_UNAVAILABLE) from None
     progress = Progress(stderr, args.progress, None, 1, args.progress_interval)

@@ -142,7 +142,7 @@ class QuickChecker:
         if profile is None:
             try:
                 profile = self.service.profile_for(preset, overrides)
-            except Exception:  # noqa: BLE001 — refused: the full way says why
+            except Exception:  # refused: the full way says why
                 raise _NotPlain from None
             if len(self._profiles) >= 256:
                 self._profiles.clear()
@@ -240,7 +240,7 @@ class QuickChecker:
             settlement = self.service.settle_table(table, self._profile(preset, overrides))
         except (_NotPlain, orjson.JSONDecodeError):
             return None
-        except Exception:  # noqa: BLE001 — refused by the engine: the full way says why
+        except Exception:  # refused by the engine: the full way says why
             return None
         if paid is not None:
             players = settlement.players

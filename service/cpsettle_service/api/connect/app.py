@@ -24,8 +24,8 @@ served over gRPC only (a bidirectional stream needs HTTP/2 end to end): ``UNIMPL
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any, Callable, NamedTuple, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import grpc
 import structlog

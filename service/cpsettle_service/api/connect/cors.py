@@ -13,7 +13,8 @@ an exact list, one preflight shape, no framework to bring in for it.
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 __all__ = ["ALLOWED_HEADERS", "EXPOSED_HEADERS", "MAX_AGE_SECONDS", "Cors"]
 

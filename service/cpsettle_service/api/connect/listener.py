@@ -19,7 +19,8 @@ import logging
 import os
 import socket
 import ssl
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 

@@ -8,9 +8,9 @@ Card(rank=<Rank.TEN: 'T'>, suit=<Suit.HEART: 'h'>)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Iterable
 
 from ..errors import CardError
 

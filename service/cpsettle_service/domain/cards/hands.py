@@ -85,10 +85,10 @@ is evaluated as written. A wrong number of cards raises ``ValueError``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import combinations
-from typing import Iterable, Sequence
 
 from .cards import CARD_BY_SPELLING, DECK, Card, Rank, Suit, parse_card, parse_cards
 
@@ -203,7 +203,7 @@ _FLUSH_BITS: tuple[int, ...] = tuple(
 _KEY_MASK = _RANK_MASK | sum(_FLUSH_BITS)
 
 
-_RANK_CODE: tuple[int, ...] = (0, 0) + tuple(5 ** (r - 2) for r in range(2, 15))
+_RANK_CODE: tuple[int, ...] = (0, 0, *(5 ** (r - 2) for r in range(2, 15)))
 """rank value (2..14) -> its code, indexed by the rank value."""
 
 

@@ -55,8 +55,8 @@ of three straights, three straight flushes a lookup of each suit's rank mask.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import Callable, Sequence
 
 from ..cards.cards import Card, Suit
 from .facts import RANK_INDEX as _RANK_INDEX
@@ -249,7 +249,7 @@ def _split_three_straight_flushes(facts: HandFacts) -> Split | None:
     card_at = {(_RANK_INDEX[c.rank], _SUIT_INDEX[c.suit]): c for c in facts}
     threes: list[tuple[Card, ...]] = []
     fives: list[tuple[int, tuple[Card, ...]]] = []
-    for s, (n, mask) in enumerate(zip(facts.suit_counts, facts.suit_masks)):
+    for s, (n, mask) in enumerate(zip(facts.suit_counts, facts.suit_masks, strict=True)):
         if not n:
             continue
         for straight in _SF_BY_SIZE[n][mask]:

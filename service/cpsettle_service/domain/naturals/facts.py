@@ -10,8 +10,8 @@ the row checks search the splits instead of reading the tables.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
-from typing import Sequence
 
 from ..cards.cards import Card, Rank, Suit
 

@@ -68,8 +68,8 @@ lookups.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 from ..cards.cards import Card
 from .facts import (
@@ -391,7 +391,8 @@ class _Search:
                    out: set[tuple[int, ...]]) -> None:
         if i == len(self.flush):
             flush_suits = sorted(set(suits))
-            demand = [sum(k for k, s in zip(self.flush, suits) if s == f) for f in flush_suits]
+            demand = [sum(k for k, s in zip(self.flush, suits, strict=True) if s == f)
+                      for f in flush_suits]
             hall = _Hall(masks, flush_suits, demand, h, bool(self.straight),
                          [suits.count(f) for f in flush_suits])
             if hall.needed(0, 0, 0) <= h:
@@ -403,7 +404,7 @@ class _Search:
             self.steps += 1
             wanted = k + sum(self.flush[j] for j in range(i) if suits[j] == s)
             if wanted <= masks[s].bit_count() + h:
-                self.flush_step(i + 1, s, masks, h, suits + (s,), out)
+                self.flush_step(i + 1, s, masks, h, suits + (s,), out)  # noqa: RUF005 — faster
 
     # 3. the straight rows' windows, under Hall's condition
     def windows(self, hall: _Hall, out: set[tuple[int, ...]]) -> None:
@@ -521,7 +522,7 @@ def _all_flushes(masks: Sequence[int], holes: int) -> set[tuple[int, ...]]:
 def _spec(classes: Classes) -> tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """A clause by kind: "straights" or "flushes" when its three rows are all that, else
     "search", with the sizes of its straight-flush, flush and straight rows."""
-    named = [(size, c) for size, c in zip((3, 5, 5), classes) if c is not None]
+    named = [(size, c) for size, c in zip((3, 5, 5), classes, strict=True) if c is not None]
     kinds = {c for _, c in named}
     if len(named) == 3 and kinds == {STRAIGHT}:
         return "straights", (), (), ()

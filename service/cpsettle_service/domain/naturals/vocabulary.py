@@ -47,10 +47,11 @@ counts, the rows), for the joker resolution that decides them for all a joker's 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from ..cards.cards import Rank, Suit
 from ..errors import Collector, ViolationCode
@@ -307,7 +308,7 @@ def _groups_fit(groups: tuple[int, ...], hosts: tuple[int, ...], two_pairs: bool
         others = hosts[:i] + hosts[i + 1:]
         if _groups_fit(rest, others, two_pairs):
             return True
-        if two_pairs and g <= 2 and h >= 4 and _groups_fit(rest, tuple(sorted(others + (2,))),
+        if two_pairs and g <= 2 and h >= 4 and _groups_fit(rest, tuple(sorted([*others, 2])),
                                                             two_pairs):
             return True
     return False
@@ -350,7 +351,7 @@ def _rows_check(rows: RowsClause) -> Predicate:
             return tuple(sorted(facts.suit_counts)) in THREE_FLUSH_SHAPES
     elif kinds == {RowClass.STRAIGHT_FLUSH}:
         def fast(facts: HandFacts) -> bool:
-            for n, mask in zip(facts.suit_counts, facts.suit_masks):
+            for n, mask in zip(facts.suit_counts, facts.suit_masks, strict=True):
                 if n and mask not in SF_BY_SIZE.get(n, ()):
                     return False
             return True
@@ -456,7 +457,7 @@ def compile_definition(d: Definition, quads_as_two_pairs: bool = True) -> Predic
         return checks[0]
 
     def all_hold(facts: HandFacts) -> bool:
-        for check in checks:
+        for check in checks:  # noqa: SIM110 — per hand: a loop, not all() over a generator
             if not check(facts):
                 return False
         return True

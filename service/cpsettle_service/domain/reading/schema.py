@@ -285,7 +285,7 @@ def required(cls: type) -> tuple[str, ...]:
 
 @cache
 def _read_plan(cls: type) -> tuple[tuple[Spec, Callable[[Reader], Any] | None], ...]:
-    return tuple((s, None if s.repeated or s.part is None and s.kind == "message"
+    return tuple((s, None if s.repeated or (s.part is None and s.kind == "message")
                   else field_reader(s)) for s in specs(cls))
 
 
@@ -332,7 +332,7 @@ def _part_writer(cls: type) -> Callable[[Any], dict[str, Any]]:
 
     def write(value: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for v, (key, omit, default, w) in zip(get(value), plan):
+        for v, (key, omit, default, w) in zip(get(value), plan, strict=True):
             if v is None or (omit and v == default):
                 continue
             out[key] = v if w is None else w(v)
@@ -416,7 +416,7 @@ def describe_default(s: Spec) -> str:
             return "its fields' defaults"
         values = (getattr(d, x.name) for x in specs(d.__class__))
         return " ".join(f"`{v.name if x.kind == 'enum' else v.value}`"
-                        for x, v in zip(specs(d.__class__), values) if v is not None)
+                        for x, v in zip(specs(d.__class__), values, strict=True) if v is not None)
     if s.kind == "string":
         return f'`"{d}"`'
     if s.kind == "bool":

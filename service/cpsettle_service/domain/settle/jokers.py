@@ -56,10 +56,10 @@ clause) costs a few milliseconds. A table without jokers never comes here.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
-from typing import Callable, Iterable, Iterator, Sequence
 
 from ..cards.cards import CARD_BY_SPELLING, CARD_INDEX, DECK, JOKER, Card, Suit
 from ..cards.hands import (
@@ -108,7 +108,8 @@ class Assignment:
 
     def in_row(self, start: int, stop: int) -> tuple[str, ...]:
         """The cards the jokers among positions ``start:stop`` stand for, in order."""
-        return tuple(c for p, c in zip(self.positions, self.stands_for) if start <= p < stop)
+        return tuple(c for p, c in zip(self.positions, self.stands_for, strict=True)
+                     if start <= p < stop)
 
 
 def allowed_cards(table_cards: Iterable[str], duplicates: bool) -> tuple[Card, ...]:
@@ -142,7 +143,7 @@ def assignments(cards13: Sequence[str], allowed: Sequence[Card], duplicates: boo
     for choice in product(texts, repeat=len(positions)):
         if not duplicates and len(set(choice)) < len(choice):
             continue
-        for p, c in zip(positions, choice):
+        for p, c in zip(positions, choice, strict=True):
             base[p] = c
         yield Assignment(tuple(base), positions, choice)
 
@@ -181,7 +182,7 @@ def _resolved(cards13: Sequence[str], positions: tuple[int, ...], chosen: Sequen
               ) -> Assignment:
     texts = tuple(_TEXT[i] for i in chosen)
     cards = list(cards13)
-    for p, t in zip(positions, texts):
+    for p, t in zip(positions, texts, strict=True):
         cards[p] = t
     return Assignment(tuple(cards), positions, texts)
 
@@ -261,7 +262,7 @@ def _row_groups(row: int, cards13: Sequence[str], by_rank: Sequence[Sequence[int
         group = groups.get(key)
         if group is None:
             row_cards = texts.copy()
-            for i, c in zip(slots, choice):
+            for i, c in zip(slots, choice, strict=True):
                 row_cards[i] = _TEXT[c]
             groups[key] = _Group(hand, royalty(row, hand), tuple(row_cards), choice)
         elif len(group.choices) < 2:
@@ -398,7 +399,7 @@ def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile
     for clean, joker_key, choice, (gf, gm, gb) in scored:
         if not fouls(gf.cards + gm.cards + gb.cards, gf.hand, gm.hand, gb.hand):
             return _resolved(cards13, positions, choice)
-        candidate = ((0, 0) + clean[2:], joker_key, choice)
+        candidate = ((0, 0) + clean[2:], joker_key, choice)  # noqa: RUF005 — faster
         if fouled is None or candidate[:2] > fouled[:2]:
             fouled = candidate
     assert fouled is not None

@@ -248,7 +248,7 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
             assert e is not None
             pair.units = e.units if winner is a else -e.units
             rw, rl = _natural_ranks(winner), _natural_ranks(loser)
-            card = next(i for i, (x, y) in enumerate(zip(rw, rl)) if x != y)
+            card = next(i for i, (x, y) in enumerate(zip(rw, rl, strict=True)) if x != y)
             items.append(
                 line_item(
                     kind=ItemKind.NATURAL,

@@ -83,7 +83,7 @@ def check_payouts(
                   for pr in settlement.pairs]  # each pair's sentence once, for both players
     for p in settlement.players:
         pid = p.player_id
-        lines = [p.text] + [text for a, b, text in pair_lines if pid == a or pid == b]
+        lines = [p.text] + [text for a, b, text in pair_lines if pid in (a, b)]
         want = proposed[pid]
         checks.append(PayoutCheck(
             player_id=pid, expected=p.net_money, proposed=want, difference=want - p.net_money,

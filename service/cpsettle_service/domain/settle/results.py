@@ -7,7 +7,7 @@ site). The sentences are built when read: the hot path stores a format and its a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from enum import StrEnum
 from types import MappingProxyType
@@ -426,7 +426,7 @@ def settlement_result(
                              rake, currency, naturals))
 
 
-FACTORIES = {
+FACTORIES: dict[type, Callable[..., object]] = {
     EvaluatedRow: evaluated_row,
     LineItem: line_item,
     PairResult: pair_result,

@@ -25,7 +25,7 @@ def row_royalties(profile: RuleProfile, plan: Plan, hf: HandRank, hm: HandRank,
                hb: HandRank) -> tuple[int, int, int]:
     """Each row's royalty, read from and added to the plan's per-row caches."""
     out = []
-    for cache, row, hand in zip(plan.row_cache, ROWS, (hf, hm, hb)):
+    for cache, row, hand in zip(plan.row_cache, ROWS, (hf, hm, hb), strict=True):
         units = cache.get(hand.strength)
         if units is None:
             units = profile.royalties.units(row, hand)

@@ -94,7 +94,7 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
     player_results: list[PlayerResult] = []
     with_fantasyland = plan.fantasyland
     held: dict[str, HeldNatural] | None = None
-    for p, money in zip(order, net_money(order, capped, unit_value)):
+    for p, money in zip(order, net_money(order, capped, unit_value), strict=True):
         net = money - p.rake
         total_rake += p.rake
         total_net += net
