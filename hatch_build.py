@@ -43,8 +43,13 @@ PACKAGES = ("cpsettle", "cpsettle_client", "cpsettle_service")
 
 
 def _load_integrity() -> Any:
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "service", "cpsettle_service", "proof", "integrity.py")
+    path = os.path.join(
+        os.path.dirname(os.path.abspath(__file__)),
+        "service",
+        "cpsettle_service",
+        "proof",
+        "integrity.py",
+    )
     spec = importlib.util.spec_from_file_location("_cpsettle_integrity_for_build", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -76,8 +76,10 @@ def machine_line() -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     import grpc
 
-    return (f"Python {sys.version.split()[0]}, grpcio {grpc.__version__}, {os.cpu_count()} CPUs, "
-            f"load average {load:.2f}")
+    return (
+        f"Python {sys.version.split()[0]}, grpcio {grpc.__version__}, {os.cpu_count()} CPUs, "
+        f"load average {load:.2f}"
+    )
 
 
 # --------------------------------------------------------------------------- a server process
@@ -116,8 +118,12 @@ class ServerProcess:
         return "\n".join(self.log_path.read_text("utf-8", "replace").splitlines()[-n:])
 
 
-def start_server(argv: Sequence[str], env: dict[str, str] | None = None,
-                 log_path: Path | None = None, wait_seconds: float = 30.0) -> ServerProcess:
+def start_server(
+    argv: Sequence[str],
+    env: dict[str, str] | None = None,
+    log_path: Path | None = None,
+    wait_seconds: float = 30.0,
+) -> ServerProcess:
     """Start a server on 127.0.0.1:<free port> and wait until health says SERVING.
 
     ``argv`` follows the interpreter (e.g. ``["-m", "cpsettle_service.server"]``). Settings come
@@ -136,8 +142,13 @@ def start_server(argv: Sequence[str], env: dict[str, str] | None = None,
     environ.update(env or {})
     # the child keeps its own copy of the log file: ours closes once it has started
     with open(log_path, "wb") if log_path else nullcontext(subprocess.DEVNULL) as out:
-        proc = subprocess.Popen([sys.executable, *argv], env=environ, stdout=out,
-                                stderr=subprocess.STDOUT, cwd=str(ROOT))
+        proc = subprocess.Popen(
+            [sys.executable, *argv],
+            env=environ,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=str(ROOT),
+        )
     server = ServerProcess(proc, f"127.0.0.1:{port}", log_path)
     try:
         wait_serving(server, wait_seconds)

@@ -45,11 +45,16 @@ from cpsettle.v1 import settlement_pb2 as pb
 STREAM_METHOD = "/cpsettle.v1.SettlementService/SettleStream"
 
 
-async def live_caller(channel: grpc.aio.Channel, requests: list[bytes], offset: int,
-                      think: float, stop: asyncio.Event, out: list[float],
-                      errors: list[str]) -> None:
-    call = channel.unary_unary(SETTLE_METHOD, request_serializer=None,
-                               response_deserializer=None)
+async def live_caller(
+    channel: grpc.aio.Channel,
+    requests: list[bytes],
+    offset: int,
+    think: float,
+    stop: asyncio.Event,
+    out: list[float],
+    errors: list[str],
+) -> None:
+    call = channel.unary_unary(SETTLE_METHOD, request_serializer=None, response_deserializer=None)
     i = offset
     while not stop.is_set():
         start = time.perf_counter()
@@ -62,11 +67,9 @@ async def live_caller(channel: grpc.aio.Channel, requests: list[bytes], offset: 
         await asyncio.sleep(think)
 
 
-async def bulk_stream(channel: grpc.aio.Channel, batches: list[bytes], stop: asyncio.Event
-                      ) -> int:
+async def bulk_stream(channel: grpc.aio.Channel, batches: list[bytes], stop: asyncio.Event) -> int:
     """One SettleStream, batches back to back until ``stop``; the number of hands answered."""
-    call = channel.stream_stream(STREAM_METHOD, request_serializer=None,
-                                 response_deserializer=None)
+    call = channel.stream_stream(STREAM_METHOD, request_serializer=None, response_deserializer=None)
     hands_per_batch = len(pb.SettleStreamRequest.FromString(batches[0]).items)
     stream = call(timeout=600)
     answered = 0
@@ -80,18 +83,25 @@ async def bulk_stream(channel: grpc.aio.Channel, batches: list[bytes], stop: asy
     return answered
 
 
-async def phase(address: str, requests: list[bytes], batches: list[bytes] | None,
-                args: argparse.Namespace) -> tuple[list[float], list[str], float]:
+async def phase(
+    address: str, requests: list[bytes], batches: list[bytes] | None, args: argparse.Namespace
+) -> tuple[list[float], list[str], float]:
     stop = asyncio.Event()
     latencies: list[float] = []
     errors: list[str] = []
-    async with grpc.aio.insecure_channel(address) as live, \
-            grpc.aio.insecure_channel(address) as bulk:
-        callers = [asyncio.create_task(live_caller(live, requests, n, args.think_ms / 1000,
-                                                   stop, latencies, errors))
-                   for n in range(args.live)]
-        streamer = (asyncio.create_task(bulk_stream(bulk, batches, stop))
-                    if batches is not None else None)
+    async with (
+        grpc.aio.insecure_channel(address) as live,
+        grpc.aio.insecure_channel(address) as bulk,
+    ):
+        callers = [
+            asyncio.create_task(
+                live_caller(live, requests, n, args.think_ms / 1000, stop, latencies, errors)
+            )
+            for n in range(args.live)
+        ]
+        streamer = (
+            asyncio.create_task(bulk_stream(bulk, batches, stop)) if batches is not None else None
+        )
         start = time.perf_counter()
         await asyncio.sleep(args.seconds)
         stop.set()
@@ -108,18 +118,23 @@ def figures(values: list[float]) -> tuple[float, float, float]:
 
 async def run(args: argparse.Namespace) -> None:
     requests = random_requests(2000, args.seed)
-    items = [pb.AuditItem(ref=f"bulk-{i}", request=pb.SettleRequest.FromString(r))
-             for i, r in enumerate(random_requests(args.batch * 10, args.seed + 1))]
-    batches = [pb.SettleStreamRequest(items=items[k:k + args.batch]).SerializeToString()
-               for k in range(0, len(items), args.batch)]
+    items = [
+        pb.AuditItem(ref=f"bulk-{i}", request=pb.SettleRequest.FromString(r))
+        for i, r in enumerate(random_requests(args.batch * 10, args.seed + 1))
+    ]
+    batches = [
+        pb.SettleStreamRequest(items=items[k : k + args.batch]).SerializeToString()
+        for k in range(0, len(items), args.batch)
+    ]
     env = {}
     if args.server_source:
         root = Path(args.server_source).resolve()
         env["PYTHONPATH"] = os.pathsep.join(str(root / d) for d in ("service", "proto"))
     server = start_server(["-m", "cpsettle_service.server"], env)
     try:
-        await phase(server.address, requests, None, argparse.Namespace(**{**vars(args),
-                                                                          "seconds": 1}))  # warm
+        await phase(
+            server.address, requests, None, argparse.Namespace(**{**vars(args), "seconds": 1})
+        )  # warm
         alone: list[float] = []
         beside: list[float] = []
         errors: list[str] = []
@@ -135,18 +150,26 @@ async def run(args: argparse.Namespace) -> None:
     finally:
         server.stop()
     print(machine_line())
-    print(f"{args.live} live callers ({args.think_ms} ms between calls), one bulk stream of "
-          f"{args.batch}-hand batches, {args.rounds} x {args.seconds} s per phase")
+    print(
+        f"{args.live} live callers ({args.think_ms} ms between calls), one bulk stream of "
+        f"{args.batch}-hand batches, {args.rounds} x {args.seconds} s per phase"
+    )
     a50, a99, amax = figures(alone)
     b50, b99, bmax = figures(beside)
-    print(f"live alone:           {len(alone):6d} calls  p50 {a50:7.2f} ms  p99 {a99:7.2f} ms  "
-          f"max {amax:7.2f} ms")
-    print(f"live beside the bulk: {len(beside):6d} calls  p50 {b50:7.2f} ms  p99 {b99:7.2f} ms  "
-          f"max {bmax:7.2f} ms")
+    print(
+        f"live alone:           {len(alone):6d} calls  p50 {a50:7.2f} ms  p99 {a99:7.2f} ms  "
+        f"max {amax:7.2f} ms"
+    )
+    print(
+        f"live beside the bulk: {len(beside):6d} calls  p50 {b50:7.2f} ms  p99 {b99:7.2f} ms  "
+        f"max {bmax:7.2f} ms"
+    )
     print(f"bulk stream: {sum(rates) / len(rates):.0f} hands/s while the live calls ran")
     print(f"errors: {len(errors)} {sorted(set(errors))}")
-    print(f"ratio live p99 with bulk / alone: {b99 / a99:.2f} (target <= 2)  "
-          f"p50 ratio: {b50 / a50:.2f}")
+    print(
+        f"ratio live p99 with bulk / alone: {b99 / a99:.2f} (target <= 2)  "
+        f"p50 ratio: {b50 / a50:.2f}"
+    )
 
 
 def main() -> None:

@@ -67,8 +67,11 @@ def write_requests(root: Path, preset: str, count: int) -> None:
     sys.path.append(str(ROOT))
     from tests.support.random_tables import random_table
 
-    for name in [m for m in sys.modules if m.split(".")[0] in ("cpsettle", "cpsettle_service",
-                                                               "cpsettle_client")]:
+    for name in [
+        m
+        for m in sys.modules
+        if m.split(".")[0] in ("cpsettle", "cpsettle_service", "cpsettle_client")
+    ]:
         del sys.modules[name]
     for sub in PATHS:
         sys.path.insert(0, str(root / sub))
@@ -87,12 +90,14 @@ def write_requests(root: Path, preset: str, count: int) -> None:
 def requests_for(root: Path, preset: str, count: int) -> list[bytes]:
     data = subprocess.run(
         [python_of(root), __file__, "--write-requests", str(root), preset, str(count)],
-        capture_output=True, check=True, cwd=str(ROOT),
+        capture_output=True,
+        check=True,
+        cwd=str(ROOT),
     ).stdout
     out, at = [], 0
     while at < len(data):
         (n,) = struct.unpack_from(">I", data, at)
-        out.append(data[at + 4: at + 4 + n])
+        out.append(data[at + 4 : at + 4 + n])
         at += 4 + n
     return out
 
@@ -117,8 +122,11 @@ def measure(root: Path, presets: list[str], calls: int, work: Path) -> dict[str,
     out_file = work / "callgrind.out"
     # the timed audit-log line: the chain's head before issue 26, the checkpoint after
     config = (root / "service" / "cpsettle_service" / "config.py").read_text("utf-8")
-    clock = ("CPSETTLE_AUDIT_CHECKPOINT_SECONDS" if "audit_checkpoint_seconds" in config
-             else "CPSETTLE_AUDIT_HEAD_SECONDS")
+    clock = (
+        "CPSETTLE_AUDIT_CHECKPOINT_SECONDS"
+        if "audit_checkpoint_seconds" in config
+        else "CPSETTLE_AUDIT_HEAD_SECONDS"
+    )
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join(str(root / d) for d in PATHS),
@@ -133,11 +141,19 @@ def measure(root: Path, presets: list[str], calls: int, work: Path) -> dict[str,
         CPSETTLE_DEFAULT_DEADLINE_SECONDS="600",
         **{clock: "100000"},
     )
-    cmd = ["setarch", platform.machine(), "-R", "valgrind", "--tool=callgrind",
-           f"--callgrind-out-file={out_file}", python_of(root), "-m", "cpsettle_service.server"]
+    cmd = [
+        "setarch",
+        platform.machine(),
+        "-R",
+        "valgrind",
+        "--tool=callgrind",
+        f"--callgrind-out-file={out_file}",
+        python_of(root),
+        "-m",
+        "cpsettle_service.server",
+    ]
     with open(work / "valgrind.log", "wb") as err:  # the child keeps its own copy
-        proc = subprocess.Popen(cmd, env=env, cwd=str(root), stdout=subprocess.DEVNULL,
-                                stderr=err)
+        proc = subprocess.Popen(cmd, env=env, cwd=str(root), stdout=subprocess.DEVNULL, stderr=err)
 
     class Server:  # what wait_serving reads
         address = f"127.0.0.1:{port}"
@@ -153,8 +169,9 @@ def measure(root: Path, presets: list[str], calls: int, work: Path) -> dict[str,
     def dump() -> int:
         nonlocal dumps
         before = set(work.glob("callgrind.out.*"))
-        subprocess.run(["callgrind_control", "--dump", str(proc.pid)], check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["callgrind_control", "--dump", str(proc.pid)], check=True, capture_output=True
+        )
         dumps += 1
         for _ in range(600):
             new = set(work.glob("callgrind.out.*")) - before
@@ -214,10 +231,16 @@ def main() -> None:
             works.append(Path(tmp) / str(i))
             works[-1].mkdir()
         with ThreadPoolExecutor(max_workers=len(roots)) as pool:
-            figures = list(pool.map(lambda rw: measure(rw[0], presets, args.calls, rw[1]),
-                                    zip(roots, works, strict=True)))
-    print(f"callgrind, server instructions per Settle call ({args.calls} warm random legal "
-          f"4-player tables per preset, sequential calls), PYTHONHASHSEED=0, no ASLR")
+            figures = list(
+                pool.map(
+                    lambda rw: measure(rw[0], presets, args.calls, rw[1]),
+                    zip(roots, works, strict=True),
+                )
+            )
+    print(
+        f"callgrind, server instructions per Settle call ({args.calls} warm random legal "
+        f"4-player tables per preset, sequential calls), PYTHONHASHSEED=0, no ASLR"
+    )
     now = figures[0]
     if len(figures) == 1:
         print(f"{'preset':<16} {'instructions/call':>18}")

@@ -57,7 +57,10 @@ def import_times() -> tuple[float, float] | None:
         try:
             out = subprocess.run(
                 [sys.executable, "-c", code, str(ROOT / "service")],
-                capture_output=True, text=True, check=True, timeout=60,
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
             ).stdout.split()
         except (subprocess.SubprocessError, OSError):
             return best

@@ -62,8 +62,9 @@ class Method:
     errors: int = 0
 
 
-async def closed_loop(call: object, request: bytes, calls: int, in_flight: int,
-                      latencies: list[float]) -> int:
+async def closed_loop(
+    call: object, request: bytes, calls: int, in_flight: int, latencies: list[float]
+) -> int:
     """``calls`` calls, ``in_flight`` at a time; returns the number of failed calls."""
     import grpc
 
@@ -98,8 +99,10 @@ async def measure(server: ServerProcess, request: bytes, args: argparse.Namespac
         settle_reply = await calls["Settle"](request, timeout=10)
         echo_reply = await calls["Echo"](request, timeout=10)
         players = len(pb.SettleResponse.FromString(settle_reply).settlement.players)
-        print(f"request {len(request)} B; Settle response {len(settle_reply)} B "
-              f"({players} players); Echo response {len(echo_reply)} B")
+        print(
+            f"request {len(request)} B; Settle response {len(settle_reply)} B "
+            f"({players} players); Echo response {len(echo_reply)} B"
+        )
         if len(settle_reply) != len(echo_reply):
             print("WARNING: Echo and Settle responses differ in size")
         for m in methods:  # warm-up, not measured
@@ -121,29 +124,41 @@ async def measure(server: ServerProcess, request: bytes, args: argparse.Namespac
 
 
 def report(methods: list[Method], args: argparse.Namespace) -> None:
-    print(f"\n{args.rounds} rounds x {args.calls:,} calls per method, {args.in_flight} in flight, "
-          f"alternating; one grpc.aio channel over 127.0.0.1\n")
-    print(f"{'method':<8}{'best/s':>9}{'median/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}"
-          f"{'server CPU/call':>17}{'client CPU/call':>17}{'errors':>8}")
+    print(
+        f"\n{args.rounds} rounds x {args.calls:,} calls per method, {args.in_flight} in flight, "
+        f"alternating; one grpc.aio channel over 127.0.0.1\n"
+    )
+    print(
+        f"{'method':<8}{'best/s':>9}{'median/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}"
+        f"{'server CPU/call':>17}{'client CPU/call':>17}{'errors':>8}"
+    )
     for m in methods:
         lat = sorted(m.latencies)
-        print(f"{m.name:<8}{max(m.rates):>9,.0f}{statistics.median(m.rates):>10,.0f}"
-              f"{percentile(lat, 50) * 1e3:>9.2f}{percentile(lat, 99) * 1e3:>9.2f}"
-              f"{lat[-1] * 1e3 if lat else float('nan'):>9.2f}"
-              f"{statistics.median(m.server_cpu) * 1e3:>14.3f} ms"
-              f"{statistics.median(m.client_cpu) * 1e3:>14.3f} ms{m.errors:>8}")
+        print(
+            f"{m.name:<8}{max(m.rates):>9,.0f}{statistics.median(m.rates):>10,.0f}"
+            f"{percentile(lat, 50) * 1e3:>9.2f}{percentile(lat, 99) * 1e3:>9.2f}"
+            f"{lat[-1] * 1e3 if lat else float('nan'):>9.2f}"
+            f"{statistics.median(m.server_cpu) * 1e3:>14.3f} ms"
+            f"{statistics.median(m.client_cpu) * 1e3:>14.3f} ms{m.errors:>8}"
+        )
     echo, settle = methods
     best = max(settle.rates) / max(echo.rates)
     med = statistics.median(settle.rates) / statistics.median(echo.rates)
     p99 = percentile(sorted(settle.latencies), 99) * 1e3
     extra = statistics.median(settle.server_cpu) - statistics.median(echo.server_cpu)
-    print(f"\nSettle/Echo throughput: {best:.0%} (best rounds), {med:.0%} (medians); "
-          f"target >= {RATIO_TARGET:.0%}: {'PASS' if med >= RATIO_TARGET else 'FAIL'}")
-    print(f"Settle p99: {p99:.2f} ms; target < {P99_TARGET_MS:.0f} ms: "
-          f"{'PASS' if p99 < P99_TARGET_MS else 'FAIL'}")
-    print(f"server CPU per call: Settle {statistics.median(settle.server_cpu) * 1e3:.3f} ms, "
-          f"Echo {statistics.median(echo.server_cpu) * 1e3:.3f} ms; "
-          f"Settle's own work {extra * 1e3:.3f} ms per call")
+    print(
+        f"\nSettle/Echo throughput: {best:.0%} (best rounds), {med:.0%} (medians); "
+        f"target >= {RATIO_TARGET:.0%}: {'PASS' if med >= RATIO_TARGET else 'FAIL'}"
+    )
+    print(
+        f"Settle p99: {p99:.2f} ms; target < {P99_TARGET_MS:.0f} ms: "
+        f"{'PASS' if p99 < P99_TARGET_MS else 'FAIL'}"
+    )
+    print(
+        f"server CPU per call: Settle {statistics.median(settle.server_cpu) * 1e3:.3f} ms, "
+        f"Echo {statistics.median(echo.server_cpu) * 1e3:.3f} ms; "
+        f"Settle's own work {extra * 1e3:.3f} ms per call"
+    )
 
 
 # --------------------------------------------------------------------------- in-process profile
@@ -230,10 +245,14 @@ def profile_handler(request: bytes, calls: int, top: int) -> None:
     loop.run_until_complete(run_echo(200))
     plain = min(loop.run_until_complete(run(calls)) for _ in range(3))
     bare = min(loop.run_until_complete(run_echo(calls)) for _ in range(3))
-    print(f"\nin-process handler chain (deserialize, interceptor, settle, serialize; no network): "
-          f"{plain / calls * 1e3:.3f} ms per call (best of 3 x {calls:,})")
-    print(f"in-process interceptor around a trivial handler (what Echo pays besides gRPC): "
-          f"{bare / calls * 1e3:.3f} ms per call")
+    print(
+        f"\nin-process handler chain (deserialize, interceptor, settle, serialize; no network): "
+        f"{plain / calls * 1e3:.3f} ms per call (best of 3 x {calls:,})"
+    )
+    print(
+        f"in-process interceptor around a trivial handler (what Echo pays besides gRPC): "
+        f"{bare / calls * 1e3:.3f} ms per call"
+    )
     profiler = cProfile.Profile()
     profiler.enable()
     profiled = loop.run_until_complete(run(calls))
@@ -248,20 +267,27 @@ def profile_handler(request: bytes, calls: int, top: int) -> None:
         lines = buf.getvalue().splitlines()
         start = next((i for i, s in enumerate(lines) if s.lstrip().startswith("ncalls")), 0)
         print(f"top {top} by {title} ({calls:,} calls):")
-        print("\n".join(lines[start:start + top + 1]))
+        print("\n".join(lines[start : start + top + 1]))
         print()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", default=str(ROOT / "examples/tables/western.json"),
-                        help="a 4-player SettleRequest in JSON form")
+    parser.add_argument(
+        "--table",
+        default=str(ROOT / "examples/tables/western.json"),
+        help="a 4-player SettleRequest in JSON form",
+    )
     parser.add_argument("--calls", type=int, default=4000, help="calls per round per method")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=500)
     parser.add_argument("--in-flight", type=int, default=8)
-    parser.add_argument("--profile-calls", type=int, default=0,
-                        help="after the gRPC runs, profile the handler in-process for N calls")
+    parser.add_argument(
+        "--profile-calls",
+        type=int,
+        default=0,
+        help="after the gRPC runs, profile the handler in-process for N calls",
+    )
     parser.add_argument("--profile-top", type=int, default=25)
     parser.add_argument("--server-log", default="", help="server stdout to this file")
     args = parser.parse_args()

@@ -164,8 +164,9 @@ def live_latencies(live: Any, good: bytes, n: int) -> list[float]:
     return sorted(out)
 
 
-def keep_busy(k: int, work: Callable[[int], None]) -> tuple[threading.Event, list[int],
-                                                           list[threading.Thread]]:
+def keep_busy(
+    k: int, work: Callable[[int], None]
+) -> tuple[threading.Event, list[int], list[threading.Thread]]:
     """``k`` threads calling ``work(thread)`` until the event is set; calls counted."""
     stop = threading.Event()
     answered = [0] * k
@@ -199,8 +200,10 @@ def worst_requests(args: Any) -> dict[str, tuple[str, bytes]]:
     from cpsettle_client.client import request_from_json
     from tests.hardening.hostile import worst_section_16_requests
 
-    out = {f"generated {method}": (method, request.SerializeToString())
-           for method, (_, request) in worst_section_16_requests().items()}
+    out = {
+        f"generated {method}": (method, request.SerializeToString())
+        for method, (_, request) in worst_section_16_requests().items()
+    }
     for path in [p for group in args.worst_request or [] for p in group]:
         data = json.loads(Path(path).read_text("utf-8"))
         if "request" in data and isinstance(data["request"], dict):
@@ -209,12 +212,18 @@ def worst_requests(args: Any) -> dict[str, tuple[str, bytes]]:
             method = "Settle" if "players" in data else "EvaluateArrangement"
         message = pb.SettleRequest() if method == "Settle" else pb.EvaluateArrangementRequest()
         out[f"{Path(path).name} ({method})"] = (
-            method, request_from_json(data, message).SerializeToString())
+            method,
+            request_from_json(data, message).SerializeToString(),
+        )
     return out
 
 
-SECTION_16_KINDS = [(jokers, duplicates, naturals) for jokers in (1, 2)
-                    for duplicates in (False, True) for naturals in (False, True)]
+SECTION_16_KINDS = [
+    (jokers, duplicates, naturals)
+    for jokers in (1, 2)
+    for duplicates in (False, True)
+    for naturals in (False, True)
+]
 
 
 def section_16_tables(n: int, seed: int) -> tuple[list[bytes], list[bytes], list[str]]:
@@ -233,13 +242,19 @@ def section_16_tables(n: int, seed: int) -> tuple[list[bytes], list[bytes], list
     for jokers, duplicates, naturals in SECTION_16_KINDS:
         o: dict[str, Any] = {"deck": {"jokers": jokers, "jokerDuplicates": duplicates}}
         if naturals:
-            o["naturals"] = {"requireDeclaration": False,
-                             "equalRank": "NATURAL_TIE_COMPARE_CARDS",
-                             "table": [{"natural": f"HOUSE_{i}", "rank": rng.randrange(0, 10),
-                                        "units": rng.randrange(1, 20),
-                                        "definition": random_definition(rng, duplicates, 0.5,
-                                                                        jokers)}
-                                       for i in range(8)]}
+            o["naturals"] = {
+                "requireDeclaration": False,
+                "equalRank": "NATURAL_TIE_COMPARE_CARDS",
+                "table": [
+                    {
+                        "natural": f"HOUSE_{i}",
+                        "rank": rng.randrange(0, 10),
+                        "units": rng.randrange(1, 20),
+                        "definition": random_definition(rng, duplicates, 0.5, jokers),
+                    }
+                    for i in range(8)
+                ],
+            }
         overrides[(jokers, duplicates, naturals)] = o
     tables, plain, kinds = [], [], []
     for i in range(n):
@@ -251,16 +266,19 @@ def section_16_tables(n: int, seed: int) -> tuple[list[bytes], list[bytes], list
             row = rng.choice(list(rng.choice(request["players"])["arrangement"].values()))
             row[rng.randrange(len(row))] = "Xj"
         tables.append(request_from_json(request).SerializeToString())
-        kinds.append(f"{kind[0]} joker{'s' if kind[0] > 1 else ''}, duplicates "
-                     f"{'on' if kind[1] else 'off'}, {'8 house' if kind[2] else 'no'} naturals")
+        kinds.append(
+            f"{kind[0]} joker{'s' if kind[0] > 1 else ''}, duplicates "
+            f"{'on' if kind[1] else 'off'}, {'8 house' if kind[2] else 'no'} naturals"
+        )
         table = random_table(rng, 4, preset="western")
         table["handId"] = f"plain-{i}"
         plain.append(request_from_json(table).SerializeToString())
     return tables, plain, kinds
 
 
-def per_call_cpu(clock: TreeClock, call: Any, requests: list[bytes], rounds: int
-                 ) -> list[list[float]]:
+def per_call_cpu(
+    clock: TreeClock, call: Any, requests: list[bytes], rounds: int
+) -> list[list[float]]:
     """Each request's server CPU per call (ms), ``rounds`` times; the requests' order
     shuffled each round."""
     import random
@@ -295,16 +313,20 @@ def median_tables(args: Any, channel: Any, pid: int, env: dict[str, str]) -> Non
     plain_ms, joker_ms = both[0::2], both[1::2]
 
     def on_loop() -> list[list[float]] | None:
-        server = start_server(["-m", "cpsettle_service.server"],
-                              {**env, "CPSETTLE_ENGINE_WORKERS": "-1"})
+        server = start_server(
+            ["-m", "cpsettle_service.server"], {**env, "CPSETTLE_ENGINE_WORKERS": "-1"}
+        )
         try:
             with grpc.insecure_channel(server.address) as ch:
                 call = ch.unary_unary(SETTLE_METHOD)
                 for data in tables + plain:
                     call(data, timeout=30)
-                both = per_call_cpu(TreeClock(server.pid), call,
-                                    [x for pair in zip(plain, tables, strict=True) for x in pair],
-                                    args.table_rounds)
+                both = per_call_cpu(
+                    TreeClock(server.pid),
+                    call,
+                    [x for pair in zip(plain, tables, strict=True) for x in pair],
+                    args.table_rounds,
+                )
                 return [both[0::2], both[1::2]]
         finally:
             server.stop()
@@ -315,12 +337,16 @@ def median_tables(args: Any, channel: Any, pid: int, env: dict[str, str]) -> Non
         return statistics.median(x for row in rows for x in row)
 
     mp, mj = med(plain_ms), med(joker_ms)
-    print(f"\nThe median §16 table against a plain western one: server CPU per Settle (server "
-          f"and workers; {len(tables)} random 4-player tables each, {args.table_rounds} calls "
-          f"each, interleaved):")
+    print(
+        f"\nThe median §16 table against a plain western one: server CPU per Settle (server "
+        f"and workers; {len(tables)} random 4-player tables each, {args.table_rounds} calls "
+        f"each, interleaved):"
+    )
     print(f"  plain western (on the loop)   median {mp:6.2f} ms")
-    print(f"  §16 tables                    median {mj:6.2f} ms  ({mj / mp:.2f}x; target <= 2x)"
-          f"   worst table {max(statistics.median(r) for r in joker_ms):6.2f} ms")
+    print(
+        f"  §16 tables                    median {mj:6.2f} ms  ({mj / mp:.2f}x; target <= 2x)"
+        f"   worst table {max(statistics.median(r) for r in joker_ms):6.2f} ms"
+    )
     by_kind: dict[str, list[list[float]]] = {}
     for kind, row in zip(kinds, joker_ms, strict=True):
         by_kind.setdefault(kind, []).append(row)
@@ -328,19 +354,26 @@ def median_tables(args: Any, channel: Any, pid: int, env: dict[str, str]) -> Non
         print(f"    {kind:<44} median {med(rows):6.2f} ms  ({med(rows) / mp:.2f}x)")
     if loop is not None:
         lp, lj = med(loop[0]), med(loop[1])
-        print(f"  on a server that keeps them on its loop (CPSETTLE_ENGINE_WORKERS=-1): plain "
-              f"{lp:6.2f} ms, §16 {lj:6.2f} ms ({lj / lp:.2f}x)")
-        print(f"  the trip to a worker: about {mj - lj:+.2f} ms of CPU per call "
-              f"({mj - mp:+.2f} ms over plain with it, {lj - lp:+.2f} ms without)")
+        print(
+            f"  on a server that keeps them on its loop (CPSETTLE_ENGINE_WORKERS=-1): plain "
+            f"{lp:6.2f} ms, §16 {lj:6.2f} ms ({lj / lp:.2f}x)"
+        )
+        print(
+            f"  the trip to a worker: about {mj - lj:+.2f} ms of CPU per call "
+            f"({mj - mp:+.2f} ms over plain with it, {lj - lp:+.2f} ms without)"
+        )
 
 
-def section_16(args: Any, channel: Any, live: Any, good: bytes, pid: int,
-               env: dict[str, str]) -> None:
+def section_16(
+    args: Any, channel: Any, live: Any, good: bytes, pid: int, env: dict[str, str]
+) -> None:
     import grpc
 
     requests = worst_requests(args)
-    print(f"\nRULES.md §16's worst requests: server CPU per call, its worker processes included "
-          f"({args.worst_repeat} calls each, each stopped at {args.worst_deadline:g} s):")
+    print(
+        f"\nRULES.md §16's worst requests: server CPU per call, its worker processes included "
+        f"({args.worst_repeat} calls each, each stopped at {args.worst_deadline:g} s):"
+    )
     costs: dict[str, float] = {}
     for name, (method, data) in requests.items():
         stub = channel.unary_unary(f"/cpsettle.v1.SettlementService/{method}")
@@ -359,8 +392,11 @@ def section_16(args: Any, channel: Any, live: Any, good: bytes, pid: int,
         if codes != {"OK"}:
             time.sleep(0.3)  # a stopped worker's last ticks
         costs[name] = (clock() - before) / args.worst_repeat * 1000
-        stopped = " (stopped at the deadline: the real cost is higher)" if (
-            "DEADLINE_EXCEEDED" in codes) else ""
+        stopped = (
+            " (stopped at the deadline: the real cost is higher)"
+            if ("DEADLINE_EXCEEDED" in codes)
+            else ""
+        )
         print(f"  {name:48s} {costs[name]:8.2f} ms  ({', '.join(sorted(codes))}){stopped}")
     worst = max(costs, key=lambda k: costs[k])
     print(f"  worst: {worst}, {costs[worst]:.1f} ms (target <= 20 ms)")
@@ -378,8 +414,10 @@ def section_16(args: Any, channel: Any, live: Any, good: bytes, pid: int,
     time.sleep(0.5)
     loaded = live_latencies(live, good, args.live)
     stop.set()
-    print(f"\nlive Settle latency, {args.live} calls, alone and beside 8 clients sending "
-          f"{worst!r} (5 s deadline):")
+    print(
+        f"\nlive Settle latency, {args.live} calls, alone and beside 8 clients sending "
+        f"{worst!r} (5 s deadline):"
+    )
     ratio_lines(alone, loaded, "8 x §16", "p99 beside them <= 2x alone")
     print(f"  §16 calls answered or stopped meanwhile: {sum(answered)}")
     for t in threads:
@@ -422,8 +460,9 @@ def cold_profiles(args: Any, env: dict[str, str]) -> None:
 
     tokens = Path(tempfile.mkdtemp(prefix="bench-hostile-")) / "tokens"
     tokens.write_text("".join(f"{k}: {v}\n" for k, v in TOKENS.items()))
-    server = start_server(["-m", "cpsettle_service.server"],
-                          {**env, "CPSETTLE_AUTH_TOKENS_FILE": str(tokens)})
+    server = start_server(
+        ["-m", "cpsettle_service.server"], {**env, "CPSETTLE_AUTH_TOKENS_FILE": str(tokens)}
+    )
     try:
         channel = grpc.insecure_channel(server.address)
 
@@ -442,8 +481,9 @@ def cold_profiles(args: Any, env: dict[str, str]) -> None:
         server.stop()
 
 
-def run_cold(args: Any, caller: Callable[[str], Callable[..., Any]], live: Any,
-             good: bytes) -> None:
+def run_cold(
+    args: Any, caller: Callable[[str], Callable[..., Any]], live: Any, good: bytes
+) -> None:
     import grpc
 
     template = cold_template()
@@ -502,8 +542,10 @@ def run_cold(args: Any, caller: Callable[[str], Callable[..., Any]], live: Any,
             time.sleep(0.01)
         return out
 
-    side = [threading.Thread(target=house_table, daemon=True),
-            threading.Thread(target=renaming_table, daemon=True)]
+    side = [
+        threading.Thread(target=house_table, daemon=True),
+        threading.Thread(target=renaming_table, daemon=True),
+    ]
     for t in side:
         t.start()
     alone: list[float] = []
@@ -529,52 +571,78 @@ def run_cold(args: Any, caller: Callable[[str], Callable[..., Any]], live: Any,
     alone.sort()
     loaded.sort()
     rate = answered_total / flood_seconds
-    print(f"\nlive Settle latency, {len(alone)} calls alone and {len(loaded)} beside "
-          f"{args.cold_clients} clients (one caller) each sending a new maximal profile on "
-          "every call, backing off 50 ms when refused:")
+    print(
+        f"\nlive Settle latency, {len(alone)} calls alone and {len(loaded)} beside "
+        f"{args.cold_clients} clients (one caller) each sending a new maximal profile on "
+        "every call, backing off 50 ms when refused:"
+    )
     ratio_lines(alone, loaded, f"{args.cold_clients} cold", "p99 beside them <= 2x alone")
-    print(f"  cold calls answered meanwhile: {rate:.0f}/s, refused (RESOURCE_EXHAUSTED): "
-          f"{refused[0]}")
+    print(
+        f"  cold calls answered meanwhile: {rate:.0f}/s, refused (RESOURCE_EXHAUSTED): {refused[0]}"
+    )
     if len(resent) > 2:
         later = sorted(resent[2:])
-        print(f"  a house table resending its profile every {args.resend_seconds:g} s: first "
-              f"call {resent[0]:.1f} ms (read in a worker), second {resent[1]:.1f} ms (read by "
-              f"the server), then p50 {percentile(later, 50):.1f} ms, max {later[-1]:.1f} ms "
-              f"over {len(later)} calls, {side_refused['house']} refused (live p50 beside the "
-              f"flood: {percentile(loaded, 50):.1f} ms)")
+        print(
+            f"  a house table resending its profile every {args.resend_seconds:g} s: first "
+            f"call {resent[0]:.1f} ms (read in a worker), second {resent[1]:.1f} ms (read by "
+            f"the server), then p50 {percentile(later, 50):.1f} ms, max {later[-1]:.1f} ms "
+            f"over {len(later)} calls, {side_refused['house']} refused (live p50 beside the "
+            f"flood: {percentile(loaded, 50):.1f} ms)"
+        )
     hands = len(renamed) + side_refused["renaming"]
     if hands:
         done = sorted(renamed) or [float("nan")]
-        print(f"  a table renaming its profile every hand: {hands} hands, "
-              f"{side_refused['renaming']} refused "
-              f"({100 * side_refused['renaming'] / hands:.0f} %), "
-              f"p50 {percentile(done, 50):.1f} ms, p99 {percentile(done, 99):.1f} ms")
+        print(
+            f"  a table renaming its profile every hand: {hands} hands, "
+            f"{side_refused['renaming']} refused "
+            f"({100 * side_refused['renaming'] / hands:.0f} %), "
+            f"p50 {percentile(done, 50):.1f} ms, p99 {percentile(done, 99):.1f} ms"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--live", type=int, default=300)
-    parser.add_argument("--hostile", default=None,
-                        help="the request kept in flight (default: the most expensive)")
-    parser.add_argument("--server-source", default=None,
-                        help="a checkout whose service/ and proto/ the server runs from")
+    parser.add_argument(
+        "--hostile", default=None, help="the request kept in flight (default: the most expensive)"
+    )
+    parser.add_argument(
+        "--server-source",
+        default=None,
+        help="a checkout whose service/ and proto/ the server runs from",
+    )
     parser.add_argument("--parts", default="hostile,section16,cold")
-    parser.add_argument("--worst-request", nargs="+", action="append", default=None,
-                        metavar="FILE", help="§16 requests (JSON, e.g. bench_jokers.py's "
-                        "worst-*.json) to replay beside the generated ones")
+    parser.add_argument(
+        "--worst-request",
+        nargs="+",
+        action="append",
+        default=None,
+        metavar="FILE",
+        help="§16 requests (JSON, e.g. bench_jokers.py's "
+        "worst-*.json) to replay beside the generated ones",
+    )
     parser.add_argument("--worst-repeat", type=int, default=20)
-    parser.add_argument("--tables", type=int, default=64,
-                        help="the §16 and plain tables of the median")
+    parser.add_argument(
+        "--tables", type=int, default=64, help="the §16 and plain tables of the median"
+    )
     parser.add_argument("--table-rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=16)
-    parser.add_argument("--no-trip", dest="trip", action="store_false",
-                        help="skip the §16 tables on a server that keeps them on its loop")
+    parser.add_argument(
+        "--no-trip",
+        dest="trip",
+        action="store_false",
+        help="skip the §16 tables on a server that keeps them on its loop",
+    )
     parser.add_argument("--worst-deadline", type=float, default=10.0)
     parser.add_argument("--cold-clients", type=int, default=40)
     parser.add_argument("--resend-seconds", type=float, default=1.0)
-    parser.add_argument("--cold-seconds", type=float, default=8.0,
-                        help="each round's flood phase (its alone phase: half as long)")
+    parser.add_argument(
+        "--cold-seconds",
+        type=float,
+        default=8.0,
+        help="each round's flood phase (its alone phase: half as long)",
+    )
     parser.add_argument("--cold-rounds", type=int, default=3)
     args = parser.parse_args()
     parts = set(args.parts.split(","))

@@ -72,8 +72,12 @@ from tests.support.random_tables import legal_arrangement, random_table  # noqa:
 
 REGISTRY = builtin_registry()
 ROW_CLASSES = (None, "STRAIGHT", "FLUSH", "STRAIGHT_FLUSH")
-EVERY_ROWS_CLAUSE = [(f, m, b) for f in ROW_CLASSES
-                     for m, b in combinations_with_replacement(ROW_CLASSES, 2) if f or m or b]
+EVERY_ROWS_CLAUSE = [
+    (f, m, b)
+    for f in ROW_CLASSES
+    for m, b in combinations_with_replacement(ROW_CLASSES, 2)
+    if f or m or b
+]
 
 
 # --------------------------------------------------------------------------- requests
@@ -83,8 +87,9 @@ class Case:
     """One section-16 request under search: a profile (its JSON form), the hand with jokers
     (13 cards in row order), the other players' hands, and what the joker hand declares."""
 
-    def __init__(self, profile: dict[str, Any], cards: list[str], others: list[list[str]],
-                 declare: str) -> None:
+    def __init__(
+        self, profile: dict[str, Any], cards: list[str], others: list[list[str]], declare: str
+    ) -> None:
         self.profile = profile
         self.cards = cards
         self.others = others
@@ -97,8 +102,12 @@ class Case:
         return self._built
 
     def copy(self) -> Case:
-        return Case(copy.deepcopy(self.profile), list(self.cards),
-                    [list(o) for o in self.others], self.declare)
+        return Case(
+            copy.deepcopy(self.profile),
+            list(self.cards),
+            [list(o) for o in self.others],
+            self.declare,
+        )
 
     def arrangement(self) -> dict[str, list[str]]:
         c = self.cards
@@ -115,8 +124,9 @@ class Case:
         if self.declare == "first":
             return names[0]
         if JOKER in self.cards:
-            search = NaturalSearch(self.cards, allowed_cards(self.cards, p.deck.joker_duplicates),
-                                   p)
+            search = NaturalSearch(
+                self.cards, allowed_cards(self.cards, p.deck.joker_duplicates), p
+            )
             held = [n for n in names if search.holds(n)]
         else:
             facts = hand_facts(parse_cards(self.cards))
@@ -124,14 +134,20 @@ class Case:
         return held[-1] if held else names[-1]
 
     def settle_request(self) -> dict[str, Any]:
-        players: list[dict[str, Any]] = [{"playerId": "J", "seat": 1,
-                                          "arrangement": self.arrangement()}]
+        players: list[dict[str, Any]] = [
+            {"playerId": "J", "seat": 1, "arrangement": self.arrangement()}
+        ]
         declared = self.declared()
         if declared:
             players[0]["declaredNatural"] = declared
         for i, other in enumerate(self.others):
-            players.append({"playerId": f"P{i + 2}", "seat": i + 2, "arrangement": {
-                "front": other[:3], "middle": other[3:8], "back": other[8:]}})
+            players.append(
+                {
+                    "playerId": f"P{i + 2}",
+                    "seat": i + 2,
+                    "arrangement": {"front": other[:3], "middle": other[3:8], "back": other[8:]},
+                }
+            )
         return {"handId": "bench-jokers", "profile": self.profile, "players": players}
 
 
@@ -172,14 +188,18 @@ def settle_cost(case: Case, repeat: int = 3) -> float:
 # --------------------------------------------------------------------------- candidates
 
 
-def base_profile(rng: random.Random, naturals: list[dict[str, Any]], jokers: int = 2
-                 ) -> dict[str, Any]:
+def base_profile(
+    rng: random.Random, naturals: list[dict[str, Any]], jokers: int = 2
+) -> dict[str, Any]:
     d = profile_to_dict(load_preset(rng.choice(["western", "eastern", "shisanshui", "ofc"])))
     if jokers:
         d["deck"] = {"jokers": jokers, "jokerDuplicates": True}
-    d["naturals"] = {"table": naturals, "requireDeclaration": False,
-                     "equalRank": "NATURAL_TIE_COMPARE_CARDS",
-                     "quadsAsTwoPairs": rng.random() < 0.5}
+    d["naturals"] = {
+        "table": naturals,
+        "requireDeclaration": False,
+        "equalRank": "NATURAL_TIE_COMPARE_CARDS",
+        "quadsAsTwoPairs": rng.random() < 0.5,
+    }
     d["ranking"] = {**d.get("ranking", {}), "suitOrderTiebreak": True}
     return d
 
@@ -191,8 +211,14 @@ def every_clause_naturals(rng: random.Random, jokers: int = 2) -> list[dict[str,
         rows = {k: c for k, c in zip(("front", "middle", "back"), classes, strict=True) if c}
         d = random_definition(rng, jokers > 0, 0.0, jokers)
         d["rows"] = rows
-        out.append({"natural": f"HOUSE_{i}", "rank": rng.randrange(0, 40),
-                    "units": rng.randrange(1, 40), "definition": d})
+        out.append(
+            {
+                "natural": f"HOUSE_{i}",
+                "rank": rng.randrange(0, 40),
+                "units": rng.randrange(1, 40),
+                "definition": d,
+            }
+        )
     return out
 
 
@@ -200,13 +226,20 @@ def random_naturals(rng: random.Random, jokers: int = 2) -> list[dict[str, Any]]
     out = []
     for i in range(32):
         d = random_definition(rng, jokers > 0, rng.choice((0.5, 1.0)), jokers)
-        out.append({"natural": f"HOUSE_{i}", "rank": rng.randrange(0, 40),
-                    "units": rng.randrange(1, 40), "definition": d})
+        out.append(
+            {
+                "natural": f"HOUSE_{i}",
+                "rank": rng.randrange(0, 40),
+                "units": rng.randrange(1, 40),
+                "definition": d,
+            }
+        )
     return out
 
 
-def deal(rng: random.Random, joker_rows: tuple[int, int] | None,
-         suited: bool = False, jokers: int = 2) -> tuple[list[str], list[list[str]]]:
+def deal(
+    rng: random.Random, joker_rows: tuple[int, int] | None, suited: bool = False, jokers: int = 2
+) -> tuple[list[str], list[list[str]]]:
     """The joker hand (two jokers in these rows, or anywhere; none with ``jokers`` 0) and three
     other hands."""
     deck = list(CANONICAL)
@@ -214,11 +247,11 @@ def deal(rng: random.Random, joker_rows: tuple[int, int] | None,
     if suited:  # most of one suit: straight flushes and flushes come close
         s = rng.choice("shdc")
         deck.sort(key=lambda c: (c[1] != s, rng.random()))
-        own = deck[:rng.randrange(7, 12)]
-        rest = deck[len(own):]
+        own = deck[: rng.randrange(7, 12)]
+        rest = deck[len(own) :]
         rng.shuffle(rest)
         deck = own + rest
-    cards = deck[:13 - jokers]
+    cards = deck[: 13 - jokers]
     rng.shuffle(cards)
     spans = ((0, 3), (3, 8), (8, 13))
     where: list[int] = []
@@ -232,10 +265,10 @@ def deal(rng: random.Random, joker_rows: tuple[int, int] | None,
     it = iter(cards)
     for i in range(13):
         hand.append(JOKER if i in where else next(it))
-    rest = deck[13 - jokers:]
+    rest = deck[13 - jokers :]
     others = []
     for k in range(3):
-        chunk = rest[13 * k:13 * (k + 1)]
+        chunk = rest[13 * k : 13 * (k + 1)]
         a = legal_arrangement(chunk, rng)
         others.append(a["front"] + a["middle"] + a["back"])
     return hand, others
@@ -245,12 +278,17 @@ def candidates(rng: random.Random, n: int, jokers: int = 2) -> list[Case]:
     out = []
     for i in range(n):
         kind = i % 4
-        naturals = (every_clause_naturals(rng, jokers) if kind < 2
-                    else random_naturals(rng, jokers))
+        naturals = every_clause_naturals(rng, jokers) if kind < 2 else random_naturals(rng, jokers)
         joker_rows = ((2, 2), (1, 2), None, (0, 2))[i % 4]
         cards, others = deal(rng, joker_rows, suited=i % 3 == 0, jokers=jokers)
-        out.append(Case(base_profile(rng, naturals, jokers), cards, others,
-                        rng.choice(("lowest", "lowest", "first", ""))))
+        out.append(
+            Case(
+                base_profile(rng, naturals, jokers),
+                cards,
+                others,
+                rng.choice(("lowest", "lowest", "first", "")),
+            )
+        )
     return out
 
 
@@ -288,8 +326,9 @@ def mutate(case: Case, rng: random.Random) -> Case:
     return c
 
 
-def search_worst(rng: random.Random, seconds: float, cost: Callable[[Case], float],
-                 label: str, jokers: int = 2) -> tuple[Case, float, int]:
+def search_worst(
+    rng: random.Random, seconds: float, cost: Callable[[Case], float], label: str, jokers: int = 2
+) -> tuple[Case, float, int]:
     """Random and hand-built candidates, then hill-climbing from the costliest few."""
     deadline = time.monotonic() + seconds
     pool: list[tuple[float, Case]] = []
@@ -335,13 +374,22 @@ def joker_table(rng: random.Random, house: dict[str, Any] | None = None) -> dict
         duplicates = rng.random() < 0.5
         naturals = []
         for i in range(8):
-            naturals.append({"natural": f"HOUSE_{i}", "rank": rng.randrange(0, 10),
-                             "units": rng.randrange(1, 20),
-                             "definition": random_definition(rng, duplicates, 0.5, jokers)})
+            naturals.append(
+                {
+                    "natural": f"HOUSE_{i}",
+                    "rank": rng.randrange(0, 10),
+                    "units": rng.randrange(1, 20),
+                    "definition": random_definition(rng, duplicates, 0.5, jokers),
+                }
+            )
         request["profileOverrides"] = {
             "deck": {"jokers": jokers, "jokerDuplicates": duplicates},
-            "naturals": {"table": naturals, "requireDeclaration": rng.random() < 0.5,
-                         "equalRank": "NATURAL_TIE_COMPARE_CARDS"}}
+            "naturals": {
+                "table": naturals,
+                "requireDeclaration": rng.random() < 0.5,
+                "equalRank": "NATURAL_TIE_COMPARE_CARDS",
+            },
+        }
     players = request["players"]
     for _ in range(jokers):
         p = rng.choice(players)
@@ -388,36 +436,45 @@ def median_part(rng: random.Random, tables: int) -> None:
             for i, p in enumerate(table.players):
                 # a joker hand, or the same hand with its jokers replaced
                 if name != "plain" and not any(
-                        JOKER in row for row in jokers[n]["players"][i]["arrangement"].values()):
+                    JOKER in row for row in jokers[n]["players"][i]["arrangement"].values()
+                ):
                     continue
                 inp = PlayerInput("p", 0, p.front, p.middle, p.back)
                 hand_times[name].append(cpu(partial(evaluate_hand, inp, profile)))
-    print(f"\nThe median table and hand ({tables} random 4-player tables each; jokers: random "
-          "section-16 profiles, 1 or 2 jokers, 8 house naturals; 'no jokers': the same tables "
-          "and profiles with each joker replaced by a card nobody holds):")
-    for label, times in (("Settle, per table", settle_times),
-                         ("EvaluateArrangement, per hand", hand_times)):
+    print(
+        f"\nThe median table and hand ({tables} random 4-player tables each; jokers: random "
+        "section-16 profiles, 1 or 2 jokers, 8 house naturals; 'no jokers': the same tables "
+        "and profiles with each joker replaced by a card nobody holds):"
+    )
+    for label, times in (
+        ("Settle, per table", settle_times),
+        ("EvaluateArrangement, per hand", hand_times),
+    ):
         mp = statistics.median(times["plain"])
         mj = statistics.median(times["joker"])
         ms = statistics.median(times["same"])
-        print(f"  {label:<30} plain western {mp * 1e3:6.3f} ms   with jokers {mj * 1e3:6.3f} ms"
-              f" ({mj / mp:4.2f}x; target <= 2x)   no jokers {ms * 1e3:6.3f} ms (jokers "
-              f"{mj / ms:4.2f}x that)   worst with jokers {max(times['joker']) * 1e3:6.2f} ms")
+        print(
+            f"  {label:<30} plain western {mp * 1e3:6.3f} ms   with jokers {mj * 1e3:6.3f} ms"
+            f" ({mj / mp:4.2f}x; target <= 2x)   no jokers {ms * 1e3:6.3f} ms (jokers "
+            f"{mj / ms:4.2f}x that)   worst with jokers {max(times['joker']) * 1e3:6.2f} ms"
+        )
 
 
 # --------------------------------------------------------------------------- audit --local
 
 
-def history(rng: random.Random, hands: int, jokers: bool, new_profiles: bool = False
-            ) -> list[str]:
+def history(rng: random.Random, hands: int, jokers: bool, new_profiles: bool = False) -> list[str]:
     """A recorded history of ``hands`` hands at 12 tables: plain preset tables, or tables with
     jokers under section-16 profiles, each table keeping its own house profile (or, with
     ``new_profiles``, a new profile every hand)."""
     houses = [joker_table(rng) for _ in range(12 if jokers and not new_profiles else 0)]
     lines = []
     for i in range(hands):
-        request = (joker_table(rng, None if new_profiles else houses[i % 12]) if jokers else
-                   random_table(rng, 4, preset=rng.choice(["western", "eastern", "shisanshui"])))
+        request = (
+            joker_table(rng, None if new_profiles else houses[i % 12])
+            if jokers
+            else random_table(rng, 4, preset=rng.choice(["western", "eastern", "shisanshui"]))
+        )
         request["handId"] = f"h{i}"
         request["tableId"] = f"t{i % 12}"
         table, choice = request_from_dict(request)
@@ -428,10 +485,24 @@ def history(rng: random.Random, hands: int, jokers: bool, new_profiles: bool = F
 
 
 def audit_rate(path: Path, out: Path) -> float:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        str(ROOT / d) for d in ("service", "proto", "clients/python")))
-    cmd = [sys.executable, "-m", "cpsettle_client.cli", "audit", str(path), "--local",
-           "--workers", "1", "--progress", "none", "--report", str(out)]
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(str(ROOT / d) for d in ("service", "proto", "clients/python")),
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "cpsettle_client.cli",
+        "audit",
+        str(path),
+        "--local",
+        "--workers",
+        "1",
+        "--progress",
+        "none",
+        "--report",
+        str(out),
+    ]
     proc = subprocess.run(cmd, env=env, cwd=str(ROOT), capture_output=True, text=True)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"audit failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -442,16 +513,23 @@ def audit_rate(path: Path, out: Path) -> float:
 def audit_part(rng: random.Random, hands: int, folder: Path) -> None:
     print(f"\ncpsettle audit --local --workers 1, {hands} hands each (same run):")
     rates = {}
-    for name, with_jokers, new_profiles in (("plain", False, False), ("joker", True, False),
-                                            ("new", True, True)):
+    for name, with_jokers, new_profiles in (
+        ("plain", False, False),
+        ("joker", True, False),
+        ("new", True, True),
+    ):
         path = folder / f"{name}.jsonl"
         path.write_text("\n".join(history(rng, hands, with_jokers, new_profiles)) + "\n")
         rates[name] = audit_rate(path, folder / f"{name}-report.json")
-    print(f"  plain history {rates['plain']:8,.0f} tables/s   joker history "
-          f"{rates['joker']:8,.0f} tables/s   joker/plain {rates['joker'] / rates['plain']:4.2f}"
-          " (target >= 0.5; 12 tables, each keeping its house profile)")
-    print(f"  joker history with a new profile every hand {rates['new']:8,.0f} tables/s "
-          f"({rates['new'] / rates['plain']:4.2f} of plain: each hand's profile read anew)")
+    print(
+        f"  plain history {rates['plain']:8,.0f} tables/s   joker history "
+        f"{rates['joker']:8,.0f} tables/s   joker/plain {rates['joker'] / rates['plain']:4.2f}"
+        " (target >= 0.5; 12 tables, each keeping its house profile)"
+    )
+    print(
+        f"  joker history with a new profile every hand {rates['new']:8,.0f} tables/s "
+        f"({rates['new'] / rates['plain']:4.2f} of plain: each hand's profile read anew)"
+    )
 
 
 # --------------------------------------------------------------------------- another checkout
@@ -488,8 +566,12 @@ t0 = time.thread_time(); run(); print(time.thread_time() - t0)
 
 def replay(source: Path, kind: str, request: Path, cap: float) -> str:
     try:
-        proc = subprocess.run([sys.executable, "-c", _REPLAY, str(source), kind, str(request)],
-                              capture_output=True, text=True, timeout=cap)
+        proc = subprocess.run(
+            [sys.executable, "-c", _REPLAY, str(source), kind, str(request)],
+            capture_output=True,
+            text=True,
+            timeout=cap,
+        )
     except subprocess.TimeoutExpired:
         return f"more than {cap:.0f} s (stopped)"
     if proc.returncode != 0:
@@ -513,32 +595,46 @@ def main() -> None:
     rng = random.Random(args.seed)
     out = args.out or Path(tempfile.mkdtemp(prefix="cpsettle-bench-jokers-"))
     out.mkdir(parents=True, exist_ok=True)
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}")
+    print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.2f}"
+    )
 
-    print(f"\nThe worst case, searched for {args.seconds:.0f} s (engine CPU in this process, "
-          "best of 3):")
+    print(
+        f"\nThe worst case, searched for {args.seconds:.0f} s (engine CPU in this process, "
+        "best of 3):"
+    )
     worst = {}
-    searches = (("evaluate", evaluate_cost, 2, "EvaluateArrangement"),
-                ("settle", settle_cost, 2, "Settle"),
-                ("settle-no-jokers", settle_cost, 0, "Settle, no jokers"))
+    searches = (
+        ("evaluate", evaluate_cost, 2, "EvaluateArrangement"),
+        ("settle", settle_cost, 2, "Settle"),
+        ("settle-no-jokers", settle_cost, 0, "Settle, no jokers"),
+    )
     for kind, cost, jokers, name in searches:
         case, _, tried = search_worst(rng, args.seconds / len(searches), cost, kind, jokers)
         measured = min(cost(case, 5) for _ in range(2))
-        request = contract_json(*((case.evaluate_request(), pb.EvaluateArrangementRequest())
-                                  if kind == "evaluate" else
-                                  (case.settle_request(), pb.SettleRequest())))
+        request = contract_json(
+            *(
+                (case.evaluate_request(), pb.EvaluateArrangementRequest())
+                if kind == "evaluate"
+                else (case.settle_request(), pb.SettleRequest())
+            )
+        )
         path = out / f"worst-{kind}.json"
         path.write_text(json.dumps(request, indent=1) + "\n")
         worst[kind] = path
-        print(f"  {name:<20} worst found {measured * 1e3:6.2f} ms  ({tried} requests tried; "
-              f"{len(json.dumps(request)):,} bytes: {path})")
+        print(
+            f"  {name:<20} worst found {measured * 1e3:6.2f} ms  ({tried} requests tried; "
+            f"{len(json.dumps(request)):,} bytes: {path})"
+        )
     if args.base is not None:
         print(f"\nThe same requests on {args.base} (capped at {args.base_cap:.0f} s), and here:")
         for kind, path in worst.items():
             how = "evaluate" if kind == "evaluate" else "settle"
-            print(f"  {kind:<17} there {replay(args.base, how, path, args.base_cap):>28}   "
-                  f"here {replay(ROOT, how, path, args.base_cap):>12}")
+            print(
+                f"  {kind:<17} there {replay(args.base, how, path, args.base_cap):>28}   "
+                f"here {replay(ROOT, how, path, args.base_cap):>12}"
+            )
 
     median_part(rng, args.tables)
     if args.audit_hands:

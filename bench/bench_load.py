@@ -79,11 +79,13 @@ class Step:
         errs = ",".join(f"{k}:{v}" for k, v in self.errors.items()) or "0"
         achieved = self.ok / self.send_seconds if self.send_seconds else 0.0
         cpu = self.server_cpu / self.seconds
-        return (f"rate {self.rate:>7.1f}/s  {self.seconds:>4.0f}s  sent {self.sent:>7}  "
-                f"ok {self.ok:>7}  errors {errs:<6} shed {self.shed:<5} "
-                f"achieved {achieved:>7.1f}/s  p50 {self.p(50):>7.2f}  p99 {self.p(99):>7.2f}  "
-                f"max {(lat[-1] * 1e3 if lat else float('nan')):>8.2f} ms  "
-                f"server CPU {cpu:>4.0%}{verdict}")
+        return (
+            f"rate {self.rate:>7.1f}/s  {self.seconds:>4.0f}s  sent {self.sent:>7}  "
+            f"ok {self.ok:>7}  errors {errs:<6} shed {self.shed:<5} "
+            f"achieved {achieved:>7.1f}/s  p50 {self.p(50):>7.2f}  p99 {self.p(99):>7.2f}  "
+            f"max {(lat[-1] * 1e3 if lat else float('nan')):>8.2f} ms  "
+            f"server CPU {cpu:>4.0%}{verdict}"
+        )
 
 
 class Driver:
@@ -142,8 +144,10 @@ async def search(driver: Driver, channel: object, args: argparse.Namespace) -> f
     A step that fails is run again (``--retries``) before the rate counts as failed: on a shared
     machine one stall of the server process by another program must not end the search.
     """
-    print(f"\nsearch: steps of {args.step_seconds:.0f} s, from {args.start_rate:.0f}/s "
-          f"x{args.growth}, p99 < {args.p99_ms:.0f} ms, no errors, {args.retries} retry\n")
+    print(
+        f"\nsearch: steps of {args.step_seconds:.0f} s, from {args.start_rate:.0f}/s "
+        f"x{args.growth}, p99 < {args.p99_ms:.0f} ms, no errors, {args.retries} retry\n"
+    )
     steps = 0
 
     async def holds(rate: float, seconds: float, note: str = "") -> bool:
@@ -187,25 +191,31 @@ class Sample:
     cpu: float
 
 
-async def sample_while(server: ServerProcess, every: float, stop: asyncio.Event,
-                       out: list[Sample]) -> None:
+async def sample_while(
+    server: ServerProcess, every: float, stop: asyncio.Event, out: list[Sample]
+) -> None:
     t0 = time.monotonic()
     while True:
         s = status(server.pid)
-        out.append(Sample(time.monotonic() - t0, s["rss"], s["threads"], s["fds"],
-                          cpu_seconds(server.pid)))
+        out.append(
+            Sample(time.monotonic() - t0, s["rss"], s["threads"], s["fds"], cpu_seconds(server.pid))
+        )
         try:
             await asyncio.wait_for(stop.wait(), every)
             s = status(server.pid)
-            out.append(Sample(time.monotonic() - t0, s["rss"], s["threads"], s["fds"],
-                              cpu_seconds(server.pid)))
+            out.append(
+                Sample(
+                    time.monotonic() - t0, s["rss"], s["threads"], s["fds"], cpu_seconds(server.pid)
+                )
+            )
             return
         except TimeoutError:
             continue
 
 
-async def drive(server: ServerProcess, pool: list[bytes], args: argparse.Namespace
-                ) -> tuple[float, float | None, Step, list[Sample]]:
+async def drive(
+    server: ServerProcess, pool: list[bytes], args: argparse.Namespace
+) -> tuple[float, float | None, Step, list[Sample]]:
     import grpc
 
     driver = Driver(server, pool, args)
@@ -219,8 +229,11 @@ async def drive(server: ServerProcess, pool: list[bytes], args: argparse.Namespa
             if found <= 0:
                 raise SystemExit("no rate held, not even the start rate")
             rate = found / 2
-        print(f"\nsoak at {rate:.1f}/s: warm-up {args.warmup_seconds:.0f} s, "
-              f"then {args.soak_seconds:.0f} s sampled", flush=True)
+        print(
+            f"\nsoak at {rate:.1f}/s: warm-up {args.warmup_seconds:.0f} s, "
+            f"then {args.soak_seconds:.0f} s sampled",
+            flush=True,
+        )
         if args.warmup_seconds > 0:
             warm = await driver.run(channel, rate, args.warmup_seconds)
             print("warm-up  " + warm.line(), flush=True)
@@ -235,32 +248,45 @@ async def drive(server: ServerProcess, pool: list[bytes], args: argparse.Namespa
     return rate, found, soak, samples
 
 
-def judge(rate: float, soak: Step, samples: list[Sample], exit_code: int,
-          args: argparse.Namespace) -> bool:
+def judge(
+    rate: float, soak: Step, samples: list[Sample], exit_code: int, args: argparse.Namespace
+) -> bool:
     rss = [(s.t, s.rss / MIB) for s in samples]
     slope = slope_per_minute(rss)
     threads = [s.threads for s in samples]
     fds = [s.fds for s in samples]
     cpu = (samples[-1].cpu - samples[0].cpu) / max(1e-9, samples[-1].t - samples[0].t)
     print(f"\nsoak figures ({len(samples)} samples over {samples[-1].t:.0f} s):")
-    print(f"  calls ok {soak.ok:,}, errors {sum(soak.errors.values())}, shed {soak.shed}; "
-          f"latency p50 {soak.p(50):.2f} ms, p99 {soak.p(99):.2f} ms, p99.9 {soak.p(99.9):.2f} ms")
+    print(
+        f"  calls ok {soak.ok:,}, errors {sum(soak.errors.values())}, shed {soak.shed}; "
+        f"latency p50 {soak.p(50):.2f} ms, p99 {soak.p(99):.2f} ms, p99.9 {soak.p(99.9):.2f} ms"
+    )
     print(f"  server CPU {cpu:.0%} of a core; {cpu / rate * 1e3:.3f} ms per call")
-    print(f"  RSS first {rss[0][1]:.1f} MiB, last {rss[-1][1]:.1f} MiB, "
-          f"min {min(v for _, v in rss):.1f}, max {max(v for _, v in rss):.1f}; "
-          f"slope {slope:+.3f} MiB/min")
-    print(f"  threads {min(threads)}..{max(threads)} (slope "
-          f"{slope_per_minute([(s.t, s.threads) for s in samples]):+.2f}/min), "
-          f"fds {min(fds)}..{max(fds)} "
-          f"(slope {slope_per_minute([(s.t, s.fds) for s in samples]):+.2f}/min)")
+    print(
+        f"  RSS first {rss[0][1]:.1f} MiB, last {rss[-1][1]:.1f} MiB, "
+        f"min {min(v for _, v in rss):.1f}, max {max(v for _, v in rss):.1f}; "
+        f"slope {slope:+.3f} MiB/min"
+    )
+    print(
+        f"  threads {min(threads)}..{max(threads)} (slope "
+        f"{slope_per_minute([(s.t, s.threads) for s in samples]):+.2f}/min), "
+        f"fds {min(fds)}..{max(fds)} "
+        f"(slope {slope_per_minute([(s.t, s.fds) for s in samples]):+.2f}/min)"
+    )
     checks = [
         ("0 errors, nothing shed", not soak.errors and soak.shed == 0 and soak.ok > 0),
-        (f"RSS slope {slope:+.3f} < {args.rss_slope_mib_min} MiB/min",
-         slope < args.rss_slope_mib_min),
-        (f"threads flat (range {max(threads) - min(threads)} <= {args.thread_tolerance})",
-         max(threads) - min(threads) <= args.thread_tolerance),
-        (f"fds flat (range {max(fds) - min(fds)} <= {args.fd_tolerance})",
-         max(fds) - min(fds) <= args.fd_tolerance),
+        (
+            f"RSS slope {slope:+.3f} < {args.rss_slope_mib_min} MiB/min",
+            slope < args.rss_slope_mib_min,
+        ),
+        (
+            f"threads flat (range {max(threads) - min(threads)} <= {args.thread_tolerance})",
+            max(threads) - min(threads) <= args.thread_tolerance,
+        ),
+        (
+            f"fds flat (range {max(fds) - min(fds)} <= {args.fd_tolerance})",
+            max(fds) - min(fds) <= args.fd_tolerance,
+        ),
         (f"SIGTERM: drained, exit code {exit_code}", exit_code == 0),
     ]
     print("\nsoak criteria:")
@@ -271,12 +297,17 @@ def judge(rate: float, soak: Step, samples: list[Sample], exit_code: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rate", type=float, default=0.0,
-                        help="soak at this rate (calls/s) and skip the search")
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="soak at this rate (calls/s) and skip the search"
+    )
     parser.add_argument("--soak-seconds", type=float, default=600.0)
     parser.add_argument("--warmup-seconds", type=float, default=15.0)
-    parser.add_argument("--sample-seconds", type=float, default=0.0,
-                        help="sampling interval (default: soak/60, between 1 and 5 s)")
+    parser.add_argument(
+        "--sample-seconds",
+        type=float,
+        default=0.0,
+        help="sampling interval (default: soak/60, between 1 and 5 s)",
+    )
     parser.add_argument("--step-seconds", type=float, default=10.0)
     parser.add_argument("--start-rate", type=float, default=100.0)
     parser.add_argument("--growth", type=float, default=1.25)
@@ -298,11 +329,15 @@ def main() -> None:
     print(machine_line())
     t = time.perf_counter()
     pool = random_requests(args.pool, args.seed)
-    print(f"{len(pool)} random legal 4-player tables, {statistics.mean(map(len, pool)):.0f} B "
-          f"per request on average (built in {time.perf_counter() - t:.1f} s)")
+    print(
+        f"{len(pool)} random legal 4-player tables, {statistics.mean(map(len, pool)):.0f} B "
+        f"per request on average (built in {time.perf_counter() - t:.1f} s)"
+    )
     try:
-        server = start_server(["-m", "cpsettle_service.server"],
-                              log_path=Path(args.server_log) if args.server_log else None)
+        server = start_server(
+            ["-m", "cpsettle_service.server"],
+            log_path=Path(args.server_log) if args.server_log else None,
+        )
     except RuntimeError as e:
         print(f"server did not start: {e}", file=sys.stderr)
         sys.exit(2)
@@ -312,8 +347,10 @@ def main() -> None:
     finally:
         exit_code = server.stop()
     if found is not None:
-        print(f"\nhighest steady rate (p99 < {args.p99_ms:.0f} ms, no errors): {found:.1f}/s; "
-              f"soaked at {rate:.1f}/s")
+        print(
+            f"\nhighest steady rate (p99 < {args.p99_ms:.0f} ms, no errors): {found:.1f}/s; "
+            f"soaked at {rate:.1f}/s"
+        )
     ok = judge(rate, soak, samples, exit_code, args)
     print(f"\nsoak {'PASSED' if ok else 'FAILED'}")
     sys.exit(0 if ok else 1)

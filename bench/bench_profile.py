@@ -43,8 +43,14 @@ print(json.dumps({"read": read, "write": write}))
 
 def measure(checkout: Path, data_file: str) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(checkout / d) for d in SOURCE_DIRS))
-    out = subprocess.run([sys.executable, "-c", MEASURE, data_file], env=env, check=True,
-                         capture_output=True, text=True, cwd=str(checkout)).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, data_file],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=str(checkout),
+    ).stdout
     result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     return result
 
@@ -59,8 +65,10 @@ def main() -> None:
     sys.path[:0] = [str(ROOT / d) for d in SOURCE_DIRS]
     from tests.hardening.hostile import maximal_profile
 
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}")
+    print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.2f}"
+    )
     checkouts = {"this checkout": ROOT}
     if args.against is not None:
         checkouts["--against"] = args.against.resolve()
@@ -74,13 +82,17 @@ def main() -> None:
                     best[name][key] = min(best[name].get(key, value), value)
     print(f"\nCPU per maximal profile, best of {args.rounds} rounds x {args.profiles} profiles:")
     for name, figures in best.items():
-        print(f"  {name:14}  profile_from_dict {figures['read'] * 1e3:6.3f} ms   "
-              f"profile_to_dict {figures['write'] * 1e3:6.3f} ms")
+        print(
+            f"  {name:14}  profile_from_dict {figures['read'] * 1e3:6.3f} ms   "
+            f"profile_to_dict {figures['write'] * 1e3:6.3f} ms"
+        )
     if args.against is not None:
         mine, other = best["this checkout"], best["--against"]
-        print(f"  ratio (this / --against): read {mine['read'] / other['read']:.2f}, write "
-              f"{mine['write'] / other['write']:.2f}, both "
-              f"{(mine['read'] + mine['write']) / (other['read'] + other['write']):.2f}")
+        print(
+            f"  ratio (this / --against): read {mine['read'] / other['read']:.2f}, write "
+            f"{mine['write'] / other['write']:.2f}, both "
+            f"{(mine['read'] + mine['write']) / (other['read'] + other['write']):.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -62,45 +62,53 @@ def main() -> None:
     args = parser.parse_args()
 
     requests = random_requests(args.tables, args.seed)
-    as_json = [json_format.MessageToJson(pb.SettleRequest.FromString(r), indent=None).encode()
-               for r in requests]
+    as_json = [
+        json_format.MessageToJson(pb.SettleRequest.FromString(r), indent=None).encode()
+        for r in requests
+    ]
     http_port = free_port()
-    server = start_server(["-m", "cpsettle_service.server"],
-                          env={"CPSETTLE_HTTP_PORT": str(http_port)})
+    server = start_server(
+        ["-m", "cpsettle_service.server"], env={"CPSETTLE_HTTP_PORT": str(http_port)}
+    )
     url = f"http://127.0.0.1:{http_port}/cpsettle.v1.SettlementService/Settle"
     try:
         with grpc.insecure_channel(server.address) as channel, httpx.Client(timeout=30) as http:
-            settle = channel.unary_unary(SETTLE_METHOD, request_serializer=None,
-                                         response_deserializer=None)
+            settle = channel.unary_unary(
+                SETTLE_METHOD, request_serializer=None, response_deserializer=None
+            )
 
             def over_grpc(i: int) -> bytes:
                 return settle(requests[i], timeout=30)  # type: ignore[no-any-return]
 
             def over_connect_json(i: int) -> bytes:
-                answer = http.post(url, content=as_json[i],
-                                   headers={"content-type": "application/json"})
+                answer = http.post(
+                    url, content=as_json[i], headers={"content-type": "application/json"}
+                )
                 answer.raise_for_status()
                 return json_format.Parse(answer.content, pb.SettleResponse()).SerializeToString()
 
             def over_connect_binary(i: int) -> bytes:
-                answer = http.post(url, content=requests[i],
-                                   headers={"content-type": "application/proto"})
+                answer = http.post(
+                    url, content=requests[i], headers={"content-type": "application/proto"}
+                )
                 answer.raise_for_status()
                 return answer.content
 
             protocols: dict[str, Callable[[int], bytes]] = {
-                "gRPC": over_grpc, "Connect JSON": over_connect_json,
+                "gRPC": over_grpc,
+                "Connect JSON": over_connect_json,
                 "Connect binary": over_connect_binary,
             }
             identical = 0
             for i in range(len(requests)):
-                answers = {comparable(pb.SettleResponse.FromString(call(i)))
-                           for call in protocols.values()}
+                answers = {
+                    comparable(pb.SettleResponse.FromString(call(i))) for call in protocols.values()
+                }
                 identical += len(answers) == 1
             per_call: dict[str, list[float]] = {name: [] for name in protocols}
             names = list(protocols)
             for r in range(args.rounds):
-                order = names[r % len(names):] + names[:r % len(names)]
+                order = names[r % len(names) :] + names[: r % len(names)]
                 for name in order:
                     call = protocols[name]
                     before = cpu_seconds(server.pid)
@@ -113,20 +121,34 @@ def main() -> None:
         server.stop()
 
     print(machine_line())
-    print(f"tables: {args.tables} random legal 4-player tables (seed {args.seed}), "
-          f"{args.rounds} rounds")
-    print(f"answers identical through gRPC, Connect JSON and Connect binary "
-          f"(but issuedAt and signature): {identical}/{len(requests)}")
+    print(
+        f"tables: {args.tables} random legal 4-player tables (seed {args.seed}), "
+        f"{args.rounds} rounds"
+    )
+    print(
+        f"answers identical through gRPC, Connect JSON and Connect binary "
+        f"(but issuedAt and signature): {identical}/{len(requests)}"
+    )
     grpc_rounds = per_call["gRPC"]
-    print(f"{'protocol':<16}{'server CPU/call':>18}{'vs gRPC':>10}   (median of the rounds; "
-          "vs gRPC: median of each round's ratio)")
+    print(
+        f"{'protocol':<16}{'server CPU/call':>18}{'vs gRPC':>10}   (median of the rounds; "
+        "vs gRPC: median of each round's ratio)"
+    )
     for name, values in per_call.items():
         median = statistics.median(values)
         ratio = statistics.median(v / g for v, g in zip(values, grpc_rounds, strict=True))
         print(f"{name:<16}{median * 1000:>15.3f} ms{ratio:>10.2f}")
-    print(json.dumps({"identical": identical, "tables": len(requests),
-                      "cpu_ms_per_call": {k: round(statistics.median(v) * 1000, 4)
-                                          for k, v in per_call.items()}}))
+    print(
+        json.dumps(
+            {
+                "identical": identical,
+                "tables": len(requests),
+                "cpu_ms_per_call": {
+                    k: round(statistics.median(v) * 1000, 4) for k, v in per_call.items()
+                },
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,11 @@ def echo_handler(response: bytes) -> grpc.GenericRpcHandler:
 
     return grpc.method_handlers_generic_handler(
         ECHO_SERVICE,
-        {"Echo": grpc.unary_unary_rpc_method_handler(
-            echo, request_deserializer=None, response_serializer=None)},
+        {
+            "Echo": grpc.unary_unary_rpc_method_handler(
+                echo, request_deserializer=None, response_serializer=None
+            )
+        },
     )
 
 
@@ -75,7 +78,9 @@ async def run(args: argparse.Namespace) -> int:
         )
     running.server.add_generic_rpc_handlers((echo_handler(echo_bytes),))
     get_logger("cpsettle.bench").info(
-        "bench.server.started", port=running.port, echo_response_bytes=len(echo_bytes),
+        "bench.server.started",
+        port=running.port,
+        echo_response_bytes=len(echo_bytes),
         echo_request_bytes=len(request.SerializeToString()),
     )
     stop = asyncio.Event()
@@ -89,8 +94,11 @@ async def run(args: argparse.Namespace) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--echo-request", default=str(ROOT / "examples/tables/western.json"),
-                        help="SettleRequest as JSON (.json) or wire bytes (any other suffix)")
+    parser.add_argument(
+        "--echo-request",
+        default=str(ROOT / "examples/tables/western.json"),
+        help="SettleRequest as JSON (.json) or wire bytes (any other suffix)",
+    )
     sys.exit(asyncio.run(run(parser.parse_args())))
 
 

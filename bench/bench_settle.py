@@ -87,8 +87,9 @@ def main() -> None:
 
     baseline = rates.pop("treys", None)
     if baseline is not None:
-        print("baseline: treys evaluating a table's 12 rows from strings: "
-              f"{baseline:,.0f} tables/s")
+        print(
+            f"baseline: treys evaluating a table's 12 rows from strings: {baseline:,.0f} tables/s"
+        )
     else:
         print("baseline: treys not installed (pip install treys) — absolute figures only")
     print(f"{args.rounds} interleaved rounds of {args.tables:,} tables per workload; best round")
@@ -97,8 +98,10 @@ def main() -> None:
         ratio = f"{rate / baseline:8.2f}x" if baseline else "      -"
         print(f"{name:<16} {rate:>10,.0f} {1e6 / rate:>9.1f} {ratio}")
     worst = min(rates.values())
-    print(f"slowest preset: {worst:,.0f} tables/s ({'meets' if worst >= 20_000 else 'BELOW'} "
-          "the 20,000 target)")
+    print(
+        f"slowest preset: {worst:,.0f} tables/s ({'meets' if worst >= 20_000 else 'BELOW'} "
+        "the 20,000 target)"
+    )
 
 
 if __name__ == "__main__":

@@ -56,9 +56,19 @@ def inner(count: int, preset: str) -> None:
 
 def instructions(count: int, preset: str) -> int:
     env = dict(os.environ, PYTHONHASHSEED="0")
-    cmd = ["setarch", platform.machine(), "-R", "valgrind", "--tool=callgrind",
-           "--callgrind-out-file=/dev/null", sys.executable, __file__, "--inner", str(count),
-           preset]
+    cmd = [
+        "setarch",
+        platform.machine(),
+        "-R",
+        "valgrind",
+        "--tool=callgrind",
+        "--callgrind-out-file=/dev/null",
+        sys.executable,
+        __file__,
+        "--inner",
+        str(count),
+        preset,
+    ]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stderr
     match = re.search(r"Collected : (\d+)", out)
     if match is None:
@@ -75,8 +85,9 @@ def main() -> None:
     if args.inner:
         inner(int(args.inner[0]), args.inner[1])
         return
-    presets = args.presets or [p.stem for p in sorted(
-        (ROOT / "service/cpsettle_service/domain/presets").glob("*.json"))]
+    presets = args.presets or [
+        p.stem for p in sorted((ROOT / "service/cpsettle_service/domain/presets").glob("*.json"))
+    ]
     jobs = [(n, p) for p in presets for n in (args.tables, 0)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         counts = dict(zip(jobs, pool.map(lambda job: instructions(*job), jobs), strict=True))

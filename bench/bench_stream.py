@@ -56,8 +56,9 @@ from cpsettle_client.client import SettlementClient
 def load_generator() -> Any:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("generate_history",
-                                                  ROOT / "examples" / "generate_history.py")
+    spec = importlib.util.spec_from_file_location(
+        "generate_history", ROOT / "examples" / "generate_history.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["generate_history"] = module
@@ -95,9 +96,11 @@ def run_stream(address: str, batches: list[pb.SettleStreamRequest]) -> tuple[flo
 
 async def run_unary(address: str, requests: list[bytes], in_flight: int) -> tuple[float, int]:
     async with grpc.aio.insecure_channel(address) as channel:
-        call = channel.unary_unary("/cpsettle.v1.SettlementService/Settle",
-                                   request_serializer=lambda b: b,
-                                   response_deserializer=pb.SettleResponse.FromString)
+        call = channel.unary_unary(
+            "/cpsettle.v1.SettlementService/Settle",
+            request_serializer=lambda b: b,
+            response_deserializer=pb.SettleResponse.FromString,
+        )
         await call(requests[0], timeout=30)  # connect and warm up outside the timing
         it = iter(requests)
         done = 0
@@ -164,13 +167,27 @@ def tree_cpu(root: int) -> float:
 
 def local_audit(history: Path, workers: int, batch: int, out: Path) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(ROOT / d) for d in SOURCE_DIRS))
-    cmd = [sys.executable, "-m", "cpsettle_client.cli", "audit", str(history), "--local",
-           "--workers", str(workers), "--batch", str(batch), "--progress", "none",
-           "--report", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "cpsettle_client.cli",
+        "audit",
+        str(history),
+        "--local",
+        "--workers",
+        str(workers),
+        "--batch",
+        str(batch),
+        "--progress",
+        "none",
+        "--report",
+        str(out),
+    ]
     start = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.Popen(cmd, env=env, cwd=str(ROOT), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     tree = TreeCpu(proc.pid)
     tree.start()
     _, stderr = proc.communicate()
@@ -197,26 +214,36 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--log-level", default="info", help="the server's CPSETTLE_LOG_LEVEL")
     ap.add_argument("--stream-workers", default="0", help="the server's CPSETTLE_STREAM_WORKERS")
-    ap.add_argument("--worker-nice", default="10",
-                    help="the server's CPSETTLE_STREAM_WORKER_NICE")
-    ap.add_argument("--part", choices=("all", "stream", "local"), default="all",
-                    help="stream: only SettleStream vs unary; local: only the audit --local part")
+    ap.add_argument("--worker-nice", default="10", help="the server's CPSETTLE_STREAM_WORKER_NICE")
+    ap.add_argument(
+        "--part",
+        choices=("all", "stream", "local"),
+        default="all",
+        help="stream: only SettleStream vs unary; local: only the audit --local part",
+    )
     args = ap.parse_args()
 
     print(machine_line())
     t0 = time.perf_counter()
-    lines, key = load_generator().generate(args.hands, seed=args.seed,
-                                           mistakes=max(args.hands // 200, 1),
-                                           invalid=max(args.hands // 1000, 1))
+    lines, key = load_generator().generate(
+        args.hands,
+        seed=args.seed,
+        mistakes=max(args.hands // 200, 1),
+        invalid=max(args.hands // 1000, 1),
+    )
     folder = temp_dir("cpsettle-bench-stream-")
     history = folder / "day.jsonl"
     history.write_text("\n".join(lines) + "\n")
     items = valid_items(lines, {m["line"] for m in key["invalid"]})
-    batches = [pb.SettleStreamRequest(items=items[i:i + args.batch])
-               for i in range(0, len(items), args.batch)]
+    batches = [
+        pb.SettleStreamRequest(items=items[i : i + args.batch])
+        for i in range(0, len(items), args.batch)
+    ]
     unary = [item.request.SerializeToString() for item in items]
-    print(f"history: {len(lines):,} hands at {len(key['tables'])} tables "
-          f"({len(items):,} valid), generated in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"history: {len(lines):,} hands at {len(key['tables'])} tables "
+        f"({len(items):,} valid), generated in {time.perf_counter() - t0:.1f} s"
+    )
 
     if args.part != "local":
         run_server_part(args, items, batches, unary)
@@ -225,13 +252,21 @@ def main() -> None:
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 
-def run_server_part(args: argparse.Namespace, items: list[pb.AuditItem],
-                    batches: list[pb.SettleStreamRequest], unary: list[bytes]) -> None:
-    server = start_server(["-m", "cpsettle_service.server"],
-                          env={"CPSETTLE_LOG_LEVEL": args.log_level,
-                               "CPSETTLE_GRACE_SECONDS": "1",
-                               "CPSETTLE_STREAM_WORKERS": args.stream_workers,
-                               "CPSETTLE_STREAM_WORKER_NICE": args.worker_nice})
+def run_server_part(
+    args: argparse.Namespace,
+    items: list[pb.AuditItem],
+    batches: list[pb.SettleStreamRequest],
+    unary: list[bytes],
+) -> None:
+    server = start_server(
+        ["-m", "cpsettle_service.server"],
+        env={
+            "CPSETTLE_LOG_LEVEL": args.log_level,
+            "CPSETTLE_GRACE_SECONDS": "1",
+            "CPSETTLE_STREAM_WORKERS": args.stream_workers,
+            "CPSETTLE_STREAM_WORKER_NICE": args.worker_nice,
+        },
+    )
     stream_rates: list[float] = []
     unary_rates: list[float] = []
     stream_cpu: list[float] = []
@@ -251,40 +286,51 @@ def run_server_part(args: argparse.Namespace, items: list[pb.AuditItem],
             unary_cpu.append((tree_cpu(server.pid) - c0) / calls)
             unary_busy.append((tree_cpu(server.pid) - c0) / seconds)
             unary_rates.append(calls / seconds)
-            print(f"  round {r + 1}: SettleStream {stream_rates[-1]:8,.0f} hands/s   "
-                  f"unary Settle ({args.in_flight} in flight) {unary_rates[-1]:8,.0f} hands/s")
+            print(
+                f"  round {r + 1}: SettleStream {stream_rates[-1]:8,.0f} hands/s   "
+                f"unary Settle ({args.in_flight} in flight) {unary_rates[-1]:8,.0f} hands/s"
+            )
     finally:
         server.stop()
 
     def line(name: str, rates: list[float], cpu: list[float], busy: list[float]) -> None:
-        print(f"{name:<36} best {max(rates):8,.0f} hands/s  median {statistics.median(rates):8,.0f}"
-              f"  server CPU {statistics.median(cpu) * 1e6:6,.0f} µs/hand, "
-              f"busy {statistics.median(busy) * 100:3.0f} %")
+        print(
+            f"{name:<36} best {max(rates):8,.0f} hands/s  median {statistics.median(rates):8,.0f}"
+            f"  server CPU {statistics.median(cpu) * 1e6:6,.0f} µs/hand, "
+            f"busy {statistics.median(busy) * 100:3.0f} %"
+        )
 
-    print(f"\nOne server process on 127.0.0.1, {len(items):,} hands a round, "
-          f"log level {args.log_level}:")
+    print(
+        f"\nOne server process on 127.0.0.1, {len(items):,} hands a round, "
+        f"log level {args.log_level}:"
+    )
     line(f"SettleStream (batches of {args.batch})", stream_rates, stream_cpu, stream_busy)
     line(f"unary Settle ({args.in_flight} in flight)", unary_rates, unary_cpu, unary_busy)
-    print(f"{'ratio stream / unary':<36} best {max(stream_rates) / max(unary_rates):5.2f}x"
-          f"     median {statistics.median(stream_rates) / statistics.median(unary_rates):5.2f}x"
-          "   server CPU per hand "
-          f"{statistics.median(unary_cpu) / statistics.median(stream_cpu):4.2f}x"
-          "   (target >= 3x)")
+    print(
+        f"{'ratio stream / unary':<36} best {max(stream_rates) / max(unary_rates):5.2f}x"
+        f"     median {statistics.median(stream_rates) / statistics.median(unary_rates):5.2f}x"
+        "   server CPU per hand "
+        f"{statistics.median(unary_cpu) / statistics.median(stream_cpu):4.2f}x"
+        "   (target >= 3x)"
+    )
 
 
-def run_local_part(args: argparse.Namespace, lines: list[str], key: dict[str, Any],
-                   history: Path, folder: Path) -> None:
+def run_local_part(
+    args: argparse.Namespace, lines: list[str], key: dict[str, Any], history: Path, folder: Path
+) -> None:
     print(f"\ncpsettle audit --local over the {len(lines):,}-line history:")
     results = {}
     for workers in sorted({args.workers, 1}, reverse=True):
         report = local_audit(history, workers, args.batch, folder / f"report-{workers}.json")
         results[workers] = report
         s = report["summary"]
-        print(f"  --workers {workers}: {report['handsPerSecond']:8,.0f} hands/s "
-              f"({report['elapsedSeconds']:.1f} s in the audit, {report['wall']:.1f} s wall, "
-              f"CPU {report['cpu'] / s['handsRead'] * 1e6:5,.0f} µs/hand); "
-              f"{s['handsWithDifferences']} differences, {s['invalidHands']} invalid "
-              f"(planted: {len(key['mistakes'])}, {len(key['invalid'])})")
+        print(
+            f"  --workers {workers}: {report['handsPerSecond']:8,.0f} hands/s "
+            f"({report['elapsedSeconds']:.1f} s in the audit, {report['wall']:.1f} s wall, "
+            f"CPU {report['cpu'] / s['handsRead'] * 1e6:5,.0f} µs/hand); "
+            f"{s['handsWithDifferences']} differences, {s['invalidHands']} invalid "
+            f"(planted: {len(key['mistakes'])}, {len(key['invalid'])})"
+        )
     if args.workers != 1:
         ratio = results[args.workers]["handsPerSecond"] / results[1]["handsPerSecond"]
         print(f"  ratio {args.workers} workers / 1 worker: {ratio:.2f}x")

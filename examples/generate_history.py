@@ -62,20 +62,36 @@ TABLES: tuple[tuple[str, int, tuple[int, ...], dict[str, Any] | None], ...] = (
     ("two-four", 100, (4, 4, 3), {"caps": {"losses": True, "wins": True}}),
     ("ofc", 100, (3, 3, 2), None),
     ("ofc-descubierto", 200, (2, 3), None),
-    ("western", 1000, (4, 4, 3),
-     {"rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 500, "commissionCap": 2500}}),
+    (
+        "western",
+        1000,
+        (4, 4, 3),
+        {"rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 500, "commissionCap": 2500}},
+    ),
     ("eastern", 100, (4, 4, 3), {"rake": {"mode": "RAKE_MODE_PER_PLAYER", "perPlayerFee": 25}}),
     ("shisanshui", 50, (4, 4, 4), None),
 )
 
 MISTAKE_KINDS = (
-    "wrong-amount", "overpaid-winner", "undercollected-loser", "swapped-players",
-    "pair-paid-backwards", "forgotten-surrender", "ignored-cap", "missed-royalties",
+    "wrong-amount",
+    "overpaid-winner",
+    "undercollected-loser",
+    "swapped-players",
+    "pair-paid-backwards",
+    "forgotten-surrender",
+    "ignored-cap",
+    "missed-royalties",
     "rake-not-taken",
 )
 INVALID_KINDS = (
-    "duplicate-card", "mistyped-card", "four-card-front", "truncated-line", "unknown-field",
-    "unknown-preset", "missing-payout", "amount-not-a-number",
+    "duplicate-card",
+    "mistyped-card",
+    "four-card-front",
+    "truncated-line",
+    "unknown-field",
+    "unknown-preset",
+    "missing-payout",
+    "amount-not-a-number",
 )
 
 DECK = list(CANONICAL)
@@ -88,8 +104,9 @@ def _rows(cards: list[str]) -> dict[str, list[str]]:
     return {"front": cards[:3], "middle": cards[3:8], "back": cards[8:13]}
 
 
-def sensible_arrangement(cards: list[str], rng: random.Random, tries: int = 12
-                         ) -> dict[str, list[str]]:
+def sensible_arrangement(
+    cards: list[str], rng: random.Random, tries: int = 12
+) -> dict[str, list[str]]:
     """The strongest of a few random legal splits (what a casual player would set)."""
     cards = list(cards)
     best: tuple[int, list[str]] | None = None
@@ -181,8 +198,9 @@ class Day:
         t.button = later[0] if later else seats[0]
         return seats
 
-    def _player(self, t: TableState, seat_no: int, cards: list[str], dead: list[str]
-                ) -> dict[str, Any]:
+    def _player(
+        self, t: TableState, seat_no: int, cards: list[str], dead: list[str]
+    ) -> dict[str, Any]:
         seat = t.seats[seat_no]
         p: dict[str, Any] = {"playerId": seat.player, "seat": seat_no}
         rng = self.rng
@@ -192,8 +210,9 @@ class Day:
             rng.shuffle(cards)
             dead.extend(cards[13:])
             cards = cards[:13]
-        playable = [n for n in naturals_held(parse_cards(cards))
-                    if n in profile.naturals.by_natural]
+        playable = [
+            n for n in naturals_held(parse_cards(cards)) if n in profile.naturals.by_natural
+        ]
         if playable and rng.random() < 0.9:
             best = max(playable, key=lambda n: profile.naturals.by_natural[n].rank)
             p["cards"] = sorted(cards, key=DECK.index)
@@ -273,8 +292,9 @@ def _with_overrides(day: Day, request: dict[str, Any], patch: dict[str, Any]) ->
     return _nets(day.settle(changed))
 
 
-def plant_mistake(kind: str, day: Day, hand: dict[str, Any], rng: random.Random
-                  ) -> dict[str, int] | None:
+def plant_mistake(
+    kind: str, day: Day, hand: dict[str, Any], rng: random.Random
+) -> dict[str, int] | None:
     """The payouts a dealer who made this mistake would record, or None if it can't happen."""
     request, s = hand["request"], hand["settlement"]
     true = _nets(s)
@@ -365,7 +385,8 @@ def make_invalid(kind: str, hand: dict[str, Any], rng: random.Random) -> str | N
         request["stake"] = request.pop("unitValue")
     elif kind == "unknown-preset":
         request["preset"] = {"western": "westren", "eastern": "easten"}.get(
-            request["preset"], request["preset"] + "s")
+            request["preset"], request["preset"] + "s"
+        )
     elif kind == "missing-payout":
         recorded.pop(rng.choice(sorted(recorded)))
     elif kind == "amount-not-a-number":
@@ -383,8 +404,9 @@ def make_invalid(kind: str, hand: dict[str, Any], rng: random.Random) -> str | N
 # --------------------------------------------------------------------------- the day
 
 
-def generate(hands: int = 2000, seed: int = 7, mistakes: int = 24, invalid: int = 8,
-             tables: int = 12) -> tuple[list[str], dict[str, Any]]:
+def generate(
+    hands: int = 2000, seed: int = 7, mistakes: int = 24, invalid: int = 8, tables: int = 12
+) -> tuple[list[str], dict[str, Any]]:
     """(JSON lines, answer key). Line numbers in the key are 1-based."""
     if mistakes + invalid > hands:
         raise ValueError("more mistakes and invalid hands than hands")
@@ -429,9 +451,17 @@ def generate(hands: int = 2000, seed: int = 7, mistakes: int = 24, invalid: int 
         hand["recorded"] = paid
         true = _nets(hand["settlement"])
         r = hand["request"]
-        out.append({"line": idx + 1, "kind": kind, "handId": r["handId"],
-                     "tableId": r["tableId"], "dealerId": r["dealerId"],
-                     "expected": true, "paid": paid})
+        out.append(
+            {
+                "line": idx + 1,
+                "kind": kind,
+                "handId": r["handId"],
+                "tableId": r["tableId"],
+                "dealerId": r["dealerId"],
+                "expected": true,
+                "paid": paid,
+            }
+        )
         return True
 
     def make_bad(kind: str, idx: int, out: list[dict[str, Any]]) -> bool:
@@ -441,8 +471,15 @@ def generate(hands: int = 2000, seed: int = 7, mistakes: int = 24, invalid: int 
             return False
         lines[idx] = line
         r = hand["request"]
-        out.append({"line": idx + 1, "kind": kind, "handId": r["handId"],
-                     "tableId": r["tableId"], "dealerId": r["dealerId"]})
+        out.append(
+            {
+                "line": idx + 1,
+                "kind": kind,
+                "handId": r["handId"],
+                "tableId": r["tableId"],
+                "dealerId": r["dealerId"],
+            }
+        )
         return True
 
     place(INVALID_KINDS, invalid, make_bad, key_invalid)
@@ -470,13 +507,25 @@ def generate(hands: int = 2000, seed: int = 7, mistakes: int = 24, invalid: int 
         "generator": "examples/generate_history.py",
         "seed": seed,
         "hands": hands,
-        "tables": [{"tableId": t.table_id, "preset": t.preset, "unitValue": t.unit,
-                    "profileOverrides": t.overrides, "hands": t.hands} for t in day.tables],
+        "tables": [
+            {
+                "tableId": t.table_id,
+                "preset": t.preset,
+                "unitValue": t.unit,
+                "profileOverrides": t.overrides,
+                "hands": t.hands,
+            }
+            for t in day.tables
+        ],
         "presets": presets,
         "mistakes": key_mistakes,
         "invalid": key_invalid,
-        "totals": {"mistakes": len(key_mistakes), "invalid": len(key_invalid),
-                   "overpaid": over, "underpaid": under},
+        "totals": {
+            "mistakes": len(key_mistakes),
+            "invalid": len(key_invalid),
+            "overpaid": over,
+            "underpaid": under,
+        },
     }
     return out, key
 
@@ -497,9 +546,11 @@ def main(argv: list[str] | None = None) -> int:
     key["history"] = out.name
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     key_path.write_text(json.dumps(key, indent=1) + "\n", encoding="utf-8")
-    print(f"{out}: {len(lines)} hands at {len(key['tables'])} tables; "
-          f"{len(key['mistakes'])} planted mistakes, {len(key['invalid'])} invalid lines "
-          f"(answer key {key_path})")
+    print(
+        f"{out}: {len(lines)} hands at {len(key['tables'])} tables; "
+        f"{len(key['mistakes'])} planted mistakes, {len(key['invalid'])} invalid lines "
+        f"(answer key {key_path})"
+    )
     return 0
 
 

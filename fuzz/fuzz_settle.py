@@ -75,8 +75,27 @@ INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 DECK = [r + s for r in "23456789TJQKA" for s in "shdc"]
 ODD_CARDS = [
-    "", "1x", "10s", "AS", "as", "aS", "Ah ", " Ah", "A♠", "Xx", "A", "Ahh", "T", "0c", "Jk",
-    "🂡", "\x00", "ah", "2H", "tc", "10♥",
+    "",
+    "1x",
+    "10s",
+    "AS",
+    "as",
+    "aS",
+    "Ah ",
+    " Ah",
+    "A♠",
+    "Xx",
+    "A",
+    "Ahh",
+    "T",
+    "0c",
+    "Jk",
+    "🂡",
+    "\x00",
+    "ah",
+    "2H",
+    "tc",
+    "10♥",
 ]
 PRESETS = list(preset_names())
 ODD_PRESETS = ["", "WESTERN", "western ", "nope", "../etc/passwd", "ofc\x00", "x" * 300]
@@ -85,22 +104,96 @@ NATURALS = [n.value for n in Natural]
 ODD_NATURALS = ["", "dragon", "NONE", "DRAGON ", "NATURAL_DRAGON", "x" * 100]
 # Profile JSON values: the proto names (what is valid), the short names of 0.1.0 and odd words
 ENUM_WORDS = [
-    "ROYALTY_MODE_ALWAYS", "ROYALTY_MODE_ON_WIN_REPLACES", "FOUL_PENALTY_FIXED",
-    "VS_FOUL_NATURAL_UNITS", "CAP_BASIS_CURRENT_STACK", "CAP_ORDER_LEFT_OF_BUTTON_FIRST",
-    "RAKE_MODE_COMMISSION", "WHEEL_SECOND_HIGHEST", "ROW_TIE_SUIT_OF_HIGHEST_CARD", "ROW_FRONT",
-    "HAND_CLASS_PAIR", "SUIT_SPADE", "NATURAL_TIE_COMPARE_CARDS", "ROYALTY_MODE_UNSPECIFIED",
-    "NONE", "ALWAYS", "ON_WIN_ADDED", "ON_WIN_REPLACES", "SCOOPED", "FIXED",
-    "GREATER_OF_NATURAL_AND_FOUL", "NATURAL_UNITS", "HAND_START", "CURRENT_STACK",
-    "BUTTON_FIRST", "LEFT_OF_BUTTON_FIRST", "PER_PLAYER", "COMMISSION", "LOWEST",
-    "SECOND_HIGHEST", "PUSH", "SUIT_OF_HIGHEST_CARD", "FRONT", "MIDDLE", "BACK", "PAIR",
-    "THREE_OF_A_KIND", "FULL_HOUSE", "FOUR_OF_A_KIND", "STRAIGHT_FLUSH", "ROYAL_FLUSH",
-    "HIGH_CARD", "TWO_PAIR", "STRAIGHT", "FLUSH", "Q", "K", "A", "2", "s", "h", "c", "d",
+    "ROYALTY_MODE_ALWAYS",
+    "ROYALTY_MODE_ON_WIN_REPLACES",
+    "FOUL_PENALTY_FIXED",
+    "VS_FOUL_NATURAL_UNITS",
+    "CAP_BASIS_CURRENT_STACK",
+    "CAP_ORDER_LEFT_OF_BUTTON_FIRST",
+    "RAKE_MODE_COMMISSION",
+    "WHEEL_SECOND_HIGHEST",
+    "ROW_TIE_SUIT_OF_HIGHEST_CARD",
+    "ROW_FRONT",
+    "HAND_CLASS_PAIR",
+    "SUIT_SPADE",
+    "NATURAL_TIE_COMPARE_CARDS",
+    "ROYALTY_MODE_UNSPECIFIED",
+    "NONE",
+    "ALWAYS",
+    "ON_WIN_ADDED",
+    "ON_WIN_REPLACES",
+    "SCOOPED",
+    "FIXED",
+    "GREATER_OF_NATURAL_AND_FOUL",
+    "NATURAL_UNITS",
+    "HAND_START",
+    "CURRENT_STACK",
+    "BUTTON_FIRST",
+    "LEFT_OF_BUTTON_FIRST",
+    "PER_PLAYER",
+    "COMMISSION",
+    "LOWEST",
+    "SECOND_HIGHEST",
+    "PUSH",
+    "SUIT_OF_HIGHEST_CARD",
+    "FRONT",
+    "MIDDLE",
+    "BACK",
+    "PAIR",
+    "THREE_OF_A_KIND",
+    "FULL_HOUSE",
+    "FOUR_OF_A_KIND",
+    "STRAIGHT_FLUSH",
+    "ROYAL_FLUSH",
+    "HIGH_CARD",
+    "TWO_PAIR",
+    "STRAIGHT",
+    "FLUSH",
+    "Q",
+    "K",
+    "A",
+    "2",
+    "s",
+    "h",
+    "c",
+    "d",
     *[n.value for n in Natural],
 ]
-INTS = [0, 1, -1, 2, 3, 4, 5, 6, 10, 13, 14, 26, 100, 10_000, 2**31 - 1, 2**31, 2**53,
-        2**53 + 1, 2**63 - 1, -(2**63), 2**64]
-FLOATS = [0.5, -0.0, 1e-300, 1e308, 1.7976931348623157e308, float("inf"), float("-inf"),
-          float("nan"), 3.0000000001, -2.5]
+INTS = [
+    0,
+    1,
+    -1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    10,
+    13,
+    14,
+    26,
+    100,
+    10_000,
+    2**31 - 1,
+    2**31,
+    2**53,
+    2**53 + 1,
+    2**63 - 1,
+    -(2**63),
+    2**64,
+]
+FLOATS = [
+    0.5,
+    -0.0,
+    1e-300,
+    1e308,
+    1.7976931348623157e308,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    3.0000000001,
+    -2.5,
+]
 
 
 def _profiles() -> dict[str, dict[str, Any]]:
@@ -123,8 +216,10 @@ def _bases() -> list[pb.SettleRequest]:
     rng = random.Random(20261130)
     for i in range(32):
         table = random_table(
-            rng, players=4 if i < 24 else rng.choice((2, 3)),
-            preset=PRESETS[i % len(PRESETS)], stacks=i % 3 == 0,
+            rng,
+            players=4 if i < 24 else rng.choice((2, 3)),
+            preset=PRESETS[i % len(PRESETS)],
+            stacks=i % 3 == 0,
             surrender_rate=0.15 if i % 4 == 0 else 0.0,
         )
         out.append(request_from_json(table))
@@ -178,8 +273,12 @@ def _value(fdp: atheris.FuzzedDataProvider, depth: int = 0) -> Any:
 
 
 def _key(fdp: atheris.FuzzedDataProvider) -> str:
-    return _unicode(fdp, 10) if fdp.ConsumeBool() else fdp.PickValueInList(
-        ["units", "rank", "row", "handClass", "natural", "cards", "mode", "table", "enabled"]
+    return (
+        _unicode(fdp, 10)
+        if fdp.ConsumeBool()
+        else fdp.PickValueInList(
+            ["units", "rank", "row", "handClass", "natural", "cards", "mode", "table", "enabled"]
+        )
     )
 
 
@@ -263,8 +362,13 @@ def m_button(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) -> None:
 
 def m_preset(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) -> None:
     k = fdp.ConsumeIntInRange(0, 5)
-    req.preset = (fdp.PickValueInList(PRESETS) if k <= 3 else
-                  fdp.PickValueInList(ODD_PRESETS) if k == 4 else _unicode(fdp, 20))
+    req.preset = (
+        fdp.PickValueInList(PRESETS)
+        if k <= 3
+        else fdp.PickValueInList(ODD_PRESETS)
+        if k == 4
+        else _unicode(fdp, 20)
+    )
 
 
 def m_unit_value(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) -> None:
@@ -310,8 +414,11 @@ def m_natural(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) -> None:
         p.cards.extend(cards)
     if fdp.ConsumeIntInRange(0, 3) != 0:
         p.ClearField("arrangement")
-    p.declared_natural = (fdp.PickValueInList(NATURALS) if fdp.ConsumeIntInRange(0, 4)
-                          else fdp.PickValueInList(ODD_NATURALS))
+    p.declared_natural = (
+        fdp.PickValueInList(NATURALS)
+        if fdp.ConsumeIntInRange(0, 4)
+        else fdp.PickValueInList(ODD_NATURALS)
+    )
 
 
 def m_player_id(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) -> None:
@@ -399,9 +506,26 @@ def m_context(req: pb.SettleRequest, fdp: atheris.FuzzedDataProvider) -> None:
 
 
 MUTATIONS: list[Callable[[pb.SettleRequest, atheris.FuzzedDataProvider], None]] = [
-    m_swap_cards, m_swap_cards, m_set_card, m_add_card, m_drop_card, m_seat, m_button,
-    m_preset, m_unit_value, m_stack, m_stack, m_surrender, m_fantasyland, m_natural,
-    m_player_id, m_players, m_clear_arrangement, m_overrides, m_overrides, m_inline_profile,
+    m_swap_cards,
+    m_swap_cards,
+    m_set_card,
+    m_add_card,
+    m_drop_card,
+    m_seat,
+    m_button,
+    m_preset,
+    m_unit_value,
+    m_stack,
+    m_stack,
+    m_surrender,
+    m_fantasyland,
+    m_natural,
+    m_player_id,
+    m_players,
+    m_clear_arrangement,
+    m_overrides,
+    m_overrides,
+    m_inline_profile,
     m_context,
 ]
 
@@ -435,8 +559,10 @@ _TOLERATE = {
 if "all" in _TOLERATE:
     _TOLERATE = set(KNOWN)
 elif _TOLERATE - set(KNOWN):
-    print(f"CPSETTLE_FUZZ_TOLERATE: not in KNOWN, ignored: {sorted(_TOLERATE - set(KNOWN))}",
-          file=sys.stderr)
+    print(
+        f"CPSETTLE_FUZZ_TOLERATE: not in KNOWN, ignored: {sorted(_TOLERATE - set(KNOWN))}",
+        file=sys.stderr,
+    )
     _TOLERATE &= set(KNOWN)
 _SEEN: dict[str, int] = {}
 

@@ -60,8 +60,9 @@ def seeds() -> dict[str, bytes]:
 
     over = pb.SettleRequest()
     over.CopyFrom(western)
-    over.profile_overrides.update({"caps": {"wins": False}, "rake": {"mode": "RAKE_MODE_COMMISSION",
-                                                                     "commissionBps": 500}})
+    over.profile_overrides.update(
+        {"caps": {"wins": False}, "rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 500}}
+    )
     over.unit_value = 25
     over.dead_cards.append("2h")
     out["seed-raw-overrides-stake-dead-card"] = RAW + over.SerializeToString()

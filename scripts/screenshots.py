@@ -14,8 +14,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 IMG = ROOT / "docs" / "img"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 LAPTOP = {"width": 1280, "height": 800}
 
 
@@ -35,9 +42,13 @@ def signing_key(folder: Path) -> tuple[Path, Path]:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     pem = folder / "key.pem"
-    pem.write_bytes(Ed25519PrivateKey.generate().private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption()))
+    pem.write_bytes(
+        Ed25519PrivateKey.generate().private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     keys = folder / "keys.json"
     keys.write_text(cpsettle("keys", "show", "--local", "--signing-key-file", str(pem)))
     return pem, keys
@@ -50,8 +61,11 @@ def hand_page(folder: Path, pem: Path, keys: Path) -> Path:
     request = folder / "western-eur.json"
     request.write_text(json.dumps(table))
     settlement = folder / "settlement.json"
-    settlement.write_text(cpsettle("settle", str(request), "--local", "--output", "json",
-                                   "--signing-key-file", str(pem)))
+    settlement.write_text(
+        cpsettle(
+            "settle", str(request), "--local", "--output", "json", "--signing-key-file", str(pem)
+        )
+    )
     page = folder / "hand.html"
     cpsettle("view", str(settlement), str(request), "-o", str(page), "--keys", str(keys))
     return page
@@ -77,16 +91,28 @@ def report_page(folder: Path, pem: Path) -> Path:
     history = folder / "day.jsonl"
     history.write_text("\n".join(out) + "\n")
     page = folder / "report.html"
-    cpsettle("audit", str(history), "--local", "--signing-key-file", str(pem), "--progress",
-             "none", "--html", str(page))
+    cpsettle(
+        "audit",
+        str(history),
+        "--local",
+        "--signing-key-file",
+        str(pem),
+        "--progress",
+        "none",
+        "--html",
+        str(page),
+    )
     return page
 
 
 def main() -> None:
     from playwright.sync_api import sync_playwright
 
-    chromium = (os.environ.get("CPSETTLE_CHROMIUM") or shutil.which("chromium")
-                or shutil.which("chromium-browser"))
+    chromium = (
+        os.environ.get("CPSETTLE_CHROMIUM")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+    )
     if chromium is None:
         sys.exit("no chromium: apt-get install chromium (or set CPSETTLE_CHROMIUM)")
     fonts = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True).stdout
@@ -97,11 +123,13 @@ def main() -> None:
         folder = Path(tmp)
         pem, keys = signing_key(folder)
         hand, report = hand_page(folder, pem, keys), report_page(folder, pem)
-        shots = [(hand, "en-GB", "hand-view.png", None),
-                 (hand, "es-ES", "hand-view-es.png", None),
-                 (hand, "zh-TW", "hand-view-zh-Hant.png", None),
-                 (report, "es-ES", "report-es.png", "details.hand"),
-                 (report, "zh-TW", "report-zh-Hant.png", "details.hand")]
+        shots = [
+            (hand, "en-GB", "hand-view.png", None),
+            (hand, "es-ES", "hand-view-es.png", None),
+            (hand, "zh-TW", "hand-view-zh-Hant.png", None),
+            (report, "es-ES", "report-es.png", "details.hand"),
+            (report, "zh-TW", "report-zh-Hant.png", "details.hand"),
+        ]
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=FLAGS, headless=True)
             for page_file, locale, name, open_first in shots:

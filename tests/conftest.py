@@ -60,8 +60,9 @@ class LogStream:
                 out.append(event)
         return out
 
-    def wait_events(self, name: str | None, where: Any, count: int,
-                    timeout: float = 5.0) -> list[dict[str, Any]]:
+    def wait_events(
+        self, name: str | None, where: Any, count: int, timeout: float = 5.0
+    ) -> list[dict[str, Any]]:
         """The events named ``name`` that ``where`` accepts, once there are ``count`` of them
         (or ``timeout`` seconds have passed: then what there is, for the test to judge).
 
@@ -104,8 +105,12 @@ class ServerHandle:
 
 
 def start_server(sock: Path, **overrides: Any) -> ServerHandle:
-    values: dict[str, Any] = {"unix_socket": str(sock), "metrics_port": 0,
-                              "grace_seconds": 2.0, "max_message_bytes": 64 * 1024}
+    values: dict[str, Any] = {
+        "unix_socket": str(sock),
+        "metrics_port": 0,
+        "grace_seconds": 2.0,
+        "max_message_bytes": 64 * 1024,
+    }
     values.update(overrides)
     settings = Settings(**values)
     loop = asyncio.new_event_loop()

@@ -15,5 +15,15 @@ The wings, each using only those below it (``tests/test_import_cycles.py`` keeps
 ====================  ==============================================================
 """
 
-__all__ = ["api", "config", "domain", "errors", "local", "observability", "profile_files",
-           "proof", "server", "wireformat"]
+__all__ = [
+    "api",
+    "config",
+    "domain",
+    "errors",
+    "local",
+    "observability",
+    "profile_files",
+    "proof",
+    "server",
+    "wireformat",
+]

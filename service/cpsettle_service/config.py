@@ -9,8 +9,10 @@ from dataclasses import dataclass, fields
 from .errors import ConfigError
 
 # Settings renamed: an old name set is refused, never silently ignored.
-RENAMED = {"CPSETTLE_AUDIT_HEAD_SECONDS": "CPSETTLE_AUDIT_CHECKPOINT_SECONDS",
-           "CPSETTLE_AUDIT_HEAD_EVENTS": "CPSETTLE_AUDIT_CHECKPOINT_EVENTS"}
+RENAMED = {
+    "CPSETTLE_AUDIT_HEAD_SECONDS": "CPSETTLE_AUDIT_CHECKPOINT_SECONDS",
+    "CPSETTLE_AUDIT_HEAD_EVENTS": "CPSETTLE_AUDIT_CHECKPOINT_EVENTS",
+}
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -102,8 +104,10 @@ class Settings:
         problems: list[str] = []
         for old, new in RENAMED.items():
             if old in env:
-                problems.append(f"{old} is now {new} (the audit log's checkpoints replaced its "
-                                "signed heads: docs/AUDIT.md)")
+                problems.append(
+                    f"{old} is now {new} (the audit log's checkpoints replaced its "
+                    "signed heads: docs/AUDIT.md)"
+                )
         for f in fields(cls):
             var = f"CPSETTLE_{f.name.upper()}"
             if var not in env:
@@ -139,24 +143,32 @@ class Settings:
         if not 0 <= self.health_port <= 65535:
             out.append(f"CPSETTLE_HEALTH_PORT must be 0-65535, got {self.health_port}")
         elif self.health_port and self.health_port in (self.port, self.metrics_port):
-            out.append("CPSETTLE_HEALTH_PORT must differ from CPSETTLE_PORT and "
-                       "CPSETTLE_METRICS_PORT")
+            out.append(
+                "CPSETTLE_HEALTH_PORT must differ from CPSETTLE_PORT and CPSETTLE_METRICS_PORT"
+            )
         if not 0 <= self.http_port <= 65535:
             out.append(f"CPSETTLE_HTTP_PORT must be 0-65535, got {self.http_port}")
-        elif self.http_port and self.http_port in (self.port, self.metrics_port,
-                                                   self.health_port):
-            out.append("CPSETTLE_HTTP_PORT must differ from CPSETTLE_PORT, "
-                       "CPSETTLE_METRICS_PORT and CPSETTLE_HEALTH_PORT")
+        elif self.http_port and self.http_port in (self.port, self.metrics_port, self.health_port):
+            out.append(
+                "CPSETTLE_HTTP_PORT must differ from CPSETTLE_PORT, "
+                "CPSETTLE_METRICS_PORT and CPSETTLE_HEALTH_PORT"
+            )
         for origin in self.cors_origins:
             if origin != "*" and not origin.startswith(("http://", "https://")):
-                out.append(f"CPSETTLE_HTTP_CORS_ORIGINS: {origin!r} is not an origin "
-                           "(scheme://host[:port], or *)")
+                out.append(
+                    f"CPSETTLE_HTTP_CORS_ORIGINS: {origin!r} is not an origin "
+                    "(scheme://host[:port], or *)"
+                )
         if self.max_connection_age_seconds < 0 or self.max_connection_age_grace_seconds < 0:
-            out.append("CPSETTLE_MAX_CONNECTION_AGE_SECONDS and "
-                       "CPSETTLE_MAX_CONNECTION_AGE_GRACE_SECONDS must be 0 or more")
+            out.append(
+                "CPSETTLE_MAX_CONNECTION_AGE_SECONDS and "
+                "CPSETTLE_MAX_CONNECTION_AGE_GRACE_SECONDS must be 0 or more"
+            )
         if self.keepalive_time_seconds < 1 or self.keepalive_timeout_seconds < 1:
-            out.append("CPSETTLE_KEEPALIVE_TIME_SECONDS and CPSETTLE_KEEPALIVE_TIMEOUT_SECONDS "
-                       "must be at least 1")
+            out.append(
+                "CPSETTLE_KEEPALIVE_TIME_SECONDS and CPSETTLE_KEEPALIVE_TIMEOUT_SECONDS "
+                "must be at least 1"
+            )
         if self.max_concurrent_rpcs < 1:
             out.append("CPSETTLE_MAX_CONCURRENT_RPCS must be at least 1")
         if self.max_concurrent_streams < 1:
@@ -185,8 +197,7 @@ class Settings:
             out.append("CPSETTLE_AUDIT_CHECKPOINT_SECONDS must be more than 0")
         if self.audit_checkpoint_events < 1:
             out.append("CPSETTLE_AUDIT_CHECKPOINT_EVENTS must be at least 1")
-        if not self.audit_log_origin or any(c.isspace() or c == "+" for c in
-                                            self.audit_log_origin):
+        if not self.audit_log_origin or any(c.isspace() or c == "+" for c in self.audit_log_origin):
             out.append("CPSETTLE_AUDIT_LOG_ORIGIN must be non-empty, without spaces or '+'")
         if self.witness_timeout_seconds <= 0:
             out.append("CPSETTLE_WITNESS_TIMEOUT_SECONDS must be more than 0")
@@ -202,11 +213,15 @@ class Settings:
         if self.tls_client_ca_file and not self.tls_cert_file:
             out.append("CPSETTLE_TLS_CLIENT_CA_FILE needs CPSETTLE_TLS_CERT_FILE")
         if self.require_caller_auth and not (self.tls_client_ca_file or self.auth_tokens_file):
-            out.append("CPSETTLE_REQUIRE_CALLER_AUTH needs CPSETTLE_TLS_CLIENT_CA_FILE (mutual "
-                       "TLS) or CPSETTLE_AUTH_TOKENS_FILE (bearer tokens)")
+            out.append(
+                "CPSETTLE_REQUIRE_CALLER_AUTH needs CPSETTLE_TLS_CLIENT_CA_FILE (mutual "
+                "TLS) or CPSETTLE_AUTH_TOKENS_FILE (bearer tokens)"
+            )
         if self.channelz and not self.health_port:
-            out.append("CPSETTLE_CHANNELZ needs CPSETTLE_HEALTH_PORT (channelz is served on "
-                       "that admin port only)")
+            out.append(
+                "CPSETTLE_CHANNELZ needs CPSETTLE_HEALTH_PORT (channelz is served on "
+                "that admin port only)"
+            )
         return out
 
     @property
@@ -216,8 +231,7 @@ class Settings:
     @property
     def cors_origins(self) -> tuple[str, ...]:
         """The allowed origins of ``http_cors_origins``, each without a trailing slash."""
-        return tuple(o.strip().rstrip("/") for o in self.http_cors_origins.split(",")
-                     if o.strip())
+        return tuple(o.strip().rstrip("/") for o in self.http_cors_origins.split(",") if o.strip())
 
     @property
     def address(self) -> str:

@@ -33,8 +33,15 @@ from .profile_files import builtin_registry, with_directory
 from .proof.keys import SigningKey
 from .proof.seal import Sealer
 
-__all__ = ["AuditContext", "InvalidInput", "LocalService", "NotFound", "PlayerInput", "Table",
-           "settle"]
+__all__ = [
+    "AuditContext",
+    "InvalidInput",
+    "LocalService",
+    "NotFound",
+    "PlayerInput",
+    "Table",
+    "settle",
+]
 
 
 class LocalService:
@@ -65,8 +72,9 @@ class LocalService:
     def verification_keys(self) -> pb.GetVerificationKeysResponse:
         return self._servicer.keys_response()
 
-    def settle_batch(self, batch: pb.SettleStreamRequest, *,
-                     max_items: int = stream.MAX_ITEMS_PER_BATCH) -> pb.SettleStreamResponse:
+    def settle_batch(
+        self, batch: pb.SettleStreamRequest, *, max_items: int = stream.MAX_ITEMS_PER_BATCH
+    ) -> pb.SettleStreamResponse:
         """What ``SettleStream`` answers for ``batch`` (one result per item, in order)."""
         return stream.settle_batch(self._servicer, batch, max_items=max_items)
 
@@ -76,8 +84,13 @@ class LocalService:
         ``InvalidInput`` (or json_format's ``ParseError``) when it cannot be."""
         sent = overrides is not None
         struct = json_format.ParseDict(overrides, struct_pb2.Struct()) if sent else None
-        choice = mapping.profile_choice(preset, False, profile_pb2.RuleProfile(), sent,
-                                        struct if struct is not None else struct_pb2.Struct())
+        choice = mapping.profile_choice(
+            preset,
+            False,
+            profile_pb2.RuleProfile(),
+            sent,
+            struct if struct is not None else struct_pb2.Struct(),
+        )
         return self._servicer.resolver.resolve(choice)[0]
 
     @staticmethod

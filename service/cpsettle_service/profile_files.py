@@ -42,8 +42,9 @@ def load_preset(name: str) -> RuleProfile:
 
 def builtin_registry() -> ProfileRegistry:
     """The built-in presets, each with the source ``builtin``."""
-    return ProfileRegistry({n: RegisteredProfile(load_preset(n), "builtin")
-                            for n in preset_names()})
+    return ProfileRegistry(
+        {n: RegisteredProfile(load_preset(n), "builtin") for n in preset_names()}
+    )
 
 
 def with_directory(registry: ProfileRegistry, directory: str) -> ProfileRegistry:
@@ -57,6 +58,10 @@ def with_directory(registry: ProfileRegistry, directory: str) -> ProfileRegistry
         try:
             documents.append((str(path), json.loads(path.read_text("utf-8"))))
         except (OSError, ValueError) as e:
-            documents.append((str(path), Violation(str(path), f"cannot be read as JSON: {e}",
-                                                   ViolationCode.PROFILE)))
+            documents.append(
+                (
+                    str(path),
+                    Violation(str(path), f"cannot be read as JSON: {e}", ViolationCode.PROFILE),
+                )
+            )
     return registry.with_house_profiles(documents)

@@ -27,8 +27,9 @@ from .errors import Unauthenticated
 from .observability import metrics
 
 
-def server_credentials(settings: Settings,
-                       files: CertificateFiles | None = None) -> grpc.ServerCredentials | None:
+def server_credentials(
+    settings: Settings, files: CertificateFiles | None = None
+) -> grpc.ServerCredentials | None:
     """TLS credentials from the configured files (read again when they change), or None for
     plaintext."""
     if not settings.tls_cert_file:
@@ -37,7 +38,8 @@ def server_credentials(settings: Settings,
     return grpc.dynamic_ssl_server_credentials(
         # grpc's fetcher may return None ("keep the current configuration"); typeshed's stub
         # says it must always return one.
-        files.initial(), files.fetch,  # type: ignore[arg-type]
+        files.initial(),
+        files.fetch,  # type: ignore[arg-type]
         require_client_authentication=bool(settings.tls_client_ca_file),
     )
 
@@ -60,8 +62,13 @@ class CertificateFiles:
     rejected and the previous ones kept; they are tried again when they change again.
     """
 
-    def __init__(self, cert_file: str, key_file: str, client_ca_file: str = "",
-                 on_change: Callable[[str, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        cert_file: str,
+        key_file: str,
+        client_ca_file: str = "",
+        on_change: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.paths = tuple(p for p in (cert_file, key_file, client_ca_file) if p)
         self.cert_file, self.key_file, self.client_ca_file = cert_file, key_file, client_ca_file
         self.on_change = on_change  # (result, detail): "loaded"/"rejected", for the log
@@ -71,10 +78,12 @@ class CertificateFiles:
         self._pending: grpc.ServerCertificateConfiguration | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings,
-                      on_change: Callable[[str, str], None] | None = None) -> CertificateFiles:
-        return cls(settings.tls_cert_file, settings.tls_key_file, settings.tls_client_ca_file,
-                   on_change)
+    def from_settings(
+        cls, settings: Settings, on_change: Callable[[str, str], None] | None = None
+    ) -> CertificateFiles:
+        return cls(
+            settings.tls_cert_file, settings.tls_key_file, settings.tls_client_ca_file, on_change
+        )
 
     def initial(self) -> grpc.ServerCertificateConfiguration:
         """The configuration at start (raises CertificateProblem: the server does not start)."""
@@ -136,8 +145,9 @@ class CertificateFiles:
             raise CertificateProblem(f"{self.key_file} is not the key of {self.cert_file}")
         self.not_after = leaf.not_valid_after_utc.timestamp()
         metrics.TLS_CERT_EXPIRY.set(self.not_after)
-        return grpc.ssl_server_certificate_configuration([(key, chain)],
-                                                         root_certificates=client_ca)
+        return grpc.ssl_server_certificate_configuration(
+            [(key, chain)], root_certificates=client_ca
+        )
 
 
 _SPKI = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)

@@ -152,8 +152,10 @@ def service_methods() -> list[tuple[str, str]]:
     from cpsettle.v1 import settlement_pb2
 
     service = settlement_pb2.DESCRIPTOR.services_by_name["SettlementService"]
-    return [(m.name, "bidi_stream" if m.client_streaming or m.server_streaming else "unary")
-            for m in service.methods]
+    return [
+        (m.name, "bidi_stream" if m.client_streaming or m.server_streaming else "unary")
+        for m in service.methods
+    ]
 
 
 def load_registry(settings: Settings) -> ProfileRegistry:
@@ -167,8 +169,12 @@ def make_sealer(settings: Settings) -> Sealer:
     """Digests and signatures for every settlement, with the audit log events."""
     key = load_signing_key(settings)
     log = metrics.CountedAuditLog(get_logger("cpsettle.audit"))
-    return Sealer(key, log=log, include_request=settings.audit_include_request,
-                  keys=published_keys(settings, key))
+    return Sealer(
+        key,
+        log=log,
+        include_request=settings.audit_include_request,
+        keys=published_keys(settings, key),
+    )
 
 
 async def build_server(
@@ -202,23 +208,45 @@ async def build_server(
         options=options,
         # a backstop well above the service's own limit (the interceptor's), so that health
         # checks still get through when the settlement service is at capacity
-        maximum_concurrent_rpcs=4 * (settings.max_concurrent_rpcs
-                                     + settings.max_concurrent_streams) + 64,
+        maximum_concurrent_rpcs=4 * (settings.max_concurrent_rpcs + settings.max_concurrent_streams)
+        + 64,
     )
     engine = default_size() if settings.engine_workers == 0 else settings.engine_workers
-    offload = (Offload(engine, stream_worker.__name__,
-                       (settings.profile_dir, sealer.include_request), settings.engine_worker_nice)
-               if engine > 0 else None)
-    servicer = SettlementServicer(ProfileResolver(registry), sealer,
-                                  log_timeout=settings.audit_log_stall_seconds,
-                                  live=interceptor.live, offload=offload)
+    offload = (
+        Offload(
+            engine,
+            stream_worker.__name__,
+            (settings.profile_dir, sealer.include_request),
+            settings.engine_worker_nice,
+        )
+        if engine > 0
+        else None
+    )
+    servicer = SettlementServicer(
+        ProfileResolver(registry),
+        sealer,
+        log_timeout=settings.audit_log_stall_seconds,
+        live=interceptor.live,
+        offload=offload,
+    )
     workers = default_size() if settings.stream_workers == 0 else settings.stream_workers
-    pool = (StreamPool(workers, stream_worker.__name__,
-                       (settings.profile_dir, sealer.include_request), settings.stream_worker_nice)
-            if workers > 0 else None)
-    handler = generic_handler(servicer, max_result_bytes=4 * settings.max_message_bytes,
-                              max_request_bytes=settings.max_message_bytes,
-                              stream_idle_seconds=settings.stream_idle_seconds, pool=pool)
+    pool = (
+        StreamPool(
+            workers,
+            stream_worker.__name__,
+            (settings.profile_dir, sealer.include_request),
+            settings.stream_worker_nice,
+        )
+        if workers > 0
+        else None
+    )
+    handler = generic_handler(
+        servicer,
+        max_result_bytes=4 * settings.max_message_bytes,
+        max_request_bytes=settings.max_message_bytes,
+        stream_idle_seconds=settings.stream_idle_seconds,
+        pool=pool,
+    )
     server.add_generic_rpc_handlers((handler,))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -237,7 +265,8 @@ async def build_server(
     if settings.tls_cert_file:
         log = get_logger("cpsettle.server")
         certificates = CertificateFiles.from_settings(
-            settings, lambda result, detail: log.warning(f"tls.{result}", detail=detail))
+            settings, lambda result, detail: log.warning(f"tls.{result}", detail=detail)
+        )
     credentials = server_credentials(settings, certificates)
     if credentials is not None:
         port = server.add_secure_port(settings.address, credentials)
@@ -246,8 +275,16 @@ async def build_server(
     if not settings.unix_socket and port == 0:
         raise RuntimeError(f"could not bind {settings.address}")
     await server.start()
-    running = Running(server, health_servicer, port, settings, servicer=servicer, pool=pool,
-                      certificates=certificates, offload=offload)
+    running = Running(
+        server,
+        health_servicer,
+        port,
+        settings,
+        servicer=servicer,
+        pool=pool,
+        certificates=certificates,
+        offload=offload,
+    )
     if certificates is not None:
         running.tasks.append(asyncio.create_task(running.refresh_certificates()))
     if settings.http_port:
@@ -275,19 +312,23 @@ def connection_options(settings: Settings) -> list[tuple[str, int]]:
     if settings.max_connection_age_seconds > 0:
         options += [
             ("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)),
-            ("grpc.max_connection_age_grace_ms",
-             int(settings.max_connection_age_grace_seconds * 1000)),
+            (
+                "grpc.max_connection_age_grace_ms",
+                int(settings.max_connection_age_grace_seconds * 1000),
+            ),
         ]
     return options
 
 
-async def start_connect(settings: Settings, interceptor: ServiceInterceptor,
-                        handler: grpc.GenericRpcHandler) -> HttpListener:
+async def start_connect(
+    settings: Settings, interceptor: ServiceInterceptor, handler: grpc.GenericRpcHandler
+) -> HttpListener:
     """The HTTP/JSON port: Connect over the very handlers the gRPC server runs (the
     interceptor's wrappers), so both ports share the servicer, the limits and the error table."""
     handlers = await intercepted_handlers(interceptor, handler)
-    app = connect_app(handlers, max_message_bytes=settings.max_message_bytes,
-                      cors_origins=settings.cors_origins)
+    app = connect_app(
+        handlers, max_message_bytes=settings.max_message_bytes, cors_origins=settings.cors_origins
+    )
     return await start_http(app, settings)
 
 
@@ -356,8 +397,13 @@ async def serve(settings: Settings) -> int:
             return 2
     if settings.metrics_port:
         await start_metrics_server(settings.host, settings.metrics_port, metrics.REGISTRY)
-    metrics.BUILD_INFO.info({"version": VERSION, "engine_version": sealer.engine_version,
-                             "engine_digest": sealer.engine_digest})
+    metrics.BUILD_INFO.info(
+        {
+            "version": VERSION,
+            "engine_version": sealer.engine_version,
+            "engine_digest": sealer.engine_digest,
+        }
+    )
     metrics.SIGNING_ENABLED.set(1 if sealer.key is not None else 0)
     metrics.MAX_CONCURRENT_RPCS.set(settings.max_concurrent_rpcs)
     metrics.prime(SERVICE_NAME, service_methods())
@@ -395,8 +441,12 @@ async def serve(settings: Settings) -> int:
         tls_expires=running.certificates.not_after if running.certificates else None,
         channelz=settings.channelz,
         profiles=[
-            {"name": e.profile.name, "version": e.profile.version, "source": e.source,
-             "digest": profile_digest(e.profile)}
+            {
+                "name": e.profile.name,
+                "version": e.profile.version,
+                "source": e.source,
+                "digest": profile_digest(e.profile),
+            }
             for e in registry.entries()
         ],
     )
@@ -418,8 +468,9 @@ async def serve(settings: Settings) -> int:
         loop = asyncio.get_running_loop()
         for feed in feeds:  # the last checkpoint to the witness, within the grace period
             if not await loop.run_in_executor(None, feed.close, settings.grace_seconds):
-                log.warning("witness.not_cosigned", witness=feed.url,
-                            pending_lines=feed.pending_lines)
+                log.warning(
+                    "witness.not_cosigned", witness=feed.url, pending_lines=feed.pending_lines
+                )
     return 0
 
 
@@ -431,19 +482,30 @@ def start_feeds(settings: Settings, audit: Log) -> list[WitnessFeed]:
     feeds = []
     for url in settings.witness_urls:
         was_up = [True]
-        up, cosigned = (m.labels(witness=witness_label(url)) for m in (
-            metrics.WITNESS_UP, metrics.WITNESS_LAST_COSIGNED))
+        up, cosigned = (
+            m.labels(witness=witness_label(url))
+            for m in (metrics.WITNESS_UP, metrics.WITNESS_LAST_COSIGNED)
+        )
         up.set(0)
 
-        def changed(state: FeedState, url: str = url, was_up: list[bool] = was_up,
-                    up: Gauge = up, cosigned: Gauge = cosigned) -> None:
+        def changed(
+            state: FeedState,
+            url: str = url,
+            was_up: list[bool] = was_up,
+            up: Gauge = up,
+            cosigned: Gauge = cosigned,
+        ) -> None:
             # from the feed's thread
             up.set(1 if state.up else 0)
             if state.cosigned_at:
                 cosigned.set(state.cosigned_at)
             if not state.up:
-                log.warning("witness.unreachable", witness=url, reason=state.why,
-                            pending_lines=state.pending_lines)
+                log.warning(
+                    "witness.unreachable",
+                    witness=url,
+                    reason=state.why,
+                    pending_lines=state.pending_lines,
+                )
             elif not was_up[0]:
                 log.info("witness.reachable", witness=url)
             was_up[0] = state.up
@@ -465,11 +527,15 @@ def main() -> None:
     except ConfigError as e:
         print(f"cpsettle-server: {e}", file=sys.stderr)
         sys.exit(2)
-    configure(settings.log_level, settings.log_format,
-              checkpoint_every=settings.audit_checkpoint_events, background=True,
-              queue_lines=settings.audit_log_queue_lines,
-              stall_seconds=settings.audit_log_stall_seconds,
-              origin_prefix=settings.audit_log_origin)
+    configure(
+        settings.log_level,
+        settings.log_format,
+        checkpoint_every=settings.audit_checkpoint_events,
+        background=True,
+        queue_lines=settings.audit_log_queue_lines,
+        stall_seconds=settings.audit_log_stall_seconds,
+        origin_prefix=settings.audit_log_origin,
+    )
     code = asyncio.run(serve(settings))
     audit = audit_log()
     if audit is not None:  # the writer thread's last lines, as far as stdout takes them

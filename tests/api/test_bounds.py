@@ -36,6 +36,7 @@ def player(n: int, what: str) -> Grow:
             row = getattr(p.arrangement, what)
             del row[:]
             row.extend(["Ks"] * n)
+
     return grow
 
 
@@ -43,28 +44,43 @@ def players(n: int) -> Grow:
     def grow(r: pb.SettleRequest) -> None:
         for i in range(n - 3):
             r.players.add(player_id=f"q{i}", seat=10 + i)
+
     return grow
 
 
 # (what, set to the bound, set one past it, the violation's path)
 CASES = [
-    *[(f, ids(B.MAX_ID_CHARS, f), ids(B.MAX_ID_CHARS + 1, f), path)
-      for path, f in B._IDS],
+    *[(f, ids(B.MAX_ID_CHARS, f), ids(B.MAX_ID_CHARS + 1, f), path) for path, f in B._IDS],
     ("preset", ids(B.MAX_NAME_CHARS, "preset"), ids(B.MAX_NAME_CHARS + 1, "preset"), "preset"),
-    ("dead cards", lambda r: r.dead_cards.extend(["2c"] * B.MAX_DEAD_CARDS),
-     lambda r: r.dead_cards.extend(["2c"] * (B.MAX_DEAD_CARDS + 1)), "deadCards"),
+    (
+        "dead cards",
+        lambda r: r.dead_cards.extend(["2c"] * B.MAX_DEAD_CARDS),
+        lambda r: r.dead_cards.extend(["2c"] * (B.MAX_DEAD_CARDS + 1)),
+        "deadCards",
+    ),
     ("players", players(B.MAX_PLAYERS), players(B.MAX_PLAYERS + 1), "players"),
-    ("player id", player(B.MAX_ID_CHARS, "player_id"), player(B.MAX_ID_CHARS + 1, "player_id"),
-     "players[1].playerId"),
-    *[(row, player(B.MAX_HAND_CARDS, row), player(B.MAX_HAND_CARDS + 1, row),
-       f"players[1].{'cards' if row == 'cards' else 'arrangement.' + row}")
-      for row in ("cards", "front", "middle", "back")],
+    (
+        "player id",
+        player(B.MAX_ID_CHARS, "player_id"),
+        player(B.MAX_ID_CHARS + 1, "player_id"),
+        "players[1].playerId",
+    ),
+    *[
+        (
+            row,
+            player(B.MAX_HAND_CARDS, row),
+            player(B.MAX_HAND_CARDS + 1, row),
+            f"players[1].{'cards' if row == 'cards' else 'arrangement.' + row}",
+        )
+        for row in ("cards", "front", "middle", "back")
+    ],
 ]
 
 
 @pytest.mark.parametrize("what, at, past, path", CASES, ids=[c[0] for c in CASES])
 def test_each_bound_holds_at_its_limit_and_is_named_past_it(
-        what: str, at: Grow, past: Grow, path: str) -> None:
+    what: str, at: Grow, past: Grow, path: str
+) -> None:
     ok = request()
     at(ok)
     assert bounds.settle_request_problems(ok) == []

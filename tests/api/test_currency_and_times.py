@@ -38,13 +38,29 @@ def house_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settlemen
     key_file = folder / "key.pem"
     key_file.write_bytes(fixed_test_key(1))
     retired = signing_key_from_pem(fixed_test_key(3), "k-retired")
-    (folder / "keys.json").write_text(json.dumps({"keys": [{
-        "keyId": "k-retired", "algorithm": "SIGNATURE_ALGORITHM_ED25519",
-        "publicKey": retired.public.raw.hex(),
-        "notBefore": "2025-01-01T00:00:00Z", "notAfter": "2025-12-31T23:59:59.999Z"}]}), "utf-8")
-    handle = start_server(folder / "house.sock", profile_dir=str(folder / "profiles"),
-                          signing_key_file=str(key_file), signing_key_id="k-time",
-                          verification_keys_file=str(folder / "keys.json"))
+    (folder / "keys.json").write_text(
+        json.dumps(
+            {
+                "keys": [
+                    {
+                        "keyId": "k-retired",
+                        "algorithm": "SIGNATURE_ALGORITHM_ED25519",
+                        "publicKey": retired.public.raw.hex(),
+                        "notBefore": "2025-01-01T00:00:00Z",
+                        "notAfter": "2025-12-31T23:59:59.999Z",
+                    }
+                ]
+            }
+        ),
+        "utf-8",
+    )
+    handle = start_server(
+        folder / "house.sock",
+        profile_dir=str(folder / "profiles"),
+        signing_key_file=str(key_file),
+        signing_key_id="k-time",
+        verification_keys_file=str(folder / "keys.json"),
+    )
     try:
         with SettlementClient(handle.address, timeout=10) as c:
             yield c
@@ -53,7 +69,8 @@ def house_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settlemen
 
 
 def test_the_settlement_names_the_currency_default_profile_and_request(
-        house_client: SettlementClient) -> None:
+    house_client: SettlementClient,
+) -> None:
     # nobody names one: XXX, "no currency involved" (the presets carry none)
     plain = house_client.settle(table("western")).settlement
     assert plain.currency == NO_CURRENCY == "XXX"
@@ -61,8 +78,7 @@ def test_the_settlement_names_the_currency_default_profile_and_request(
     house = house_client.settle(table("house-eur")).settlement
     assert (house.currency, house.unit_value) == ("EUR", 250)
     # the request's overrides the profile's, as unitValue does; the rules stay the same
-    yen = house_client.settle(table("house-eur", currency="JPY",
-                                    unitValue=1)).settlement
+    yen = house_client.settle(table("house-eur", currency="JPY", unitValue=1)).settlement
     assert (yen.currency, yen.unit_value) == ("JPY", 1)
     assert yen.profile.digest == house.profile.digest
     assert [p.net_units for p in yen.players] == [p.net_units for p in house.players]
@@ -71,17 +87,24 @@ def test_the_settlement_names_the_currency_default_profile_and_request(
     assert len({s.request_digest for s in (house, yen)}) == 2
     assert len({s.settlement_id for s in (house, yen)}) == 2
     # and a profile override sets it too
-    over = house_client.settle(table("western", profileOverrides={
-        "money": {"currency": "KWD"}})).settlement
+    over = house_client.settle(
+        table("western", profileOverrides={"money": {"currency": "KWD"}})
+    ).settlement
     assert over.currency == "KWD"
 
 
-@pytest.mark.parametrize("code, reason", [
-    ("EURO", "three upper-case letters"), ("eur", "three upper-case letters"),
-    ("ABC", "not an active ISO 4217"), ("HRK", "not an active ISO 4217"),  # withdrawn 2023
-])
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("EURO", "three upper-case letters"),
+        ("eur", "three upper-case letters"),
+        ("ABC", "not an active ISO 4217"),
+        ("HRK", "not an active ISO 4217"),  # withdrawn 2023
+    ],
+)
 def test_a_wrong_currency_code_is_invalid_argument_naming_the_field(
-        client: SettlementClient, code: str, reason: str) -> None:
+    client: SettlementClient, code: str, reason: str
+) -> None:
     with pytest.raises(SettlementError) as e:
         client.settle(table("western", currency=code))
     assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
@@ -91,10 +114,12 @@ def test_a_wrong_currency_code_is_invalid_argument_naming_the_field(
 
 
 def test_a_wrong_currency_in_a_profile_names_its_path_with_every_other_problem(
-        client: SettlementClient) -> None:
+    client: SettlementClient,
+) -> None:
     with pytest.raises(SettlementError) as e:
-        client.settle(table("western", profileOverrides={
-            "money": {"currency": "DOLLARS", "unitValue": 0}}))
+        client.settle(
+            table("western", profileOverrides={"money": {"currency": "DOLLARS", "unitValue": 0}})
+        )
     assert e.value.code is grpc.StatusCode.INVALID_ARGUMENT
     fields = sorted(v.field for v in e.value.violations)
     assert "profileOverrides.money.currency" in fields
@@ -112,7 +137,8 @@ def test_the_signature_covers_the_currency(house_client: SettlementClient) -> No
 
 
 def test_the_time_of_issue_is_a_timestamp_in_whole_milliseconds(
-        house_client: SettlementClient) -> None:
+    house_client: SettlementClient,
+) -> None:
     before = time.time()
     s = house_client.settle(table("western")).settlement
     after = time.time()
@@ -124,7 +150,8 @@ def test_the_time_of_issue_is_a_timestamp_in_whole_milliseconds(
     again.issued_at.FromJsonString(s.issued_at.ToJsonString())
     assert again.issued_at == s.issued_at
     assert time_text(s.issued_at.seconds, s.issued_at.nanos)[:19] == time.strftime(
-        "%Y-%m-%dT%H:%M:%S", time.gmtime(s.issued_at.seconds))
+        "%Y-%m-%dT%H:%M:%S", time.gmtime(s.issued_at.seconds)
+    )
     # a millisecond later is another signed time: the signature no longer holds
     keys = KeySet().with_current(KEY)
     assert verify(s, keys) == []
@@ -143,7 +170,8 @@ def test_key_windows_are_timestamps_through_the_rpc(house_client: SettlementClie
     assert not current.HasField("not_before") and not current.HasField("not_after")  # open
     keys = KeySet.from_proto(answer)
     assert keys.get("k-retired").window() == (  # type: ignore[union-attr]
-        "[2025-01-01T00:00:00.000Z, 2025-12-31T23:59:59.999Z]")
+        "[2025-01-01T00:00:00.000Z, 2025-12-31T23:59:59.999Z]"
+    )
     # what the replica signs now verifies under the published set; the retired key's window
     # closed before it: a settlement it signed now would be outside it
     s = house_client.settle(table("western")).settlement
@@ -157,8 +185,10 @@ def test_profile_digests_change_only_where_a_profile_names_a_currency() -> None:
     stated["money"]["currency"] = "XXX"
     assert profile_to_dict(profile_from_dict(stated)) == western  # so is XXX said aloud
     stated["money"]["currency"] = "EUR"
-    assert profile_to_dict(profile_from_dict(stated))["money"] == {"unitValue": 100,
-                                                                   "currency": "EUR"}
+    assert profile_to_dict(profile_from_dict(stated))["money"] == {
+        "unitValue": 100,
+        "currency": "EUR",
+    }
 
 
 def test_the_currency_table_is_iso_4217_shaped() -> None:
@@ -166,7 +196,6 @@ def test_the_currency_table_is_iso_4217_shaped() -> None:
     assert (MINOR_UNITS["JPY"], MINOR_UNITS["USD"], MINOR_UNITS["KWD"]) == (0, 2, 3)
     assert MINOR_UNITS["XXX"] is None and MINOR_UNITS["XTS"] is None
     assert 170 <= len(MINOR_UNITS) <= 190
-
 
 
 def test_module_doctests() -> None:

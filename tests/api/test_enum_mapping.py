@@ -58,10 +58,19 @@ TABLES: dict[str, dict[str, int]] = {
 }
 # The domain enums read from JSON: their JSON names are the proto values' names.
 READ_FROM_JSON: dict[str, type[StrEnum]] = {
-    "Row": Row, "HandClass": HandClass, "Suit": Suit,
-    "RoyaltyMode": RoyaltyMode, "FoulPenalty": FoulPenalty, "VsFoul": VsFoul,
-    "CapBasis": CapBasis, "CapOrder": CapOrder, "RakeMode": RakeMode, "Wheel": Wheel,
-    "RowTie": RowTie, "NaturalTie": NaturalTie, "RowClass": RowClass,
+    "Row": Row,
+    "HandClass": HandClass,
+    "Suit": Suit,
+    "RoyaltyMode": RoyaltyMode,
+    "FoulPenalty": FoulPenalty,
+    "VsFoul": VsFoul,
+    "CapBasis": CapBasis,
+    "CapOrder": CapOrder,
+    "RakeMode": RakeMode,
+    "Wheel": Wheel,
+    "RowTie": RowTie,
+    "NaturalTie": NaturalTie,
+    "RowClass": RowClass,
 }
 
 
@@ -102,27 +111,59 @@ def test_the_domains_json_names_are_the_proto_value_names(name: str) -> None:
 def test_no_closed_set_left_as_a_string() -> None:
     """The string fields left are ids, cards, ranks in card notation, text and digests, and the
     naturals: an open set, since a house may name its own (RULES.md §16.1)."""
-    allowed_suffixes = ("_id", "id", "text", "name", "digest", "version", "description", "source",
-                        "ref", "value", "attestation", "problems",
-                        "explanation", "public_key",
-                        # ISO 4217 codes: a list its agency amends, checked against a table
-                        "currency",
-                        "preset", "cards", "front", "middle", "back", "rank", "order", "winner",
-                        "first", "second", "payer", "payee", "dead_cards",
-                        # the audit log's origin (a C2SP checkpoint's) and a leaf hash
-                        "origin", "leaf_hash")
-    open_sets = {"NaturalEntry.natural", "Player.declared_natural", "PlayerResult.natural",
-                 "PlayerResult.declared_natural", "EvaluateArrangementResponse.naturals",
-                 "EvaluateArrangementResponse.playable_naturals",
-                 # ranks in card notation ("8", "J")
-                 "NaturalDefinition.ranks_at_least", "NaturalDefinition.ranks_at_most",
-                 "NaturalDefinition.ranks_in"}
+    allowed_suffixes = (
+        "_id",
+        "id",
+        "text",
+        "name",
+        "digest",
+        "version",
+        "description",
+        "source",
+        "ref",
+        "value",
+        "attestation",
+        "problems",
+        "explanation",
+        "public_key",
+        # ISO 4217 codes: a list its agency amends, checked against a table
+        "currency",
+        "preset",
+        "cards",
+        "front",
+        "middle",
+        "back",
+        "rank",
+        "order",
+        "winner",
+        "first",
+        "second",
+        "payer",
+        "payee",
+        "dead_cards",
+        # the audit log's origin (a C2SP checkpoint's) and a leaf hash
+        "origin",
+        "leaf_hash",
+    )
+    open_sets = {
+        "NaturalEntry.natural",
+        "Player.declared_natural",
+        "PlayerResult.natural",
+        "PlayerResult.declared_natural",
+        "EvaluateArrangementResponse.naturals",
+        "EvaluateArrangementResponse.playable_naturals",
+        # ranks in card notation ("8", "J")
+        "NaturalDefinition.ranks_at_least",
+        "NaturalDefinition.ranks_at_most",
+        "NaturalDefinition.ranks_in",
+    }
     strings = [
         f"{m.name}.{f.name}"
         for module in (profile_pb2, pb)
         for m in module.DESCRIPTOR.message_types_by_name.values()
         for f in m.fields
-        if f.type == FieldDescriptor.TYPE_STRING and not f.name.endswith(allowed_suffixes)
+        if f.type == FieldDescriptor.TYPE_STRING
+        and not f.name.endswith(allowed_suffixes)
         and f"{m.name}.{f.name}" not in open_sets
     ]
     assert strings == []

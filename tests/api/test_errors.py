@@ -24,7 +24,9 @@ from tests.hardening.support import good_request
 
 ROOT = Path(__file__).resolve().parents[2]
 REASONS = {reason for _, _, reason in interceptors.ERROR_CODES} | {
-    interceptors.INTERNAL_REASON, interceptors.RESULT_TOO_LARGE}
+    interceptors.INTERNAL_REASON,
+    interceptors.RESULT_TOO_LARGE,
+}
 
 
 @pytest.fixture()
@@ -40,8 +42,9 @@ def failing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ServerH
     stop_server(handle)
 
 
-def test_an_unexpected_failure_is_internal_with_its_reason(failing: ServerHandle,
-                                                           logs: LogStream) -> None:
+def test_an_unexpected_failure_is_internal_with_its_reason(
+    failing: ServerHandle, logs: LogStream
+) -> None:
     with SettlementClient(failing.address, timeout=5) as client:
         with pytest.raises(SettlementError) as e:
             client.list_profiles()
@@ -61,5 +64,11 @@ def test_every_reason_is_upper_snake_case_and_documented() -> None:
         assert f"`{reason}`" in readme, f"README's Errors section lacks {reason}"
         assert reason in proto, f"settlement.proto's comments lack {reason}"
     table = {c.name for _, c, _ in interceptors.ERROR_CODES}
-    assert table == {"INVALID_ARGUMENT", "NOT_FOUND", "UNAUTHENTICATED", "RESOURCE_EXHAUSTED",
-                     "DEADLINE_EXCEEDED", "UNAVAILABLE"}
+    assert table == {
+        "INVALID_ARGUMENT",
+        "NOT_FOUND",
+        "UNAUTHENTICATED",
+        "RESOURCE_EXHAUSTED",
+        "DEADLINE_EXCEEDED",
+        "UNAVAILABLE",
+    }

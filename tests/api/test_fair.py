@@ -9,13 +9,16 @@ import pytest
 from cpsettle_service.api.fair import CALLER, FairGate, WaitBudget, caller_of, peer_host
 
 
-@pytest.mark.parametrize("peer,host", [
-    ("ipv4:10.0.0.7:51234", "ipv4:10.0.0.7"),
-    ("ipv6:[::1]:5000", "ipv6:[::1]"),
-    ("ipv6:[2001:db8::2]:443", "ipv6:[2001:db8::2]"),
-    ("unix:/tmp/s.sock", "unix:/tmp/s.sock"),
-    ("unix:", "unix:"),
-])
+@pytest.mark.parametrize(
+    "peer,host",
+    [
+        ("ipv4:10.0.0.7:51234", "ipv4:10.0.0.7"),
+        ("ipv6:[::1]:5000", "ipv6:[::1]"),
+        ("ipv6:[2001:db8::2]:443", "ipv6:[2001:db8::2]"),
+        ("unix:/tmp/s.sock", "unix:/tmp/s.sock"),
+        ("unix:", "unix:"),
+    ],
+)
 def test_a_caller_without_a_token_is_its_address_without_the_port(peer: str, host: str) -> None:
     assert peer_host(peer) == host
 

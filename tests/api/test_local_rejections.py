@@ -21,11 +21,14 @@ def test_a_local_rejection_says_every_problem_in_its_message() -> None:
     with pytest.raises(InvalidInput) as e:
         LocalService().settle(json_format.ParseDict(request, pb.SettleRequest()))
     assert [(v.field, v.code.value) for v in e.value.violations] == [
-        ("currency", "currency"), ("players[1].seat", "duplicate_seat_or_id")]
+        ("currency", "currency"),
+        ("players[1].seat", "duplicate_seat_or_id"),
+    ]
     assert str(e.value) == "; ".join(f"{v.field}: {v.reason}" for v in e.value.violations)
     assert str(e.value).startswith(
         'currency: must be three upper-case letters (ISO 4217, e.g. EUR), got "eur"; '
-        "players[1].seat: ")
+        "players[1].seat: "
+    )
 
 
 def test_an_invalid_input_needs_a_problem() -> None:

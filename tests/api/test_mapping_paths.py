@@ -79,10 +79,17 @@ def test_every_field_of_every_check_is_answered(client: SettlementClient) -> Non
             pairs[(pr.first, pr.second)] = money_for_first(pr) + i
     report = client.validate_payouts(request, proposed, pairs)
     assert not report.all_match
-    got = [(c.player_id, c.expected, c.proposed, c.difference, c.matches)
-           for c in report.players]
-    assert got == [(p.player_id, p.net_money, proposed[p.player_id], offsets[p.player_id],
-                    offsets[p.player_id] == 0) for p in s.players]
+    got = [(c.player_id, c.expected, c.proposed, c.difference, c.matches) for c in report.players]
+    assert got == [
+        (
+            p.player_id,
+            p.net_money,
+            proposed[p.player_id],
+            offsets[p.player_id],
+            offsets[p.player_id] == 0,
+        )
+        for p in s.players
+    ]
     for c, p in zip(report.players, s.players, strict=True):
         assert c.explanation[0] == p.text
         assert len(c.explanation) == 1 + sum(p.player_id in (q.first, q.second) for q in s.pairs)
@@ -91,12 +98,19 @@ def test_every_field_of_every_check_is_answered(client: SettlementClient) -> Non
         first, second = (pr.second, pr.first) if i % 2 else (pr.first, pr.second)
         expected = -money_for_first(pr) if i % 2 else money_for_first(pr)
         assert (pc.first, pc.second, pc.expected, pc.proposed, pc.difference, pc.matches) == (
-            first, second, expected, expected + i, i, i == 0)
+            first,
+            second,
+            expected,
+            expected + i,
+            i,
+            i == 0,
+        )
         assert pc.explanation[-1] == pr.text and len(pc.explanation) > 1
 
 
 def test_a_player_or_a_pair_named_twice_is_refused_with_both_problems(
-        client: SettlementClient, server: Any) -> None:
+    client: SettlementClient, server: Any
+) -> None:
     request = table("two-four")
     s = client.settle(request).settlement
     msg = pb.ValidatePayoutsRequest(request=request_from_json(request))
@@ -116,8 +130,9 @@ def test_a_player_or_a_pair_named_twice_is_refused_with_both_problems(
     assert e.metadata["violationCodes"] == "other"
 
 
-def test_a_pair_named_in_both_orders_is_refused_alone(client: SettlementClient,
-                                                     server: Any) -> None:
+def test_a_pair_named_in_both_orders_is_refused_alone(
+    client: SettlementClient, server: Any
+) -> None:
     """Only the other order, not the same key twice: the check looks both ways."""
     request = table("two-four")
     s = client.settle(request).settlement
@@ -130,7 +145,8 @@ def test_a_pair_named_in_both_orders_is_refused_alone(client: SettlementClient,
     msg.proposed_pairs.add(first=pr.second, second=pr.first, money_for_first=-1)
     e = refused(validate_raw, server, msg)
     assert [(v.field, v.reason) for v in e.violations] == [
-        ("proposedPairs[1]", "this pair is proposed twice")]
+        ("proposedPairs[1]", "this pair is proposed twice")
+    ]
 
 
 def test_differences_at_the_int64_edges(client: SettlementClient) -> None:
@@ -150,9 +166,13 @@ def test_differences_at_the_int64_edges(client: SettlementClient) -> None:
     past = dict(nets)
     past[loser] = INT64_MAX + nets[loser] + 1
     e = refused(client.validate_payouts, request, past)
-    assert [(v.field, v.reason) for v in e.violations] == [(
-        "proposed", f"proposes {past[loser]} where {nets[loser]} is expected: the difference "
-        "does not fit an int64 amount")]
+    assert [(v.field, v.reason) for v in e.violations] == [
+        (
+            "proposed",
+            f"proposes {past[loser]} where {nets[loser]} is expected: the difference "
+            "does not fit an int64 amount",
+        )
+    ]
     assert e.metadata["violationCodes"] == "other"
     below = dict(nets)
     below[winner] = INT64_MIN + nets[winner] - 1
@@ -161,14 +181,16 @@ def test_differences_at_the_int64_edges(client: SettlementClient) -> None:
 
 
 def test_a_request_with_a_field_of_another_schema_is_refused_by_name(
-        client: SettlementClient) -> None:
+    client: SettlementClient,
+) -> None:
     message = request_from_json(table())
     _with_unknown_field(message)
     _with_unknown_field(message.players[1].arrangement)
     e = refused(client.settle, message)
     assert [(v.field, v.reason) for v in e.violations] == [
         ("request", "has fields this service does not know"),
-        ("players[1]", "has fields this service does not know")]
+        ("players[1]", "has fields this service does not know"),
+    ]
     assert e.metadata["violationCodes"] == "other"
 
 
@@ -196,7 +218,8 @@ def test_a_pair_that_is_not_at_the_table_is_named_by_both_ids(client: Settlement
     nets = {p.player_id: p.net_money for p in client.settle(request).settlement.players}
     e = refused(client.validate_payouts, request, nets, {("B", "Z"): 5})
     assert [(v.field, v.reason) for v in e.violations] == [
-        ("proposedPairs[B,Z]", "is not a pair of players at this table")]
+        ("proposedPairs[B,Z]", "is not a pair of players at this table")
+    ]
     assert e.metadata["violationCodes"] == "other"
 
 
@@ -205,7 +228,8 @@ def test_a_pair_that_is_not_at_the_table_is_named_by_both_ids(client: Settlement
 
 @pytest.mark.parametrize("where", ["nested", "repeated"])
 def test_an_unknown_field_deep_in_an_inline_profile_is_named_by_its_path(
-        client: SettlementClient, where: str) -> None:
+    client: SettlementClient, where: str
+) -> None:
     profile = profile_pb2.RuleProfile()
     json_format.ParseDict(profile_to_dict(load_preset("western")), profile)
     if where == "nested":
@@ -216,7 +240,8 @@ def test_an_unknown_field_deep_in_an_inline_profile_is_named_by_its_path(
         field = "profile.naturals.table[2]"
     e = refused(client.settle, _inline(table(), profile.SerializeToString()))
     assert [(v.field, v.reason) for v in e.violations] == [
-        (field, "has fields this service does not know")]
+        (field, "has fields this service does not know")
+    ]
     assert e.metadata["violationCodes"] == "profile"
 
 
@@ -226,14 +251,14 @@ def test_unknown_fields_at_two_depths_are_both_named(client: SettlementClient) -
     _with_unknown_field(profile.royalties.table[0])
     _with_unknown_field(profile.money)
     e = refused(client.settle, _inline(table(), profile.SerializeToString()))
-    assert sorted(v.field for v in e.violations) == [
-        "profile.money", "profile.royalties.table[0]"]
+    assert sorted(v.field for v in e.violations) == ["profile.money", "profile.royalties.table[0]"]
 
 
 def test_overrides_that_are_not_json_are_invalid_argument(client: SettlementClient) -> None:
     message = request_from_json(table("western"))
-    message.profile_overrides.fields["scoring"].struct_value.fields["rowUnit"].number_value = (
-        math.nan)
+    message.profile_overrides.fields["scoring"].struct_value.fields[
+        "rowUnit"
+    ].number_value = math.nan
     e = refused(client.settle, message)
     assert [v.field for v in e.violations] == ["profileOverrides"]
     assert e.violations[0].reason.startswith("is not valid JSON: ")
@@ -252,17 +277,24 @@ def test_evaluate_reads_the_fantasyland_flag(client: SettlementClient) -> None:
     """OFC, arrangement B: kings in front enter Fantasyland (15 cards); a player already in it
     stays by the full house in the middle (14 cards)."""
     entering = client.evaluate({"preset": "ofc", "arrangement": ARRANGEMENTS["B"]}).fantasyland
-    staying = client.evaluate({"preset": "ofc", "arrangement": ARRANGEMENTS["B"],
-                               "inFantasyland": True}).fantasyland
+    staying = client.evaluate(
+        {"preset": "ofc", "arrangement": ARRANGEMENTS["B"], "inFantasyland": True}
+    ).fantasyland
     assert (entering.qualifies, entering.cards, entering.text) == (
-        True, 15, "player qualifies for Fantasyland with pair of kings, two kicker in front "
-        "— 15 cards")
+        True,
+        15,
+        "player qualifies for Fantasyland with pair of kings, two kicker in front — 15 cards",
+    )
     assert (staying.qualifies, staying.cards, staying.text) == (
-        True, 14, "player stays in Fantasyland with full house, sixes full of twos in the "
-        "middle — 14 cards next hand")
+        True,
+        14,
+        "player stays in Fantasyland with full house, sixes full of twos in the "
+        "middle — 14 cards next hand",
+    )
 
 
 def test_evaluate_without_cards_names_the_missing_arrangement(client: SettlementClient) -> None:
     e = refused(client.evaluate, {"preset": "western"})
     assert [(v.field, v.reason) for v in e.violations] == [
-        ("arrangement", "send either an arrangement or 13 cards")]
+        ("arrangement", "send either an arrangement or 13 cards")
+    ]

@@ -20,8 +20,10 @@ NEEDLES = "is already used, is not a card, must hold, stack, natural, surrender,
 
 
 def counts() -> dict[str, float]:
-    return {code.value: REGISTRY.get_sample_value(METRIC, {"reason": code.value}) or 0.0
-            for code in ViolationCode}
+    return {
+        code.value: REGISTRY.get_sample_value(METRIC, {"reason": code.value}) or 0.0
+        for code in ViolationCode
+    }
 
 
 def moved(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
@@ -30,11 +32,15 @@ def moved(before: dict[str, float], after: dict[str, float]) -> dict[str, float]
 
 def test_the_label_is_the_code_whatever_the_reason_says() -> None:
     before = counts()
-    count_invalid(InvalidInput([
-        Violation("players[0].stack", NEEDLES, ViolationCode.BUTTON_SEAT),
-        Violation("profile.rows", NEEDLES, ViolationCode.DUPLICATE_CARD),
-        Violation("request", NEEDLES, ViolationCode.OTHER),
-    ]))
+    count_invalid(
+        InvalidInput(
+            [
+                Violation("players[0].stack", NEEDLES, ViolationCode.BUTTON_SEAT),
+                Violation("profile.rows", NEEDLES, ViolationCode.DUPLICATE_CARD),
+                Violation("request", NEEDLES, ViolationCode.OTHER),
+            ]
+        )
+    )
     # one increment per rejected request, under the first violation's code
     assert moved(before, counts()) == {"button_seat": 1}
 

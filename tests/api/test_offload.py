@@ -39,15 +39,19 @@ UNSTABLE = {"timestamp", "log", "index"}  # the run's log and each line's place 
 
 
 def start(sock: Path, engine_workers: int) -> ServerHandle:
-    settings = Settings(unix_socket=str(sock), metrics_port=0, grace_seconds=2.0,
-                        engine_workers=engine_workers)
-    sealer = Sealer(signing_key_from_pem(KEY),
-                    log=metrics.CountedAuditLog(get_logger("cpsettle.audit")),
-                    clock=lambda: ISSUED_MS)
+    settings = Settings(
+        unix_socket=str(sock), metrics_port=0, grace_seconds=2.0, engine_workers=engine_workers
+    )
+    sealer = Sealer(
+        signing_key_from_pem(KEY),
+        log=metrics.CountedAuditLog(get_logger("cpsettle.audit")),
+        clock=lambda: ISSUED_MS,
+    )
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True, name="grpc-loop").start()
-    running = asyncio.run_coroutine_threadsafe(build_server(settings, sealer=sealer),
-                                               loop).result(30)
+    running = asyncio.run_coroutine_threadsafe(build_server(settings, sealer=sealer), loop).result(
+        30
+    )
     return ServerHandle(f"unix://{sock}", running, loop)
 
 
@@ -62,17 +66,36 @@ def section_16_tables() -> dict[str, dict[str, Any]]:
     joker["profileOverrides"] = {"deck": {"jokers": 1}}
     joker["players"][0]["arrangement"]["back"][4] = "Xj"
     house = table(players="AB", handId="house")
-    house["profileOverrides"] = {"naturals": {"table": [
-        {"natural": "DRAGON", "rank": 1, "units": 13},
-        {"natural": "ONE_RED", "rank": 2, "units": 5, "definition": {"colourSplit": [12, 1]}}]}}
+    house["profileOverrides"] = {
+        "naturals": {
+            "table": [
+                {"natural": "DRAGON", "rank": 1, "units": 13},
+                {
+                    "natural": "ONE_RED",
+                    "rank": 2,
+                    "units": 5,
+                    "definition": {"colourSplit": [12, 1]},
+                },
+            ]
+        }
+    }
     house["players"][1] = {
-        "playerId": "B", "seat": 2, "declaredNatural": "ONE_RED",
-        "cards": ["2s", "3s", "5s", "Ts", "Qs", "Ks", "4c", "6c", "7c", "8c", "9c", "Tc", "2h"]}
+        "playerId": "B",
+        "seat": 2,
+        "declaredNatural": "ONE_RED",
+        "cards": ["2s", "3s", "5s", "Ts", "Qs", "Ks", "4c", "6c", "7c", "8c", "9c", "Tc", "2h"],
+    }
     both = table(handId="both")
-    both["profileOverrides"] = {"deck": {"jokers": 2}, "naturals": {
-        "equalRank": "COMPARE_CARDS", "table": [
-            {"natural": "SIX_PAIRS", "rank": 1, "units": 3},
-            {"natural": "ALL_BLACK", "rank": 2, "units": 5, "definition": {"sameColour": 13}}]}}
+    both["profileOverrides"] = {
+        "deck": {"jokers": 2},
+        "naturals": {
+            "equalRank": "COMPARE_CARDS",
+            "table": [
+                {"natural": "SIX_PAIRS", "rank": 1, "units": 3},
+                {"natural": "ALL_BLACK", "rank": 2, "units": 5, "definition": {"sameColour": 13}},
+            ],
+        },
+    }
     both["players"][2]["arrangement"]["front"][0] = "Xj"
     both["players"][3]["arrangement"]["back"][0] = "Xj"
     return {"joker": joker, "house": house, "both": both}
@@ -90,8 +113,9 @@ def _settled(client: SettlementClient, request: pb.SettleRequest) -> bytes:
     return without_receipt(client.settle(request))
 
 
-def _validated(client: SettlementClient, request: pb.SettleRequest,
-               proposed: dict[str, int]) -> bytes:
+def _validated(
+    client: SettlementClient, request: pb.SettleRequest, proposed: dict[str, int]
+) -> bytes:
     return without_receipt(client.validate_payouts(request, proposed))
 
 
@@ -104,11 +128,17 @@ def calls(client: SettlementClient) -> list[tuple[str, Callable[[], bytes]]]:
     for name, data in section_16_tables().items():
         request = request_from_json(data)
         out.append((f"settle {name}", partial(_settled, client, request)))
-        out.append((f"validate {name}", partial(
-            _validated, client, request, {p["playerId"]: 100 for p in data["players"]})))
+        out.append(
+            (
+                f"validate {name}",
+                partial(_validated, client, request, {p["playerId"]: 100 for p in data["players"]}),
+            )
+        )
         evaluate = pb.EvaluateArrangementRequest(
-            profile_overrides=request.profile_overrides, preset="western",
-            arrangement=request.players[0].arrangement)
+            profile_overrides=request.profile_overrides,
+            preset="western",
+            arrangement=request.players[0].arrangement,
+        )
         if not request.players[0].HasField("arrangement"):
             evaluate.ClearField("arrangement")
             evaluate.cards.extend(request.players[0].cards)
@@ -119,8 +149,15 @@ def calls(client: SettlementClient) -> list[tuple[str, Callable[[], bytes]]]:
 def counted() -> dict[str, float]:
     out = {}
     for family in metrics.REGISTRY.collect():
-        if family.name.startswith(("cpsettle_settlements", "cpsettle_naturals", "cpsettle_fouls",
-                                   "cpsettle_payout_mismatches", "cpsettle_audit_events")):
+        if family.name.startswith(
+            (
+                "cpsettle_settlements",
+                "cpsettle_naturals",
+                "cpsettle_fouls",
+                "cpsettle_payout_mismatches",
+                "cpsettle_audit_events",
+            )
+        ):
             for sample in family.samples:
                 if sample.name.endswith("_created"):
                     continue
@@ -148,12 +185,17 @@ def run(handle: ServerHandle, logs: LogStream) -> Run:
     before = counted()
     with SettlementClient(handle.address, timeout=30) as client:
         answers = {name: call() for name, call in calls(client)}
-    events = [{k: v for k, v in e.items() if k not in UNSTABLE}
-              for e in logs.events()[before_lines:]
-              if e.get("event") in ("settlement.issued", "payout.mismatch", "payout.validated")]
+    events = [
+        {k: v for k, v in e.items() if k not in UNSTABLE}
+        for e in logs.events()[before_lines:]
+        if e.get("event") in ("settlement.issued", "payout.mismatch", "payout.validated")
+    ]
     after = counted()
-    return answers, events, {k: v - before.get(k, 0.0) for k, v in after.items()
-                             if v != before.get(k, 0.0)}
+    return (
+        answers,
+        events,
+        {k: v - before.get(k, 0.0) for k, v in after.items() if v != before.get(k, 0.0)},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -171,8 +213,9 @@ def both_paths(tmp_path_factory: pytest.TempPathFactory) -> BothPaths:
             if offload is not None:
                 servicer = handle.running.servicer
                 assert servicer is not None
-                out.routes = [servicer.route(request_from_json(t))[0]
-                              for t in section_16_tables().values()]
+                out.routes = [
+                    servicer.route(request_from_json(t))[0] for t in section_16_tables().values()
+                ]
                 out.western = servicer.route(request_from_json(table()))[0]
         finally:
             stop(handle)
@@ -193,7 +236,8 @@ def test_answers_are_byte_for_byte_the_loops(both_paths: BothPaths) -> None:
         assert worker[name] == loop[name], name
     settled = pb.SettleResponse.FromString(worker["settle both"]).settlement
     assert settled.signature.value and any(
-        row.joker_cards for p in settled.players for row in p.rows)
+        row.joker_cards for p in settled.players for row in p.rows
+    )
 
 
 def test_log_events_and_metrics_are_the_loops(both_paths: BothPaths) -> None:

@@ -17,12 +17,12 @@ from cpsettle_service.profile_files import load_preset
 from tests.support.refusals import refused as refusal_of
 from tests.support.tables import table
 
-PRESETS = ("classic-1-6, eastern, ofc, ofc-descubierto, one-six, one-two, shisanshui, "
-           "two-four, western")
+PRESETS = (
+    "classic-1-6, eastern, ofc, ofc-descubierto, one-six, one-two, shisanshui, two-four, western"
+)
 
 
-def refused(client: SettlementClient, request: dict[str, Any]) -> tuple[list[tuple[str, str]],
-                                                                         str]:
+def refused(client: SettlementClient, request: dict[str, Any]) -> tuple[list[tuple[str, str]], str]:
     return refusal_of(client.settle, request)
 
 
@@ -35,16 +35,20 @@ def without_preset(**extra: Any) -> dict[str, Any]:
 def test_a_preset_and_an_inline_profile_at_once(client: SettlementClient) -> None:
     inline = profile_to_dict(load_preset("eastern"))
     assert refused(client, table("western", profile=inline)) == (
-        [("profile", "send either preset or profile, not both")], "profile")
+        [("profile", "send either preset or profile, not both")],
+        "profile",
+    )
     # with overrides as well: still the one problem, never a crash on the missing profile
-    assert refused(client, table("western", profile=inline,
-                                 profileOverrides={"money": {"unitValue": 5}})) == (
-        [("profile", "send either preset or profile, not both")], "profile")
+    assert refused(
+        client, table("western", profile=inline, profileOverrides={"money": {"unitValue": 5}})
+    ) == ([("profile", "send either preset or profile, not both")], "profile")
 
 
 def test_an_unknown_preset_names_the_ones_this_service_knows(client: SettlementClient) -> None:
     assert refused(client, table("westren")) == (
-        [("preset", f"unknown preset 'westren'; known: {PRESETS}")], "unknown_preset")
+        [("preset", f"unknown preset 'westren'; known: {PRESETS}")],
+        "unknown_preset",
+    )
 
 
 def test_no_preset_and_no_profile(client: SettlementClient) -> None:
@@ -59,14 +63,21 @@ def test_an_inline_profile_names_its_problems_under_profile(client: SettlementCl
     inline["money"] = {"unitValue": 0, "currency": "EURO"}
     found, codes = refused(client, without_preset(profile=inline))
     assert codes == "profile"
-    assert sorted(field for field, _ in found) == ["profile.money.currency",
-                                                   "profile.money.unitValue"]
+    assert sorted(field for field, _ in found) == [
+        "profile.money.currency",
+        "profile.money.unitValue",
+    ]
 
 
 def test_the_overrides_of_an_inline_profile_are_named_at_their_path(
-        client: SettlementClient) -> None:
-    found, codes = refused(client, without_preset(
-        profile=profile_to_dict(load_preset("eastern")),
-        profileOverrides={"money": {"currency": "EURO"}}))
+    client: SettlementClient,
+) -> None:
+    found, codes = refused(
+        client,
+        without_preset(
+            profile=profile_to_dict(load_preset("eastern")),
+            profileOverrides={"money": {"currency": "EURO"}},
+        ),
+    )
     assert codes == "profile"
     assert [field for field, _ in found] == ["profileOverrides.money.currency"]

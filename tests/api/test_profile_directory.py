@@ -38,9 +38,11 @@ def test_house_profiles_are_listed_with_the_file_they_came_from(tmp_path: Path) 
             listing = client.list_profiles()
             sources = {p.name: p.source for p in listing.profiles}
             assert [p.name for p in listing.profiles] == sorted(sources)
-            assert sources == {**{n: "builtin" for n in preset_names()},
-                               "house-bonus": str(folder / "house-bonus.json"),
-                               "house-plain": str(folder / "house-plain.json")}
+            assert sources == {
+                **{n: "builtin" for n in preset_names()},
+                "house-bonus": str(folder / "house-bonus.json"),
+                "house-plain": str(folder / "house-plain.json"),
+            }
             got = client.get_profile("house-bonus")
             assert got.summary.source == str(folder / "house-bonus.json")
             assert got.profile.scoring.scoop_bonus == 5
@@ -58,7 +60,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_a_directory_with_problems_names_every_file_and_problem(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """Files are read in name order; a problem in one does not stop the ones after it."""
     folder = tmp_path / "profiles"
     folder.mkdir()

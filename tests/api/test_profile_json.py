@@ -24,13 +24,27 @@ def test_a_maximal_profile_reads_as_json_format_writes_it(n: int) -> None:
 
 
 def test_edge_values_read_as_json_format_writes_them() -> None:
-    message = as_proto({
-        "name": "edge ✓", "scoring": {}, "money": {"unitValue": str(-(2**63))},
-        "rake": {"perPlayerFee": "0", "commissionCap": str(2**63 - 1), "commissionBps": 0},
-        "ranking": {"suitOrder": ["SUIT_SPADE", "SUIT_CLUB"], "suitOrderTiebreak": False},
-        "naturals": {"table": [{"natural": "house", "definition": {
-            "rankGroups": [3, 3, 3, 4], "ranksIn": ["A", "K"], "rows": {}}}]},
-    })
+    message = as_proto(
+        {
+            "name": "edge ✓",
+            "scoring": {},
+            "money": {"unitValue": str(-(2**63))},
+            "rake": {"perPlayerFee": "0", "commissionCap": str(2**63 - 1), "commissionBps": 0},
+            "ranking": {"suitOrder": ["SUIT_SPADE", "SUIT_CLUB"], "suitOrderTiebreak": False},
+            "naturals": {
+                "table": [
+                    {
+                        "natural": "house",
+                        "definition": {
+                            "rankGroups": [3, 3, 3, 4],
+                            "ranksIn": ["A", "K"],
+                            "rows": {},
+                        },
+                    }
+                ]
+            },
+        }
+    )
     # numbers this schema has no name for: they stay numbers
     message.royalties.mode = profile_pb2.RoyaltyMode.ValueType(99)
     message.ranking.suit_order.append(profile_pb2.Suit.ValueType(77))

@@ -44,12 +44,22 @@ def digest(client: SettlementClient, overrides: dict[str, Any], preset: str = "w
 
 
 def test_values_of_the_wrong_type_are_each_named_where_they_are(client: SettlementClient) -> None:
-    found = overridden(client, {
-        "name": 7, "version": True,
-        "scoring": {"rowUnit": "two", "majorityBonus": True, "majorityBonusOnScoop": "yes",
-                    "scoopMultiplier": 2.5, "homeRun": [4]},
-        "foul": [1], "caps": "on",
-    })
+    found = overridden(
+        client,
+        {
+            "name": 7,
+            "version": True,
+            "scoring": {
+                "rowUnit": "two",
+                "majorityBonus": True,
+                "majorityBonusOnScoop": "yes",
+                "scoopMultiplier": 2.5,
+                "homeRun": [4],
+            },
+            "foul": [1],
+            "caps": "on",
+        },
+    )
     assert found == [
         ("profileOverrides.name", "must be a string, got a number"),  # once: no "is required"
         ("profileOverrides.version", "must be a string, got a boolean"),
@@ -64,19 +74,37 @@ def test_values_of_the_wrong_type_are_each_named_where_they_are(client: Settleme
 
 
 def test_lists_objects_and_unknown_keys_in_tables(client: SettlementClient) -> None:
-    found = overridden(client, {
-        "royalties": {"table": [
-            5,
-            {"row": "ROW_FRONT", "handClass": "HAND_CLASS_PAIR", "rank": "6", "units": 1,
-             "bonus": 1},
-            {"row": "ROW_FRONT", "handClass": "HAND_CLASS_TWO_PAIRS", "units": 1},
-        ]},
-        "ranking": {"suitOrder": "SUIT_SPADE", "wheel": {"low": True}},
-        "fantasyland": {"entry": 3, "stay": {"front": False}, "progressive": {"cards": 15}},
-        "naturals": {"table": [{"natural": "SIX_PAIRS", "rank": 1, "units": 3,
-                                "definition": {"rankGroups": [2, None]}}]},
-        "surrender": {"units": 3, "allowed": True, "surrenders": 1},
-    })
+    found = overridden(
+        client,
+        {
+            "royalties": {
+                "table": [
+                    5,
+                    {
+                        "row": "ROW_FRONT",
+                        "handClass": "HAND_CLASS_PAIR",
+                        "rank": "6",
+                        "units": 1,
+                        "bonus": 1,
+                    },
+                    {"row": "ROW_FRONT", "handClass": "HAND_CLASS_TWO_PAIRS", "units": 1},
+                ]
+            },
+            "ranking": {"suitOrder": "SUIT_SPADE", "wheel": {"low": True}},
+            "fantasyland": {"entry": 3, "stay": {"front": False}, "progressive": {"cards": 15}},
+            "naturals": {
+                "table": [
+                    {
+                        "natural": "SIX_PAIRS",
+                        "rank": 1,
+                        "units": 3,
+                        "definition": {"rankGroups": [2, None]},
+                    }
+                ]
+            },
+            "surrender": {"units": 3, "allowed": True, "surrenders": 1},
+        },
+    )
     assert found == [
         ("profileOverrides.royalties.table[0]", "must be an object, got a number"),
         ("profileOverrides.royalties.table[0].row", "is required"),
@@ -84,15 +112,22 @@ def test_lists_objects_and_unknown_keys_in_tables(client: SettlementClient) -> N
         ("profileOverrides.royalties.table[0].units", "is required"),
         ("profileOverrides.royalties.table[1].bonus", "unknown field"),
         # a reason is clipped to 200 characters on the wire
-        ("profileOverrides.royalties.table[2].handClass", "got 'HAND_CLASS_TWO_PAIRS', which is "
-         "not one of HAND_CLASS_HIGH_CARD, HAND_CLASS_PAIR, HAND_CLASS_TWO_PAIR, "
-         "HAND_CLASS_THREE_OF_A_KIND, HAND_CLASS_STRAIGHT, HAND_CLASS_FLUSH, "
-         "HAND_CLASS_FULL_HOUSE, H…"),
-        ("profileOverrides.naturals.table[0].definition.rankGroups[1]",
-         "must be an integer, got null"),
+        (
+            "profileOverrides.royalties.table[2].handClass",
+            "got 'HAND_CLASS_TWO_PAIRS', which is "
+            "not one of HAND_CLASS_HIGH_CARD, HAND_CLASS_PAIR, HAND_CLASS_TWO_PAIR, "
+            "HAND_CLASS_THREE_OF_A_KIND, HAND_CLASS_STRAIGHT, HAND_CLASS_FLUSH, "
+            "HAND_CLASS_FULL_HOUSE, H…",
+        ),
+        (
+            "profileOverrides.naturals.table[0].definition.rankGroups[1]",
+            "must be an integer, got null",
+        ),
         ("profileOverrides.surrender.surrenders", "unknown field"),
-        ("profileOverrides.ranking.wheel",
-         "got {'low': True}, which is not one of WHEEL_LOWEST, WHEEL_SECOND_HIGHEST"),
+        (
+            "profileOverrides.ranking.wheel",
+            "got {'low': True}, which is not one of WHEEL_LOWEST, WHEEL_SECOND_HIGHEST",
+        ),
         ("profileOverrides.ranking.suitOrder", "must be a list, got a string"),
         ("profileOverrides.fantasyland.entry", "must be an object, got a number"),
         ("profileOverrides.fantasyland.progressive", "must be a list, got an object"),
@@ -101,32 +136,45 @@ def test_lists_objects_and_unknown_keys_in_tables(client: SettlementClient) -> N
 
 
 def test_values_out_of_range_and_names_not_in_a_set(client: SettlementClient) -> None:
-    found = overridden(client, {
-        "name": "n" * 65, "description": "d" * 2001,
-        "scoring": {"rowUnit": "-3", "scoopMultiplier": "101", "scoopBonus": "7"},
-        "money": {"currency": "EURO", "unitValue": 0},
-        "naturals": {"vsFoul": "NOPE", "equalRank": "SPLIT"},
-        "caps": {"basis": "HAND_START"},
-    })
+    found = overridden(
+        client,
+        {
+            "name": "n" * 65,
+            "description": "d" * 2001,
+            "scoring": {"rowUnit": "-3", "scoopMultiplier": "101", "scoopBonus": "7"},
+            "money": {"currency": "EURO", "unitValue": 0},
+            "naturals": {"vsFoul": "NOPE", "equalRank": "SPLIT"},
+            "caps": {"basis": "HAND_START"},
+        },
+    )
     assert found == [
         ("profileOverrides.name", "must be at most 64 characters"),  # once: no "is required"
         ("profileOverrides.description", "must be at most 2000 characters"),
         ("profileOverrides.scoring.rowUnit", "must be at least 0, got -3"),
         ("profileOverrides.scoring.scoopMultiplier", "must be at most 100, got 101"),
-        ("profileOverrides.naturals.vsFoul", "got 'NOPE', which is not one of "
-         "VS_FOUL_GREATER_OF_NATURAL_AND_FOUL, VS_FOUL_NATURAL_UNITS"),
+        (
+            "profileOverrides.naturals.vsFoul",
+            "got 'NOPE', which is not one of "
+            "VS_FOUL_GREATER_OF_NATURAL_AND_FOUL, VS_FOUL_NATURAL_UNITS",
+        ),
         # the spec's short spelling is read for this one, so the full name is what is quoted
-        ("profileOverrides.naturals.equalRank", "got 'NATURAL_TIE_SPLIT', which is not one of "
-         "NATURAL_TIE_PUSH, NATURAL_TIE_COMPARE_CARDS"),
+        (
+            "profileOverrides.naturals.equalRank",
+            "got 'NATURAL_TIE_SPLIT', which is not one of "
+            "NATURAL_TIE_PUSH, NATURAL_TIE_COMPARE_CARDS",
+        ),
         ("profileOverrides.money.unitValue", "must be at least 1, got 0"),
         ("profileOverrides.money.currency", "must be at most 3 characters"),
-        ("profileOverrides.caps.basis", "got 'HAND_START', which is not one of "
-         "CAP_BASIS_HAND_START, CAP_BASIS_CURRENT_STACK"),
+        (
+            "profileOverrides.caps.basis",
+            "got 'HAND_START', which is not one of CAP_BASIS_HAND_START, CAP_BASIS_CURRENT_STACK",
+        ),
     ]
 
 
-@pytest.mark.parametrize("text", ["--1", "²", "１２", "X1", "-X1", "1e3", "0x10", " 3", "-",
-                                  "9" * 641, "9" * 4301])
+@pytest.mark.parametrize(
+    "text", ["--1", "²", "１２", "X1", "-X1", "1e3", "0x10", " 3", "-", "9" * 641, "9" * 4301]
+)
 def test_a_string_that_is_not_an_integer_is_refused_not_crashed(
     client: SettlementClient, text: str
 ) -> None:
@@ -135,7 +183,8 @@ def test_a_string_that_is_not_an_integer_is_refused_not_crashed(
     # 640 at the lowest it can be set); "１２" (full-width digits) int() read as 12: JSON's digits
     # are ASCII, so it is refused now
     assert overridden(client, {"scoring": {"rowUnit": text}}) == [
-        ("profileOverrides.scoring.rowUnit", "must be an integer, got a string")]
+        ("profileOverrides.scoring.rowUnit", "must be an integer, got a string")
+    ]
 
 
 def test_integers_in_text_and_in_doubles_are_read_as_integers(client: SettlementClient) -> None:
@@ -145,22 +194,27 @@ def test_integers_in_text_and_in_doubles_are_read_as_integers(client: Settlement
     assert digest(client, {"scoring": {"rowUnit": 3.0}, "rake": {"perPlayerFee": 5.0}}) == want
     assert want != digest(client, {})
     assert overridden(client, {"rake": {"perPlayerFee": "-5"}}) == [
-        ("profileOverrides.rake.perPlayerFee", "must be at least 0, got -5")]
+        ("profileOverrides.rake.perPlayerFee", "must be at least 0, got -5")
+    ]
 
 
-@pytest.mark.parametrize(("preset", "field", "value", "default"), [
-    ("western", "foul.penalty", "FOUL_PENALTY_UNSPECIFIED", "FOUL_PENALTY_SCOOPED"),
-    ("western", "foul.penalty", "", "FOUL_PENALTY_SCOOPED"),
-    ("eastern", "royalties.mode", "ROYALTY_MODE_UNSPECIFIED", "ROYALTY_MODE_NONE"),
-    ("western", "naturals.equalRank", "NATURAL_TIE_UNSPECIFIED", "NATURAL_TIE_PUSH"),
-    ("western", "naturals.equalRank", "", "NATURAL_TIE_PUSH"),
-])
+@pytest.mark.parametrize(
+    ("preset", "field", "value", "default"),
+    [
+        ("western", "foul.penalty", "FOUL_PENALTY_UNSPECIFIED", "FOUL_PENALTY_SCOOPED"),
+        ("western", "foul.penalty", "", "FOUL_PENALTY_SCOOPED"),
+        ("eastern", "royalties.mode", "ROYALTY_MODE_UNSPECIFIED", "ROYALTY_MODE_NONE"),
+        ("western", "naturals.equalRank", "NATURAL_TIE_UNSPECIFIED", "NATURAL_TIE_PUSH"),
+        ("western", "naturals.equalRank", "", "NATURAL_TIE_PUSH"),
+    ],
+)
 def test_an_empty_or_unspecified_enum_means_its_default(
     client: SettlementClient, preset: str, field: str, value: str, default: str
 ) -> None:
     part, key = field.split(".")
     assert digest(client, {part: {key: value}}, preset) == digest(
-        client, {part: {key: default}}, preset)
+        client, {part: {key: default}}, preset
+    )
     if profile_to_dict(load_preset(preset))[part].get(key, default) != default:
         # the default takes the preset's value's place
         assert digest(client, {part: {key: value}}, preset) != digest(client, {}, preset)
@@ -177,7 +231,8 @@ def test_the_short_spelling_of_a_natural_tie(client: SettlementClient) -> None:
 def test_null_leaves_a_value_at_its_default(client: SettlementClient) -> None:
     # a Struct's null reads as the field left out: the schema's default, not the preset's
     assert digest(client, {"scoring": {"rowUnit": None, "homeRun": None}}) == digest(
-        client, {"scoring": {"rowUnit": 1, "homeRun": {"minPlayers": 4, "multiplier": 1}}})
+        client, {"scoring": {"rowUnit": 1, "homeRun": {"minPlayers": 4, "multiplier": 1}}}
+    )
 
 
 def test_an_inline_profile_out_of_range(client: SettlementClient) -> None:
@@ -194,17 +249,24 @@ def test_an_inline_profile_out_of_range(client: SettlementClient) -> None:
         ("profile.name", "must be at most 64 characters"),  # once: no "is required"
         ("profile.scoring.rowUnit", "must be at most 1000000, got 1000001"),
         ("profile.surrender.units", "must be at least 0, got -2"),
-        ("profile.caps.basis",
-         "got 7, which is not one of CAP_BASIS_HAND_START, CAP_BASIS_CURRENT_STACK"),
+        (
+            "profile.caps.basis",
+            "got 7, which is not one of CAP_BASIS_HAND_START, CAP_BASIS_CURRENT_STACK",
+        ),
         ("profile.rake.commissionBps", "must be at most 10000, got 10001"),
     ]
 
 
 def test_values_at_their_bounds_are_accepted(client: SettlementClient) -> None:
-    request = table("western", players="AB", profileOverrides={
-        "name": "n" * 64, "description": "d" * 2000,
-        "scoring": {"rowUnit": 0, "scoopMultiplier": 100, "majorityBonus": "1000000"},
-        "rake": {"commissionBps": 10_000, "commissionCap": str(10**12)},
-    })
+    request = table(
+        "western",
+        players="AB",
+        profileOverrides={
+            "name": "n" * 64,
+            "description": "d" * 2000,
+            "scoring": {"rowUnit": 0, "scoopMultiplier": 100, "majorityBonus": "1000000"},
+            "rake": {"commissionBps": 10_000, "commissionCap": str(10**12)},
+        },
+    )
     s = client.settle(request).settlement
     assert s.profile.name == "n" * 64 and s.profile.source == "builtin+overrides"

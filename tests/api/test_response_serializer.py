@@ -23,7 +23,8 @@ def test_a_new_server_answers_with_written_bytes_and_with_messages(tmp_path: Pat
             listing = client.list_profiles()  # messages from here on
             profile = client.get_profile("western")
             payouts = client.validate_payouts(
-                table("western"), {p.player_id: p.net_money for p in s.players})
+                table("western"), {p.player_id: p.net_money for p in s.players}
+            )
     finally:
         stop_server(handle)
     assert s.settlement_digest == sha256_hex(content_bytes(s))

@@ -56,7 +56,11 @@ def test_worked_examples_over_the_wire(client: SettlementClient, name: str) -> N
 def test_settle_returns_every_line_and_echoes_context(client: SettlementClient) -> None:
     s = client.settle(table("western", unitValue=25, buttonSeat=3)).settlement
     assert (s.context.hand_id, s.context.table_id, s.context.round_id, s.context.dealer_id) == (
-        "test-hand", "test-table", "r1", "dealer-7")
+        "test-hand",
+        "test-table",
+        "r1",
+        "dealer-7",
+    )
     assert s.profile.name == "western" and len(s.profile.digest) == 64
     assert s.unit_value == 25
     assert list(s.order) == ["C", "D", "A", "B"]  # button seat 3 first, clockwise
@@ -149,16 +153,24 @@ def test_validate_payouts_rejects_unknown_players(client: SettlementClient) -> N
 def test_evaluate_arrangement(client: SettlementClient) -> None:
     e = client.evaluate({"preset": "ofc", "arrangement": ARRANGEMENTS["B"]})
     assert [profile_pb2.HandClass.Name(r.hand_class) for r in e.rows] == [
-        "HAND_CLASS_PAIR", "HAND_CLASS_FULL_HOUSE", "HAND_CLASS_STRAIGHT_FLUSH"]
+        "HAND_CLASS_PAIR",
+        "HAND_CLASS_FULL_HOUSE",
+        "HAND_CLASS_STRAIGHT_FLUSH",
+    ]
     assert not e.fouled
     # OFC table E: front KK 8, middle full house 12, back straight flush 15.
     assert [r.royalty for r in e.rows] == [8, 12, 15] and e.royalty_total == 35
     assert e.fantasyland.qualifies and e.fantasyland.cards == 15
-    fouled = client.evaluate({
-        "preset": "ofc",
-        "arrangement": {"front": ["Kc", "Kd", "2d"], "middle": ARRANGEMENTS["B"]["back"],
-                        "back": ARRANGEMENTS["B"]["middle"]},
-    })
+    fouled = client.evaluate(
+        {
+            "preset": "ofc",
+            "arrangement": {
+                "front": ["Kc", "Kd", "2d"],
+                "middle": ARRANGEMENTS["B"]["back"],
+                "back": ARRANGEMENTS["B"]["middle"],
+            },
+        }
+    )
     assert fouled.fouled and list(fouled.foul_reasons) == [pb.FOUL_REASON_MIDDLE_ABOVE_BACK]
     assert not fouled.fantasyland.qualifies
 
@@ -173,8 +185,19 @@ def test_evaluate_finds_naturals(client: SettlementClient) -> None:
 def test_list_and_get_profiles(client: SettlementClient) -> None:
     listing = client.list_profiles()
     names = [p.name for p in listing.profiles]
-    assert names == sorted(["one-six", "classic-1-6", "one-two", "two-four", "western",
-                            "eastern", "ofc", "ofc-descubierto", "shisanshui"])
+    assert names == sorted(
+        [
+            "one-six",
+            "classic-1-6",
+            "one-two",
+            "two-four",
+            "western",
+            "eastern",
+            "ofc",
+            "ofc-descubierto",
+            "shisanshui",
+        ]
+    )
     assert all(len(p.digest) == 64 and p.source == "builtin" for p in listing.profiles)
     got = client.get_profile("shisanshui")
     assert json_format.MessageToDict(got.profile)["scoring"]["scoopMultiplier"] == 2
@@ -253,14 +276,17 @@ def test_inconsistent_inline_profile(client: SettlementClient) -> None:
     profile["royalties"]["table"].append({"row": "ROW_BACK", "handClass": 99, "units": 1})
     profile["royalties"]["table"].append(copy.deepcopy(profile["royalties"]["table"][0]))
     profile["royalties"]["table"].append(
-        {"row": "ROW_FRONT", "handClass": "HAND_CLASS_FLUSH", "units": 1})
+        {"row": "ROW_FRONT", "handClass": "HAND_CLASS_FLUSH", "units": 1}
+    )
     r = table()
     del r["preset"]
     r["profile"] = profile
     found = reject(client, r)
     assert "profile.scoring.rowUnit" in found
-    assert any(reason.startswith("got 99, which is not one of HAND_CLASS_HIGH_CARD")
-               for reason in found.values())
+    assert any(
+        reason.startswith("got 99, which is not one of HAND_CLASS_HIGH_CARD")
+        for reason in found.values()
+    )
     assert any("duplicates the royalty entry" in reason for reason in found.values())
     assert any("cannot make FLUSH" in reason for reason in found.values())
 
@@ -323,8 +349,8 @@ def test_every_violation_is_reported_at_once(client: SettlementClient) -> None:
 def test_bytes_that_do_not_parse_are_invalid_argument(server: Any) -> None:
     channel = grpc.insecure_channel(server.address)
     call: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
-        "/cpsettle.v1.SettlementService/Settle", request_serializer=None,
-        response_deserializer=None)
+        "/cpsettle.v1.SettlementService/Settle", request_serializer=None, response_deserializer=None
+    )
     for garbage in (b"\xff\xff\xff\xff", b"\x52\x05abc", bytes(range(256))):
         with pytest.raises(grpc.RpcError) as e:
             call(garbage, timeout=5)
@@ -344,9 +370,14 @@ def test_oversized_request_is_resource_exhausted(client: SettlementClient) -> No
 
 
 def test_settle_request_json_matches_the_documented_form() -> None:
-    doc = {"preset": "western", "unitValue": 100, "buttonSeat": 2,
-           "players": [{"playerId": "A", "seat": 1,
-                        "arrangement": {"front": ["As", "Ad", "2c"]}, "stack": 500}]}
+    doc = {
+        "preset": "western",
+        "unitValue": 100,
+        "buttonSeat": 2,
+        "players": [
+            {"playerId": "A", "seat": 1, "arrangement": {"front": ["As", "Ad", "2c"]}, "stack": 500}
+        ],
+    }
     msg = request_from_json(doc)
     assert isinstance(msg, pb.SettleRequest)
     assert msg.unit_value == 100 and msg.players[0].stack == 500
@@ -424,7 +455,8 @@ def test_house_rules_over_the_wire(client: SettlementClient) -> None:
     request.preset = ""
     profile = profile_to_dict(load_preset("western"))
     profile["naturals"]["table"].append(
-        {"natural": "ONE_RED", "rank": 9, "units": 24, "definition": {"sameSuit": 14}})
+        {"natural": "ONE_RED", "rank": 9, "units": 24, "definition": {"sameSuit": 14}}
+    )
     profile["naturals"]["equalRank"] = "NATURAL_TIE_COMPARE_CARDS"
     json_format.ParseDict(profile, request.profile)
     with pytest.raises(SettlementError) as e:

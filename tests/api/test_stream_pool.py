@@ -36,15 +36,19 @@ TABLES = sorted((EXAMPLES / "tables").glob("*.json"))
 
 
 def start(sock: Path, workers: int = 2) -> ServerHandle:
-    settings = Settings(unix_socket=str(sock), metrics_port=0, grace_seconds=2.0,
-                        stream_workers=workers)
-    sealer = Sealer(signing_key_from_pem(generate_pem()),
-                    log=metrics.CountedAuditLog(get_logger("cpsettle.audit")),
-                    clock=lambda: ISSUED_MS)
+    settings = Settings(
+        unix_socket=str(sock), metrics_port=0, grace_seconds=2.0, stream_workers=workers
+    )
+    sealer = Sealer(
+        signing_key_from_pem(generate_pem()),
+        log=metrics.CountedAuditLog(get_logger("cpsettle.audit")),
+        clock=lambda: ISSUED_MS,
+    )
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True, name="grpc-loop").start()
-    running = asyncio.run_coroutine_threadsafe(build_server(settings, sealer=sealer),
-                                               loop).result(30)
+    running = asyncio.run_coroutine_threadsafe(build_server(settings, sealer=sealer), loop).result(
+        30
+    )
     return ServerHandle(f"unix://{sock}", running, loop)
 
 
@@ -77,8 +81,7 @@ def items(reqs: list[pb.SettleRequest], client: SettlementClient) -> list[pb.Aud
     for n, req in enumerate(reqs):
         item = pb.AuditItem(ref=f"r{n}", request=req)
         for p in client.settle(req).settlement.players:
-            item.paid.add(player_id=p.player_id,
-                          net_money=p.net_money + (100 if n % 3 == 0 else 0))
+            item.paid.add(player_id=p.player_id, net_money=p.net_money + (100 if n % 3 == 0 else 0))
         out.append(item)
     return out
 
@@ -94,17 +97,22 @@ def alive(pid: int) -> bool:
 
 
 def test_pool_answers_byte_for_byte_what_unary_settle_answers(
-        pooled: ServerHandle, logs: LogStream, tmp_path: Path) -> None:
+    pooled: ServerHandle, logs: LogStream, tmp_path: Path
+) -> None:
     reqs = requests()
     with SettlementClient(pooled.address, timeout=30) as client:
         unary = [client.settle(r).settlement.SerializeToString() for r in reqs]
         batch = items(reqs, client)
         before = len(logs.events("settlement.issued"))
         mismatches = len(logs.events("payout.mismatch"))
-        answers = list(client.settle_stream(
-            [pb.SettleStreamRequest(items=batch[i:i + 7]) for i in range(0, len(batch), 7)]))
-    assert pooled.running.pool is not None and pooled.running.pool.pids(), \
+        answers = list(
+            client.settle_stream(
+                [pb.SettleStreamRequest(items=batch[i : i + 7]) for i in range(0, len(batch), 7)]
+            )
+        )
+    assert pooled.running.pool is not None and pooled.running.pool.pids(), (
         "the stream was not settled by worker processes"
+    )
     results = [r for a in answers for r in a.results]
     assert [r.ref for r in results] == [i.ref for i in batch]
     assert [r.settlement.SerializeToString() for r in results] == unary
@@ -113,7 +121,8 @@ def test_pool_answers_byte_for_byte_what_unary_settle_answers(
     # issue and key), and the worker's payout.mismatch lines written too.
     issued = logs.events("settlement.issued")[before:]
     assert sorted(e["settlement_id"] for e in issued) == sorted(
-        r.settlement.settlement_id for r in results)
+        r.settlement.settlement_id for r in results
+    )
     assert all(e["issued_at"] == millis_text(ISSUED_MS) and e["signed"] for e in issued)
     assert len(logs.events("payout.mismatch")) - mismatches == len(batch[::3])
 
@@ -134,14 +143,20 @@ def test_server_stop_leaves_no_worker_process(tmp_path: Path) -> None:
 
 
 def test_a_worker_killed_mid_stream_loses_no_settlement_and_gives_no_wrong_one(
-        pooled: ServerHandle, logs: LogStream) -> None:
+    pooled: ServerHandle, logs: LogStream
+) -> None:
     reqs = requests() * 8
     with SettlementClient(pooled.address, timeout=60) as client:
-        expected = {r.hand_id: client.settle(r).settlement.SerializeToString()
-                    for r in reqs}
-        batches = [pb.SettleStreamRequest(items=[
-            pb.AuditItem(ref=f"{n}:{r.hand_id}", request=r)
-            for n, r in enumerate(reqs[i:i + 40], i)]) for i in range(0, len(reqs), 40)]
+        expected = {r.hand_id: client.settle(r).settlement.SerializeToString() for r in reqs}
+        batches = [
+            pb.SettleStreamRequest(
+                items=[
+                    pb.AuditItem(ref=f"{n}:{r.hand_id}", request=r)
+                    for n, r in enumerate(reqs[i : i + 40], i)
+                ]
+            )
+            for i in range(0, len(reqs), 40)
+        ]
         before = len(logs.events("settlement.issued"))
         killed: list[int] = []
 
@@ -178,10 +193,13 @@ def test_a_worker_killed_mid_stream_loses_no_settlement_and_gives_no_wrong_one(
     assert sorted(issued) == sorted(r.settlement.settlement_id for r in results)
 
 
-@pytest.mark.parametrize(("cpu_max", "most"), [
-    ("max 100000", None), ("100000 100000", 1), ("150000 100000", 2), ("50000 100000", 1)])
-def test_default_size_keeps_to_the_cgroup_cpu_quota(tmp_path: Path, cpu_max: str,
-                                                    most: int | None) -> None:
+@pytest.mark.parametrize(
+    ("cpu_max", "most"),
+    [("max 100000", None), ("100000 100000", 1), ("150000 100000", 2), ("50000 100000", 1)],
+)
+def test_default_size_keeps_to_the_cgroup_cpu_quota(
+    tmp_path: Path, cpu_max: str, most: int | None
+) -> None:
     from cpsettle_service.api.pool import default_size
 
     cores = len(os.sched_getaffinity(0))

@@ -59,8 +59,12 @@ def random_requests(n: int, seed: int) -> list[dict[str, Any]]:
     for i in range(n):
         preset = REGISTRY.names()[i % len(REGISTRY.names())]
         request = random_table(
-            rng, rng.choice([2, 3, 4]), legal=rng.random() < 0.7, preset=preset,
-            stacks=rng.random() < 0.5, surrender_rate=0.1 if preset != "ofc" else 0.0,
+            rng,
+            rng.choice([2, 3, 4]),
+            legal=rng.random() < 0.7,
+            preset=preset,
+            stacks=rng.random() < 0.5,
+            surrender_rate=0.1 if preset != "ofc" else 0.0,
         )
         request["handId"] = f"h{i}" if rng.random() < 0.8 else ""
         request["dealerId"] = "dealer-ß" if rng.random() < 0.3 else ""  # non-ASCII ids
@@ -82,8 +86,10 @@ def test_random_tables_of_every_preset_write_the_same_bytes_as_the_runtime() -> 
     assert checked > 400
 
 
-@pytest.mark.parametrize("value", [0, 1, 127, 128, 16383, 16384, -1, -16383, -16384,
-                                   2**31 - 1, -(2**31), 2**63 - 1, -(2**63)])
+@pytest.mark.parametrize(
+    "value",
+    [0, 1, 127, 128, 16383, 16384, -1, -16383, -16384, 2**31 - 1, -(2**31), 2**63 - 1, -(2**63)],
+)
 def test_ints_are_written_as_the_runtime_writes_them(value: int) -> None:
     expected = pb.PlayerResult(net_units=value).SerializeToString()
     assert wireformat.int_field(12)(value) == expected
@@ -141,7 +147,7 @@ def _set_fields(msg: Message, out: set[str]) -> None:
     for f, value in msg.ListFields():
         out.add(f.full_name)
         if f.message_type is not None:
-            for item in (value if f.is_repeated else [value]):
+            for item in value if f.is_repeated else [value]:
                 _set_fields(item, out)
 
 
@@ -151,12 +157,14 @@ def test_every_settlement_field_is_written_by_some_golden_table() -> None:
     servicer = SettlementServicer(RESOLVER, Sealer(KEY))
     written: set[str] = set()
     for path in GOLDEN:
-        request = json_format.ParseDict(json.loads(path.read_text("utf-8"))["request"],
-                                        pb.SettleRequest())
+        request = json_format.ParseDict(
+            json.loads(path.read_text("utf-8"))["request"], pb.SettleRequest()
+        )
         _set_fields(servicer.settle_response(request), written)
     # the receipt: only with an audit log (test_the_receipt_is_written_as_the_runtime_does)
     receipt = {"cpsettle.v1.SettleResponse.receipt"} | {
-        f"cpsettle.v1.LogReceipt.{f.name}" for f in pb.LogReceipt.DESCRIPTOR.fields}
+        f"cpsettle.v1.LogReceipt.{f.name}" for f in pb.LogReceipt.DESCRIPTOR.fields
+    }
     assert _fields(pb.SettleResponse.DESCRIPTOR, set()) - written - receipt == set()
 
 
@@ -165,7 +173,9 @@ def test_the_receipt_is_written_as_the_runtime_does(index: int) -> None:
     from cpsettle_service.proof.log import Receipt
 
     r = Receipt("cpsettle.audit/" + "ab" * 16, index, bytes(range(32)))
-    expected = pb.SettleResponse(settlement=pb.Settlement(settlement_id="x"), receipt=pb.LogReceipt(
-        origin=r.origin, index=index, leaf_hash=r.leaf_hash.hex()))
+    expected = pb.SettleResponse(
+        settlement=pb.Settlement(settlement_id="x"),
+        receipt=pb.LogReceipt(origin=r.origin, index=index, leaf_hash=r.leaf_hash.hex()),
+    )
     got = wire.settle_response(pb.Settlement(settlement_id="x").SerializeToString(), r)
     assert got == expected.SerializeToString(deterministic=True)

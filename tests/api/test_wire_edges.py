@@ -12,8 +12,23 @@ import pytest
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_service import wireformat
 
-EDGES = [0, 1, 127, 128, 16383, 16384, 16385, -1, -16383, -16384, -16385,
-         2**31 - 1, -(2**31), 2**63 - 1, -(2**63)]
+EDGES = [
+    0,
+    1,
+    127,
+    128,
+    16383,
+    16384,
+    16385,
+    -1,
+    -16383,
+    -16384,
+    -16385,
+    2**31 - 1,
+    -(2**31),
+    2**63 - 1,
+    -(2**63),
+]
 
 
 @pytest.mark.parametrize("value", EDGES)
@@ -52,5 +67,7 @@ def test_repeated_text_field_keeps_empty_items(values: list[str]) -> None:
 
 @pytest.mark.parametrize("value", EDGES)
 def test_int_field_factory_at_test_time(value: int) -> None:
-    assert wireformat.int_field(13)(value) == pb.PlayerResult(
-        money_before_rake=value).SerializeToString()
+    assert (
+        wireformat.int_field(13)(value)
+        == pb.PlayerResult(money_before_rake=value).SerializeToString()
+    )

@@ -32,10 +32,12 @@ ENUMS: list[tuple[Any, str, dict[str, int]]] = [
 ]
 
 
-@pytest.mark.parametrize("message, field, table", ENUMS,
-                         ids=[f"{m.DESCRIPTOR.name}.{f}" for m, f, _ in ENUMS])
+@pytest.mark.parametrize(
+    "message, field, table", ENUMS, ids=[f"{m.DESCRIPTOR.name}.{f}" for m, f, _ in ENUMS]
+)
 def test_each_enum_value_is_written_as_the_runtime_writes_it(
-        message: Any, field: str, table: dict[str, int]) -> None:
+    message: Any, field: str, table: dict[str, int]
+) -> None:
     written = wireformat.enum_field(wireformat.number(message, field), table)
     assert set(written) == set(table)
     for value, n in table.items():
@@ -55,9 +57,11 @@ SETS = [list(c) for k in range(len(FOUL_REASONS) + 1) for c in combinations(FOUL
 
 @pytest.mark.parametrize("reasons", SETS, ids=["+".join(s) or "none" for s in SETS])
 def test_foul_reasons_are_packed_as_the_runtime_packs_them(reasons: list[str]) -> None:
-    write = wireformat.packed_enum_field(wireformat.number(pb.PlayerResult, "foul_reasons"),
-                                         mapping.FOUL_REASON)
+    write = wireformat.packed_enum_field(
+        wireformat.number(pb.PlayerResult, "foul_reasons"), mapping.FOUL_REASON
+    )
     expected = pb.PlayerResult(foul_reasons=[mapping.FOUL_REASON[r] for r in reasons])
     assert write(reasons) == expected.SerializeToString()
     assert list(pb.PlayerResult.FromString(write(reasons)).foul_reasons) == [
-        mapping.FOUL_REASON[r] for r in reasons]
+        mapping.FOUL_REASON[r] for r in reasons
+    ]

@@ -22,13 +22,21 @@ from tests.support.reference_proto import settlement_to_proto
 
 RESOLVER = ProfileResolver(builtin_registry())
 # What the sealer writes (ids, digests, time, signature): not the settlement's content.
-SealField = Literal["settlement_id", "request_digest", "engine_version", "engine_digest",
-                   "settlement_digest", "issued_at", "signature"]
+SealField = Literal[
+    "settlement_id",
+    "request_digest",
+    "engine_version",
+    "engine_digest",
+    "settlement_digest",
+    "issued_at",
+    "signature",
+]
 SEAL: tuple[SealField, ...] = get_args(SealField)
 
 
-def served_and_reference(client: SettlementClient,
-                         request: dict[str, Any]) -> tuple[pb.Settlement, bytes, bytes]:
+def served_and_reference(
+    client: SettlementClient, request: dict[str, Any]
+) -> tuple[pb.Settlement, bytes, bytes]:
     """(the served settlement, its content's bytes, the runtime's bytes of the same content)."""
     message = json_format.ParseDict(request, pb.SettleRequest())
     served = client.settle(message).settlement
@@ -41,18 +49,25 @@ def served_and_reference(client: SettlementClient,
     content.CopyFrom(served)  # unknown fields (bytes the runtime would not write) come along
     for field in SEAL:
         content.ClearField(field)
-    return (served, content.SerializeToString(deterministic=True),
-            reference.SerializeToString(deterministic=True))
+    return (
+        served,
+        content.SerializeToString(deterministic=True),
+        reference.SerializeToString(deterministic=True),
+    )
 
 
 def arranged(pid: str, seat: int, front: str, middle: str, back: str) -> dict[str, Any]:
-    return {"playerId": pid, "seat": seat, "arrangement": {
-        "front": front.split(), "middle": middle.split(), "back": back.split()}}
+    return {
+        "playerId": pid,
+        "seat": seat,
+        "arrangement": {"front": front.split(), "middle": middle.split(), "back": back.split()},
+    }
 
 
 def test_a_row_with_two_jokers_lists_both(client: SettlementClient) -> None:
     request = {
-        "handId": "two-jokers", "preset": "shisanshui",
+        "handId": "two-jokers",
+        "preset": "shisanshui",
         "profileOverrides": {"deck": {"jokers": 2}},
         "players": [
             arranged("A", 1, "Qs Qh 2c", "Ks Kh 5d 5c 9s", "Xj Xj 5h 9h Th"),
@@ -68,13 +83,19 @@ def test_a_row_with_two_jokers_lists_both(client: SettlementClient) -> None:
 
 
 def test_a_false_declaration_without_rows_loses_every_row_from_either_seat(
-        client: SettlementClient) -> None:
+    client: SettlementClient,
+) -> None:
     request = {
-        "handId": "false-dragon", "preset": "shisanshui",
+        "handId": "false-dragon",
+        "preset": "shisanshui",
         "players": [
             arranged("A", 1, "As Ad 2c", "3c 3d 4h 4s 5c", "6s 7s 8s 9s Js"),
-            {"playerId": "B", "seat": 2, "declaredNatural": "DRAGON",
-             "cards": "Kc Kd 2d 6h 6d 6c 2h 2s Th Jh Qh Kh 9h".split()},
+            {
+                "playerId": "B",
+                "seat": 2,
+                "declaredNatural": "DRAGON",
+                "cards": "Kc Kd 2d 6h 6d 6c 2h 2s Th Jh Qh Kh 9h".split(),
+            },
             arranged("C", 3, "3h 4c 7c", "8c 8d 9c 9d Tc", "Qc Qd Qs Jc Jd"),
         ],
     }

@@ -32,8 +32,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def check_against_key(report: dict[str, Any], day: Day, upto: int = HANDS,
-                      start: int = 1) -> None:
+def check_against_key(report: dict[str, Any], day: Day, upto: int = HANDS, start: int = 1) -> None:
     in_range = range(start, upto + 1)
     mistakes = {m["line"]: m for m in day.key["mistakes"] if m["line"] in in_range}
     invalid = {m["line"]: m for m in day.key["invalid"] if m["line"] in in_range}
@@ -44,7 +43,10 @@ def check_against_key(report: dict[str, Any], day: Day, upto: int = HANDS,
     for line, d in found.items():
         m = mistakes[line]
         assert (d["handId"], d["tableId"], d["dealerId"]) == (
-            m["handId"], m["tableId"], m["dealerId"])
+            m["handId"],
+            m["tableId"],
+            m["dealerId"],
+        )
         # money is written as protobuf JSON writes int64: strings (README, "Money in JSON")
         assert {p["playerId"]: int(p["expected"]) for p in d["players"]} == m["expected"]
         assert {p["playerId"]: int(p["paid"]) for p in d["players"]} == m["paid"]
@@ -69,8 +71,15 @@ def check_against_key(report: dict[str, Any], day: Day, upto: int = HANDS,
 
 
 def findings(report: dict[str, Any]) -> tuple[Any, ...]:
-    return (report["summary"], report["differences"], report["invalid"], report["byTable"],
-            report["byDealer"], report["stoppedAfterLine"], report["complete"])
+    return (
+        report["summary"],
+        report["differences"],
+        report["invalid"],
+        report["byTable"],
+        report["byDealer"],
+        report["stoppedAfterLine"],
+        report["complete"],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -102,23 +111,57 @@ def test_the_report_shape(local_report: dict[str, Any]) -> None:
         assert r[key].endswith("Z")
     assert r["elapsedSeconds"] > 0 and r["handsPerSecond"] > 0
     assert r["firstLine"] == 1 and r["stopReason"] is None
-    assert set(r["summary"]) == {"handsRead", "handsChecked", "handsWithoutRecordedPayouts",
-                                 "handsWithDifferences", "invalidHands", "overpaid", "underpaid"}
+    assert set(r["summary"]) == {
+        "handsRead",
+        "handsChecked",
+        "handsWithoutRecordedPayouts",
+        "handsWithDifferences",
+        "invalidHands",
+        "overpaid",
+        "underpaid",
+    }
     d = r["differences"][0]
-    assert set(d) >= {"line", "ref", "handId", "tableId", "roundId", "dealerId", "profile",
-                      "unitValue", "overpaid", "underpaid", "players"}
+    assert set(d) >= {
+        "line",
+        "ref",
+        "handId",
+        "tableId",
+        "roundId",
+        "dealerId",
+        "profile",
+        "unitValue",
+        "overpaid",
+        "underpaid",
+        "players",
+    }
     assert d["ref"] == f"day.jsonl:{d['line']}"
     wrong = [p for p in d["players"] if p["difference"] != "0"]
     assert wrong and all(isinstance(line, str) for p in wrong for line in p["explanation"])
     assert any(" v " in line for p in wrong for line in p["explanation"])  # the pair lines
     e = r["invalid"][0]
-    assert set(e) == {"line", "ref", "handId", "tableId", "roundId", "dealerId", "code",
-                      "message", "violations"}
+    assert set(e) == {
+        "line",
+        "ref",
+        "handId",
+        "tableId",
+        "roundId",
+        "dealerId",
+        "code",
+        "message",
+        "violations",
+    }
     assert e["code"] == "INVALID_ARGUMENT" and e["violations"][0]["field"]
     reasons = " ".join(v["reason"] for e in r["invalid"] for v in e["violations"])
-    for words in ("already used", "is not a card", "must hold 3 cards", "is not JSON",
-                  "unknown preset", "no proposed payout", "must be an integer amount",
-                  "has no field named"):
+    for words in (
+        "already used",
+        "is not a card",
+        "must hold 3 cards",
+        "is not JSON",
+        "unknown preset",
+        "no proposed payout",
+        "must be an integer amount",
+        "has no field named",
+    ):
         assert words in reasons
     # a line cut short still names its hand and table
     cut = next(e for e in r["invalid"] if "is not JSON" in e["message"])
@@ -136,8 +179,9 @@ def test_every_tally_field_reaches_the_report_and_adds_up() -> None:
 
 
 def test_the_readable_summary(capsys: pytest.CaptureFixture[str], day: Day) -> None:
-    code, out, err = run(capsys, "audit", str(day.path), "--local", "--show", "2",
-                         "--progress", "none")
+    code, out, err = run(
+        capsys, "audit", str(day.path), "--local", "--show", "2", "--progress", "none"
+    )
     assert code == 1 and err == ""
     assert "complete: lines 1 to 400" in out
     assert "hands with payout differences" in out and "invalid hands" in out
@@ -148,13 +192,29 @@ def test_the_readable_summary(capsys: pytest.CaptureFixture[str], day: Day) -> N
 
 
 def test_audit_against_the_server_matches_the_local_audit(
-    capsys: pytest.CaptureFixture[str], day: Day, server: ServerHandle, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    day: Day,
+    server: ServerHandle,
+    tmp_path: Path,
     local_report: dict[str, Any],
 ) -> None:
     out = tmp_path / "remote.json"
     # The test server's messages are small (64 KiB in, 256 KiB out): ten hands a batch.
-    code, _, _ = run(capsys, "audit", str(day.path), "--server", server.address, "--batch", "10",
-                     "--workers", "2", "--report", str(out), "--progress", "none")
+    code, _, _ = run(
+        capsys,
+        "audit",
+        str(day.path),
+        "--server",
+        server.address,
+        "--batch",
+        "10",
+        "--workers",
+        "2",
+        "--report",
+        str(out),
+        "--progress",
+        "none",
+    )
     assert code == 1
     remote = read_report(out)
     check_against_key(remote, day)
@@ -166,8 +226,20 @@ def test_local_audit_with_worker_processes(
     capsys: pytest.CaptureFixture[str], day: Day, tmp_path: Path, local_report: dict[str, Any]
 ) -> None:
     out = tmp_path / "workers.json"
-    code, _, _ = run(capsys, "audit", str(day.path), "--local", "--workers", "2", "--batch", "25",
-                     "--report", str(out), "--progress", "none")
+    code, _, _ = run(
+        capsys,
+        "audit",
+        str(day.path),
+        "--local",
+        "--workers",
+        "2",
+        "--batch",
+        "25",
+        "--report",
+        str(out),
+        "--progress",
+        "none",
+    )
     assert code == 1
     assert findings(read_report(out)) == findings(local_report)
 
@@ -190,8 +262,14 @@ def test_unreadable_input_and_bad_arguments_exit_2(
 ) -> None:
     code, _, err = run(capsys, "audit", str(tmp_path / "missing.jsonl"), "--local")
     assert code == 2 and "cannot read" in err
-    code, _, err = run(capsys, "audit", str(day.path), "--local",
-                       "--report", str(tmp_path / "no" / "such" / "r.json"))
+    code, _, err = run(
+        capsys,
+        "audit",
+        str(day.path),
+        "--local",
+        "--report",
+        str(tmp_path / "no" / "such" / "r.json"),
+    )
     assert code == 2 and "cannot write the report" in err
     for bad in (["--workers", "0"], ["--batch", "1001"], ["--batch", "x"]):
         with pytest.raises(SystemExit) as e:
@@ -203,9 +281,17 @@ def test_an_unreachable_server_exits_3_with_a_partial_report(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, day: Day
 ) -> None:
     out = tmp_path / "r.json"
-    code, _, err = run(capsys, "audit", str(day.path), "--server",
-                       f"unix://{tmp_path}/nobody.sock", "--report", str(out),
-                       "--progress", "none")
+    code, _, err = run(
+        capsys,
+        "audit",
+        str(day.path),
+        "--server",
+        f"unix://{tmp_path}/nobody.sock",
+        "--report",
+        str(out),
+        "--progress",
+        "none",
+    )
     assert code == 3 and "UNAVAILABLE" in err
     report = read_report(out)
     assert report["complete"] is False and report["stopReason"].startswith("error:")
@@ -228,8 +314,9 @@ def test_odd_lines_are_invalid_hands_not_crashes(
     path = tmp_path / "odd.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     out = tmp_path / "r.json"
-    code, _, _ = run(capsys, "audit", str(path), "--local", "--report", str(out),
-                     "--progress", "none")
+    code, _, _ = run(
+        capsys, "audit", str(path), "--local", "--report", str(out), "--progress", "none"
+    )
     report = read_report(out)
     assert code == 1
     assert [e["line"] for e in report["invalid"]] == [1, 2, 3, 4, 7]
@@ -243,7 +330,9 @@ def test_odd_lines_are_invalid_hands_not_crashes(
 
 
 def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
-    capsys: pytest.CaptureFixture[str], day: Day, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    day: Day,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     real = reading.read_lines  # what command reads with (and what is patched back)
@@ -256,8 +345,18 @@ def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
 
     monkeypatch.setattr(command, "read_lines", interrupted)
     out = tmp_path / "partial.json"
-    code, text, _ = run(capsys, "audit", str(day.path), "--local", "--batch", "20",
-                        "--report", str(out), "--progress", "none")
+    code, text, _ = run(
+        capsys,
+        "audit",
+        str(day.path),
+        "--local",
+        "--batch",
+        "20",
+        "--report",
+        str(out),
+        "--progress",
+        "none",
+    )
     assert code == 130
     partial = read_report(out)
     assert partial["complete"] is False and partial["stopReason"] == "interrupted"
@@ -267,8 +366,18 @@ def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
 
     monkeypatch.setattr(command, "read_lines", real)
     rest = tmp_path / "rest.json"
-    code, _, _ = run(capsys, "audit", str(day.path), "--local", "--start-line", "201",
-                     "--report", str(rest), "--progress", "none")
+    code, _, _ = run(
+        capsys,
+        "audit",
+        str(day.path),
+        "--local",
+        "--start-line",
+        "201",
+        "--report",
+        str(rest),
+        "--progress",
+        "none",
+    )
     assert code == 1
     second = read_report(rest)
     assert second["firstLine"] == 201 and second["complete"] is True
@@ -276,7 +385,10 @@ def test_ctrl_c_leaves_a_valid_partial_report_and_resuming_finishes_it(
 
 
 def test_ctrl_c_against_the_server(
-    capsys: pytest.CaptureFixture[str], day: Day, tmp_path: Path, server: ServerHandle,
+    capsys: pytest.CaptureFixture[str],
+    day: Day,
+    tmp_path: Path,
+    server: ServerHandle,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     real = reading.read_lines  # what command reads with (and what is patched back)
@@ -290,8 +402,19 @@ def test_ctrl_c_against_the_server(
 
     monkeypatch.setattr(command, "read_lines", interrupted)
     out = tmp_path / "partial.json"
-    code, _, _ = run(capsys, "audit", str(day.path), "--server", server.address, "--batch", "10",
-                     "--report", str(out), "--progress", "none")
+    code, _, _ = run(
+        capsys,
+        "audit",
+        str(day.path),
+        "--server",
+        server.address,
+        "--batch",
+        "10",
+        "--report",
+        str(out),
+        "--progress",
+        "none",
+    )
     assert code == 130
     partial = read_report(out)
     assert partial["complete"] is False

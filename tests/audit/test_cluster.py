@@ -29,8 +29,15 @@ SHARDS = 12
 
 
 def findings(report: dict[str, Any]) -> tuple[Any, ...]:
-    return (report["summary"], report["differences"], report["invalid"], report["byTable"],
-            report["byDealer"], report["stoppedAfterLine"], report["complete"])
+    return (
+        report["summary"],
+        report["differences"],
+        report["invalid"],
+        report["byTable"],
+        report["byDealer"],
+        report["stoppedAfterLine"],
+        report["complete"],
+    )
 
 
 def without_refs(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -47,7 +54,7 @@ class History:
         size = -(-HANDS // SHARDS)
         self.files: list[Path] = []
         for i in range(SHARDS):
-            data = ("\n".join(lines[i * size:(i + 1) * size]) + "\n").encode()
+            data = ("\n".join(lines[i * size : (i + 1) * size]) + "\n").encode()
             if i % 3 == 1:  # some shards gzip-compressed
                 path = self.folder / f"part-{i:04d}.jsonl.gz"
                 path.write_bytes(gzip.compress(data))
@@ -72,14 +79,16 @@ def audit(tmp_path: Path, name: str, *argv: str) -> tuple[int, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def single(history: History, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The single-process report of the sharded folder (the same tasks, in this process)."""
-    code, report = audit(tmp_path_factory.mktemp("single"), "single", str(history.folder),
-                         "--local")
+    code, report = audit(
+        tmp_path_factory.mktemp("single"), "single", str(history.folder), "--local"
+    )
     assert code == 1
     return report
 
 
-def test_a_folder_of_shards_reads_as_one_history(history: History, single: dict[str, Any],
-                                                 tmp_path: Path) -> None:
+def test_a_folder_of_shards_reads_as_one_history(
+    history: History, single: dict[str, Any], tmp_path: Path
+) -> None:
     code, whole = audit(tmp_path, "whole", str(history.whole), "--local")
     assert code == 1
     assert single["summary"] == whole["summary"] and single["summary"]["handsRead"] == HANDS
@@ -98,22 +107,37 @@ def test_a_folder_of_shards_reads_as_one_history(history: History, single: dict[
 def test_a_local_cluster_gives_the_single_process_report(
     history: History, single: dict[str, Any], tmp_path: Path
 ) -> None:
-    code, report = audit(tmp_path, "cluster", str(history.folder), "--cluster", "local",
-                         "--workers", "2", "--batch", "50")
+    code, report = audit(
+        tmp_path,
+        "cluster",
+        str(history.folder),
+        "--cluster",
+        "local",
+        "--workers",
+        "2",
+        "--batch",
+        "50",
+    )
     assert code == 1
     assert report["mode"] == "cluster" and report["cluster"] == "local"
     assert findings(report) == findings(single)
 
 
-def test_joining_a_running_scheduler(history: History, single: dict[str, Any],
-                                     tmp_path: Path) -> None:
+def test_joining_a_running_scheduler(
+    history: History, single: dict[str, Any], tmp_path: Path
+) -> None:
     """--cluster ADDRESS: the scheduler and its worker are someone else's (here, this test's)."""
     import logging
 
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+    with LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    ) as cluster:
         address = cluster.scheduler_address
         assert address.startswith("tcp://")
         code, report = audit(tmp_path, "joined", str(history.folder), "--cluster", address)
@@ -136,9 +160,11 @@ def _free_port() -> int:
 def s3_server() -> Iterator[str]:
     """moto's S3-compatible server in a subprocess, on a port of its own."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1",
-                             "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -161,8 +187,12 @@ def s3_history(s3_server: str, history: History, monkeypatch: pytest.MonkeyPatch
     """The shards in a bucket, and the AWS settings that reach it (workers inherit them)."""
     import s3fs
 
-    for key, value in (("AWS_ENDPOINT_URL", s3_server), ("AWS_ACCESS_KEY_ID", "testing"),
-                       ("AWS_SECRET_ACCESS_KEY", "testing"), ("AWS_DEFAULT_REGION", "us-east-1")):
+    for key, value in (
+        ("AWS_ENDPOINT_URL", s3_server),
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+    ):
         monkeypatch.setenv(key, value)
     fs = s3fs.S3FileSystem(client_kwargs={"endpoint_url": s3_server})
     if not fs.exists("audits"):
@@ -173,8 +203,9 @@ def s3_history(s3_server: str, history: History, monkeypatch: pytest.MonkeyPatch
     return "s3://audits/2026-11-29/"
 
 
-def test_shards_in_s3_on_a_local_cluster(s3_history: str, single: dict[str, Any],
-                                         tmp_path: Path) -> None:
+def test_shards_in_s3_on_a_local_cluster(
+    s3_history: str, single: dict[str, Any], tmp_path: Path
+) -> None:
     code, report = audit(tmp_path, "s3", s3_history, "--cluster", "local", "--workers", "2")
     assert code == 1
     assert report["source"] == s3_history.rstrip("/") and report["shards"] == SHARDS
@@ -205,10 +236,30 @@ def test_a_worker_killed_mid_run_costs_only_time(
     out = tmp_path / "killed.json"
     # every hand the full way (--no-quick): the run lasts long enough to kill a worker in it
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cpsettle_client.cli", "audit", s3_history, "--cluster", "local",
-         "--workers", "2", "--batch", "25", "--no-quick", "--report", str(out),
-         "--progress", "lines", "--progress-interval", "0.05"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+        [
+            sys.executable,
+            "-m",
+            "cpsettle_client.cli",
+            "audit",
+            s3_history,
+            "--cluster",
+            "local",
+            "--workers",
+            "2",
+            "--batch",
+            "25",
+            "--no-quick",
+            "--report",
+            str(out),
+            "--progress",
+            "lines",
+            "--progress-interval",
+            "0.05",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
+    )
     assert proc.stderr is not None
     try:
         # the first progress line: a shard is done, so both workers are settling shards

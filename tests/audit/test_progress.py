@@ -58,7 +58,10 @@ def test_the_bar_on_an_80_column_terminal_is_one_line_redrawn_in_place(
         with summary.open("wb") as stdout:
             proc = subprocess.Popen(
                 [*CLI, "audit", str(day.path), "--local", "--batch", "10"],
-                stdin=subprocess.DEVNULL, stdout=stdout, stderr=terminal, env=_environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=terminal,
+                env=_environment(),
             )
         os.close(terminal)
         written = _read_until_closed(controller, proc, 120)
@@ -84,7 +87,10 @@ def test_the_bar_on_an_80_column_terminal_is_one_line_redrawn_in_place(
 def test_away_from_a_terminal_the_output_is_plain_text(day: Day, tmp_path: Path) -> None:
     out = subprocess.run(
         [*CLI, "audit", str(day.path), "--local", "--batch", "50", "--progress-interval", "0"],
-        stdin=subprocess.DEVNULL, capture_output=True, env=_environment(), timeout=120,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=_environment(),
+        timeout=120,
         check=False,
     )
     assert out.returncode == 1

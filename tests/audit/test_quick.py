@@ -16,13 +16,29 @@ from cpsettle_client.audit.outcome import Outcome
 from cpsettle_client.cli import main
 from tests.audit.conftest import load_generator, read_report
 
-PRESETS = {"western", "eastern", "shisanshui", "classic-1-6", "one-six", "one-two", "two-four",
-           "ofc", "ofc-descubierto"}
+PRESETS = {
+    "western",
+    "eastern",
+    "shisanshui",
+    "classic-1-6",
+    "one-six",
+    "one-two",
+    "two-four",
+    "ofc",
+    "ofc-descubierto",
+}
 
 
 def findings(report: dict[str, Any]) -> tuple[Any, ...]:
-    return (report["summary"], report["differences"], report["invalid"], report["byTable"],
-            report["byDealer"], report["stoppedAfterLine"], report["complete"])
+    return (
+        report["summary"],
+        report["differences"],
+        report["invalid"],
+        report["byTable"],
+        report["byDealer"],
+        report["stoppedAfterLine"],
+        report["complete"],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +58,20 @@ def test_both_ways_give_the_same_report_on_every_preset(
     reports = {}
     for name, extra in (("quick", []), ("full", ["--no-quick"])):
         out = tmp_path / f"{name}.json"
-        code = main(["audit", str(path), "--local", "--workers", workers, "--report", str(out),
-                     "--progress", "none", *extra])
+        code = main(
+            [
+                "audit",
+                str(path),
+                "--local",
+                "--workers",
+                workers,
+                "--report",
+                str(out),
+                "--progress",
+                "none",
+                *extra,
+            ]
+        )
         assert code == 1
         reports[name] = read_report(out)
     quick, full = reports["quick"], reports["full"]
@@ -124,16 +152,21 @@ UNUSUAL: dict[str, Callable[[dict[str, Any]], bytes]] = {
     "five players": _edit(lambda h: h["players"].append(dict(h["players"][0], seat=9))),
     "inline profile": _set("profile", {"name": "x"}),
     "empty overrides": _set("profileOverrides", {}),
-    "overrides": _set("profileOverrides", {"rake": {"mode": "RAKE_MODE_PER_PLAYER",
-                                                    "perPlayerFee": 5}}),
+    "overrides": _set(
+        "profileOverrides", {"rake": {"mode": "RAKE_MODE_PER_PLAYER", "perPlayerFee": 5}}
+    ),
     "bad overrides": _set("profileOverrides", {"rake": {"mode": "NO_SUCH_MODE"}}),
     "currency": _set("currency", "EUR"),
     "dead cards null": _set("deadCards", None),
     "dead card a number": _set("deadCards", [5]),
-    "amounts as text": _edit(lambda h: h.update(recordedPayouts={
-        k: str(v) for k, v in h["recordedPayouts"].items()})),
-    "amount text with spaces": _edit(lambda h: h["recordedPayouts"].update(
-        {_first_pid(h): f" {h['recordedPayouts'][_first_pid(h)]} "})),
+    "amounts as text": _edit(
+        lambda h: h.update(recordedPayouts={k: str(v) for k, v in h["recordedPayouts"].items()})
+    ),
+    "amount text with spaces": _edit(
+        lambda h: h["recordedPayouts"].update(
+            {_first_pid(h): f" {h['recordedPayouts'][_first_pid(h)]} "}
+        )
+    ),
     "amount past int64": _edit(lambda h: h["recordedPayouts"].update({_first_pid(h): 2**70})),
     "amount a float": _edit(lambda h: h["recordedPayouts"].update({_first_pid(h): 1.0})),
     "no payouts": _edit(lambda h: h.pop("recordedPayouts")),
@@ -147,8 +180,9 @@ UNUSUAL: dict[str, Callable[[dict[str, Any]], bytes]] = {
     "spaces around colons": _text(lambda t: t.replace('":', '" : ')),
     "colon in an id": _set("roundId", "R:1"),
     "quote and colon in an id": _set("roundId", 'R":1'),
-    "escaped card": _text(lambda t: re.sub(r'"front":\["(.)',
-                                           lambda m: f'"front":["\\u{ord(m[1]):04x}', t, count=1)),
+    "escaped card": _text(
+        lambda t: re.sub(r'"front":\["(.)', lambda m: f'"front":["\\u{ord(m[1]):04x}', t, count=1)
+    ),
     "NaN": _text(lambda t: t.replace('"unitValue":', '"unitValue":NaN,"x":', 1)),
     "big number": _text(lambda t: t.replace('"unitValue":', f'"unitValue":1{"0" * 30},"u":', 1)),
     "byte order mark": lambda h: b"\xef\xbb\xbf" + json.dumps(h).encode(),
@@ -162,25 +196,45 @@ def test_unusual_lines_give_the_same_outcome_both_ways(
 ) -> None:
     path, key = mixed_day
     odd = {m["line"] for m in key["mistakes"]} | {m["line"] for m in key["invalid"]}
-    plain = [json.loads(raw) for n, raw in enumerate(path.read_bytes().splitlines(), 1)
-             if n not in odd]
+    plain = [
+        json.loads(raw) for n, raw in enumerate(path.read_bytes().splitlines(), 1) if n not in odd
+    ]
     # a player with rows, one with 13 cards (a declared natural) and one who surrendered
-    samples = [next(h for h in plain if "arrangement" in h["players"][0]),
-               next(h for h in plain if "cards" in h["players"][0]),
-               next(h for h in plain if h["players"][0].get("surrender"))]
+    samples = [
+        next(h for h in plain if "arrangement" in h["players"][0]),
+        next(h for h in plain if "cards" in h["players"][0]),
+        next(h for h in plain if h["players"][0].get("surrender")),
+    ]
     assert running._quick is not None
     took_full = set()
     for name, make in UNUSUAL.items():
         for sample in samples:
             raw = make(json.loads(json.dumps(sample)))
-            quick, full = (_outcome(running.audit_chunk, [raw]),
-                           _outcome(running.audit_chunk_full, [raw]))
+            quick, full = (
+                _outcome(running.audit_chunk, [raw]),
+                _outcome(running.audit_chunk_full, [raw]),
+            )
             assert quick == full, (name, raw)
             if running._quick.check(raw) is None:
                 took_full.add(name)
     # the lines whose key came twice, and the inline profile, always take the full way
-    assert {"key twice", "key twice, space before the colon", "key twice inside",
-            "inline profile", "byte order mark", "NaN"} <= took_full
+    assert {
+        "key twice",
+        "key twice, space before the colon",
+        "key twice inside",
+        "inline profile",
+        "byte order mark",
+        "NaN",
+    } <= took_full
     # and the plain variations do not
-    assert not {"amounts as text", "id of 128", "colon in an id", "no payouts",
-                "spaces around colons", "escaped card"} & took_full
+    assert (
+        not {
+            "amounts as text",
+            "id of 128",
+            "colon in an id",
+            "no payouts",
+            "spaces around colons",
+            "escaped card",
+        }
+        & took_full
+    )

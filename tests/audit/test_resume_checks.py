@@ -29,11 +29,13 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(history: tuple[Path, dict[str, Any]],
-                  tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def uninterrupted(
+    history: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("whole") / "r.json"
-    assert main(["audit", str(history[0]), "--local", "--report", str(out),
-                 "--progress", "none"]) == 1
+    assert (
+        main(["audit", str(history[0]), "--local", "--report", str(out), "--progress", "none"]) == 1
+    )
     return read_report(out)
 
 
@@ -50,16 +52,31 @@ def interrupted_run(path: Path, report: Path, monkeypatch: pytest.MonkeyPatch) -
         m.setattr(running, "audit_chunk", stopping)
         m.setattr(checkpoints, "MIN_INTERVAL", 0.0)  # a segment at every batch
         m.setattr(checkpoints, "COST_SHARE", 0)
-        assert main(["audit", str(path), "--local", "--batch", "60", "--report", str(report),
-                     "--progress", "none"]) == command.EXIT_INTERRUPTED
+        assert (
+            main(
+                [
+                    "audit",
+                    str(path),
+                    "--local",
+                    "--batch",
+                    "60",
+                    "--report",
+                    str(report),
+                    "--progress",
+                    "none",
+                ]
+            )
+            == command.EXIT_INTERRUPTED
+        )
     data: dict[str, Any] = json.loads(Path(f"{report}.checkpoint").read_text())
     assert data["nextLine"] == STOP + 1 and data["segments"][-1]["lastLine"] == STOP
     return data
 
 
 def resume(path: Path, report: Path) -> tuple[int, dict[str, Any]]:
-    code = main(["audit", str(path), "--local", "--report", str(report), "--resume",
-                 "--progress", "none"])
+    code = main(
+        ["audit", str(path), "--local", "--report", str(report), "--resume", "--progress", "none"]
+    )
     return code, read_report(report)
 
 
@@ -68,7 +85,9 @@ def comparable(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_an_honest_resume_gives_the_uninterrupted_report(
-    history: tuple[Path, dict[str, Any]], uninterrupted: dict[str, Any], tmp_path: Path,
+    history: tuple[Path, dict[str, Any]],
+    uninterrupted: dict[str, Any],
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     report = tmp_path / "r.json"
@@ -84,8 +103,11 @@ def test_an_honest_resume_gives_the_uninterrupted_report(
 
 
 def test_next_line_moved_forward_is_not_checked(
-    history: tuple[Path, dict[str, Any]], uninterrupted: dict[str, Any], tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    history: tuple[Path, dict[str, Any]],
+    uninterrupted: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The issue's attack: nextLine moved to the end of the history (in the old format, with its
     unkeyed digest recomputed, this gave a complete report with 4,740 lines never settled)."""
@@ -104,8 +126,7 @@ def test_next_line_moved_forward_is_not_checked(
     assert resumed["summary"]["handsRead"] == STOP
     hidden = [m["line"] for m in key["mistakes"] if m["line"] > STOP]
     assert hidden and not [d for d in resumed["differences"] if d["line"] > STOP]
-    assert [d for d in uninterrupted["differences"] if d["line"] <= STOP] == \
-        resumed["differences"]
+    assert [d for d in uninterrupted["differences"] if d["line"] <= STOP] == resumed["differences"]
     out = capsys.readouterr()
     assert f"lines {STOP + 1:,} to {LINES:,} not checked" in out.out
     assert "not checked" in out.err
@@ -114,19 +135,33 @@ def test_next_line_moved_forward_is_not_checked(
 def _forge(segment: dict[str, Any], first: int, last: int) -> dict[str, Any]:
     """A segment that claims lines ``first``..``last`` all matched (its MAC made with another
     key: the attacker does not have the audit's)."""
-    outcome = dict(segment["outcome"], first_line=first, last_line=last, read=last - first + 1,
-                   checked=last - first + 1, unchecked=0, differences=[], invalid=[], over=0,
-                   under=0, settlements={})
+    outcome = dict(
+        segment["outcome"],
+        first_line=first,
+        last_line=last,
+        read=last - first + 1,
+        checked=last - first + 1,
+        unchecked=0,
+        differences=[],
+        invalid=[],
+        over=0,
+        under=0,
+        settlements={},
+    )
     forged = dict(segment, firstLine=first, lastLine=last, outcome=outcome)
-    forged["mac"] = checkpoints.segment_mac(b"\x00" * 32, "day.jsonl", first, last,
-                                            segment["linesDigest"], outcome)
+    forged["mac"] = checkpoints.segment_mac(
+        b"\x00" * 32, "day.jsonl", first, last, segment["linesDigest"], outcome
+    )
     return forged
 
 
-@pytest.mark.parametrize("attack", ["forged segment", "edited segment", "key removed",
-                                    "segment dropped"])
+@pytest.mark.parametrize(
+    "attack", ["forged segment", "edited segment", "key removed", "segment dropped"]
+)
 def test_a_segment_that_fails_its_check_is_not_checked(
-    history: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    history: tuple[Path, dict[str, Any]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     attack: str,
 ) -> None:
     path, _ = history

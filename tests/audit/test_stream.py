@@ -58,14 +58,16 @@ def test_results_come_back_in_order_with_per_hand_errors(client: SettlementClien
     missing.pop(first)
     dup = example("western")
     dup["players"][1]["arrangement"]["front"][0] = dup["players"][0]["arrangement"]["front"][0]
-    batch1 = pb.SettleStreamRequest(items=[
-        item("a", request("western"), good),
-        item("b", request_from_json(dup), good),
-        item("c", request("western"), wrong),
-        item("d", request("western"), missing),
-        item("e", request("eastern")),
-        item("f", request("ofc")),
-    ])
+    batch1 = pb.SettleStreamRequest(
+        items=[
+            item("a", request("western"), good),
+            item("b", request_from_json(dup), good),
+            item("c", request("western"), wrong),
+            item("d", request("western"), missing),
+            item("e", request("eastern")),
+            item("f", request("ofc")),
+        ]
+    )
     twice = pb.AuditItem(ref="g", request=request("western"))
     for pid, amount in [*list(good.items()), (first, 5)]:
         twice.paid.add(player_id=pid, net_money=amount)
@@ -77,7 +79,13 @@ def test_results_come_back_in_order_with_per_hand_errors(client: SettlementClien
     r = answers[0].results
     assert [x.ref for x in r] == ["a", "b", "c", "d", "e", "f"]
     assert [x.WhichOneof("outcome") for x in r] == [
-        "settlement", "error", "settlement", "error", "settlement", "settlement"]
+        "settlement",
+        "error",
+        "settlement",
+        "error",
+        "settlement",
+        "settlement",
+    ]
     assert r[0].all_match and [c.player_id for c in r[0].checks] == list(good)
     e1 = err(r[1])
     assert e1.code is grpc.StatusCode.INVALID_ARGUMENT
@@ -87,7 +95,8 @@ def test_results_come_back_in_order_with_per_hand_errors(client: SettlementClien
     assert not r[2].all_match
     bad = [c for c in r[2].checks if not c.matches]
     assert [(c.player_id, c.expected, c.proposed, c.difference) for c in bad] == [
-        (first, good[first], good[first] + 100, 100)]
+        (first, good[first], good[first] + 100, 100)
+    ]
     assert bad[0].explanation  # the line items behind the expected amount
     e3 = err(r[3])
     assert e3.code is grpc.StatusCode.INVALID_ARGUMENT and e3.reason == "INVALID_REQUEST"
@@ -123,13 +132,16 @@ def test_malformed_and_oversized_batches_are_answered_and_the_stream_goes_on(
     messages = [b"\xff\xff\xff garbage", too_many.SerializeToString(), good.SerializeToString()]
     with grpc.insecure_channel(server.address) as channel:
         call = channel.stream_stream(
-            METHOD, request_serializer=lambda b: b,
+            METHOD,
+            request_serializer=lambda b: b,
             response_deserializer=pb.SettleStreamResponse.FromString,
         )
         answers = list(call(iter(messages), timeout=30))
     assert len(answers) == 3
-    for answer, words in ((answers[0], "not a valid cpsettle.v1.SettleStreamRequest"),
-                          (answers[1], "at most 1000 hands, got 1001")):
+    for answer, words in (
+        (answers[0], "not a valid cpsettle.v1.SettleStreamRequest"),
+        (answers[1], "at most 1000 hands, got 1001"),
+    ):
         [only] = answer.results
         e = err(only)
         assert only.ref == "" and e.code is grpc.StatusCode.INVALID_ARGUMENT
@@ -154,8 +166,10 @@ def test_results_too_big_for_one_message_are_a_batch_error() -> None:
 
 
 def test_a_stream_failure_is_a_settlement_error(tmp_path: Path) -> None:
-    with SettlementClient(f"unix://{tmp_path}/nobody.sock") as c, \
-            pytest.raises(SettlementError) as e:
+    with (
+        SettlementClient(f"unix://{tmp_path}/nobody.sock") as c,
+        pytest.raises(SettlementError) as e,
+    ):
         list(c.settle_stream([pb.SettleStreamRequest()]))
     assert e.value.code == grpc.StatusCode.UNAVAILABLE
 
@@ -172,8 +186,9 @@ def test_a_slow_reader_holds_the_server_back(
     consumed = 0
     original = stream.settle_stream
 
-    async def counting(servicer: Any, requests: AsyncIterator[Any], context: Any,
-                       **kw: Any) -> AsyncIterator[bytes | pb.SettleStreamResponse]:
+    async def counting(
+        servicer: Any, requests: AsyncIterator[Any], context: Any, **kw: Any
+    ) -> AsyncIterator[bytes | pb.SettleStreamResponse]:
         async def counted() -> AsyncIterator[Any]:
             nonlocal consumed
             async for b in requests:
@@ -212,8 +227,10 @@ def test_a_slow_reader_holds_the_server_back(
                     held_at = consumed
                 ahead.append(consumed - read)
         bound = 2 + (8 * 1024 * 1024) // size  # grpc's HTTP/2 windows hold about 4 MB
-        print(f"result {size} bytes; server held at {held_at} of {batches} batches; "
-              f"most ahead {max(ahead)}")
+        print(
+            f"result {size} bytes; server held at {held_at} of {batches} batches; "
+            f"most ahead {max(ahead)}"
+        )
         assert size > 150_000
         assert len(ahead) == batches
         assert held_at < batches, "the server ran through the whole input"

@@ -35,8 +35,9 @@ def test_settle_json_output_matches_the_worked_example(
 ) -> None:
     case = json.loads(next(GOLDEN.glob("002-*.json")).read_text())
     args = ["--local"] if where == "local" else ["--server", server.address]
-    code, out, _ = run(capsys, "settle", write(tmp_path, "r.json", case["request"]), *args,
-                       "--output", "json")
+    code, out, _ = run(
+        capsys, "settle", write(tmp_path, "r.json", case["request"]), *args, "--output", "json"
+    )
     assert code == 0
     players = json.loads(out)["settlement"]["players"]
     nets = {p["playerId"]: int(p.get("netUnits", 0)) for p in players}
@@ -48,8 +49,9 @@ def test_local_and_server_answers_are_identical(
 ) -> None:
     for path in sorted((EXAMPLES / "tables").glob("*.json")):
         _, local, _ = run(capsys, "settle", str(path), "--local", "--output", "json")
-        _, remote, _ = run(capsys, "settle", str(path), "--server", server.address,
-                           "--output", "json")
+        _, remote, _ = run(
+            capsys, "settle", str(path), "--server", server.address, "--output", "json"
+        )
         a, b = json.loads(local)["settlement"], json.loads(remote)["settlement"]
         for varying in ("issuedAt", "signature"):  # the only fields outside the digests
             a.pop(varying), b.pop(varying)
@@ -66,8 +68,9 @@ def test_settle_table_output_is_readable(capsys: pytest.CaptureFixture[str]) -> 
 def test_validate_flags_a_mismatch(capsys: pytest.CaptureFixture[str], server: Any) -> None:
     path = str(EXAMPLES / "tables" / "one-six.json")
     _, out, _ = run(capsys, "settle", path, "--local", "--output", "json")
-    nets = {p["playerId"]: int(p.get("netMoney", 0))
-            for p in json.loads(out)["settlement"]["players"]}
+    nets = {
+        p["playerId"]: int(p.get("netMoney", 0)) for p in json.loads(out)["settlement"]["players"]
+    }
     good = [f"{k}={v}" for k, v in nets.items()]
     code, out, _ = run(capsys, "validate", path, "--server", server.address, "--proposed", *good)
     assert code == 0 and "All payouts match" in out
@@ -78,8 +81,19 @@ def test_validate_flags_a_mismatch(capsys: pytest.CaptureFixture[str], server: A
 
 
 def test_evaluate(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "evaluate", "--preset", "ofc", "--local", "--front", "Qs Qh 2c",
-                       "--middle", "8s 8h 8d 7c 7d", "--back", "9s 9h 9d 6s 6h")
+    code, out, _ = run(
+        capsys,
+        "evaluate",
+        "--preset",
+        "ofc",
+        "--local",
+        "--front",
+        "Qs Qh 2c",
+        "--middle",
+        "8s 8h 8d 7c 7d",
+        "--back",
+        "9s 9h 9d 6s 6h",
+    )
     assert code == 0
     assert "Full house, eights full of sevens" in out and "14 cards" in out
 
@@ -87,8 +101,9 @@ def test_evaluate(capsys: pytest.CaptureFixture[str]) -> None:
 def test_profile_json_round_trips_into_a_request(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, server: Any
 ) -> None:
-    code, out, _ = run(capsys, "profiles", "eastern", "--server", server.address,
-                       "--output", "json")
+    code, out, _ = run(
+        capsys, "profiles", "eastern", "--server", server.address, "--output", "json"
+    )
     assert code == 0
     profile = json.loads(out)
     # the engine's form, but for 64-bit money, written as protobuf JSON writes it (strings)
@@ -97,13 +112,15 @@ def test_profile_json_round_trips_into_a_request(
     assert profile["rake"]["perPlayerFee"] == str(expected["rake"]["perPlayerFee"])
     assert profile_from_dict(profile) == load_preset("eastern")
     assert {k: v for k, v in profile.items() if k not in ("money", "rake")} == {
-        k: v for k, v in expected.items() if k not in ("money", "rake")}
+        k: v for k, v in expected.items() if k not in ("money", "rake")
+    }
     profile["surrender"]["units"] = 2
     request = json.loads((EXAMPLES / "tables" / "eastern.json").read_text())
     request.pop("preset")
     request["profile"] = profile
-    code, out, _ = run(capsys, "settle", write(tmp_path, "inline.json", request), "--local",
-                       "--output", "json")
+    code, out, _ = run(
+        capsys, "settle", write(tmp_path, "inline.json", request), "--local", "--output", "json"
+    )
     assert code == 0 and json.loads(out)["settlement"]["profile"]["source"] == "inline"
 
 
@@ -124,14 +141,16 @@ def test_errors_are_a_list_of_violations(capsys: pytest.CaptureFixture[str], ser
         assert any("players[0].arrangement.front[0]" in line for line in lines)
 
 
-def test_unreadable_input_and_unreachable_server(capsys: pytest.CaptureFixture[str],
-                                                 tmp_path: Path) -> None:
+def test_unreadable_input_and_unreachable_server(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     code, _, err = run(capsys, "settle", str(bad), "--local")
     assert code == 2 and "is not JSON" in err
-    code, _, err = run(capsys, "settle", write(tmp_path, "x.json", {"players": [], "bogus": 1}),
-                       "--local")
+    code, _, err = run(
+        capsys, "settle", write(tmp_path, "x.json", {"players": [], "bogus": 1}), "--local"
+    )
     assert code == 2 and "bogus" in err
     good = str(EXAMPLES / "tables" / "one-six.json")
     code, _, err = run(capsys, "settle", good, "--server", "127.0.0.1:1", "--timeout", "1")

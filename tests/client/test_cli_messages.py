@@ -48,18 +48,20 @@ def test_version_names_the_package_engine_and_contract(capsys: pytest.CaptureFix
     assert pb.DESCRIPTOR.package == "cpsettle.v1"
 
 
-def test_one_problem_is_said_in_the_singular(capsys: pytest.CaptureFixture[str],
-                                             server: ServerHandle, tmp_path: Path) -> None:
-    code, _, err = run(capsys, "settle", write(tmp_path, {**TABLE, "currency": "EURO"}),
-                       "--server", server.address)
+def test_one_problem_is_said_in_the_singular(
+    capsys: pytest.CaptureFixture[str], server: ServerHandle, tmp_path: Path
+) -> None:
+    code, _, err = run(
+        capsys, "settle", write(tmp_path, {**TABLE, "currency": "EURO"}), "--server", server.address
+    )
     assert code == 2
     assert "(1 problem)" in err and "problems)" not in err
 
 
 @pytest.mark.parametrize("where", ["--local", "server"])
 def test_unknown_fields_are_named_with_their_path_not_the_parsers_text(
-        capsys: pytest.CaptureFixture[str], server: ServerHandle, tmp_path: Path,
-        where: str) -> None:
+    capsys: pytest.CaptureFixture[str], server: ServerHandle, tmp_path: Path, where: str
+) -> None:
     request = json.loads(json.dumps(TABLE))
     request["players"][1]["arrangment"] = request["players"][1].pop("arrangement")
     request["preset_name"] = "western"
@@ -84,23 +86,33 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandl
     stop_server(handle)
 
 
-def test_a_plaintext_call_to_a_tls_port_hints_at_tls(capsys: pytest.CaptureFixture[str],
-                                                     tls_server: ServerHandle,
-                                                     tmp_path: Path) -> None:
+def test_a_plaintext_call_to_a_tls_port_hints_at_tls(
+    capsys: pytest.CaptureFixture[str], tls_server: ServerHandle, tmp_path: Path
+) -> None:
     path = write(tmp_path, TABLE)
     code, _, err = run(capsys, "settle", path, "--server", tls_server.address, "--timeout", "2")
     assert code == 3 and "UNAVAILABLE" in err
     assert f"{tls_server.address} speaks TLS: add --tls" in err
     # with --tls and the CA, the same call settles
-    code, _out, err = run(capsys, "settle", path, "--server", tls_server.address, "--tls",
-                         "--ca-file", tls_server.ca_file)  # type: ignore[attr-defined]
+    code, _out, err = run(
+        capsys,
+        "settle",
+        path,
+        "--server",
+        tls_server.address,
+        "--tls",
+        "--ca-file",
+        tls_server.ca_file,  # type: ignore[attr-defined]
+    )
     assert code == 0, err
 
 
-def test_an_unreachable_plaintext_port_gets_no_tls_hint(capsys: pytest.CaptureFixture[str],
-                                                        tmp_path: Path) -> None:
-    code, _, err = run(capsys, "settle", write(tmp_path, TABLE), "--server", "127.0.0.1:1",
-                       "--timeout", "1")
+def test_an_unreachable_plaintext_port_gets_no_tls_hint(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run(
+        capsys, "settle", write(tmp_path, TABLE), "--server", "127.0.0.1:1", "--timeout", "1"
+    )
     assert code == 3 and "UNAVAILABLE" in err and "--tls" not in err
 
 

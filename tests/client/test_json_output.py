@@ -18,15 +18,32 @@ from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.cli import main
 from tests.conftest import EXAMPLES
 
-INT64 = {FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_SFIXED64,
-         FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64}
+INT64 = {
+    FieldDescriptor.TYPE_INT64,
+    FieldDescriptor.TYPE_SINT64,
+    FieldDescriptor.TYPE_SFIXED64,
+    FieldDescriptor.TYPE_UINT64,
+    FieldDescriptor.TYPE_FIXED64,
+}
 MINOR_UNITS = re.compile(r"-?[0-9]+")
 # The audit report is not a protobuf message: its money keys, and every other key that may hold
 # a number (counts, line numbers, timing). A number under any other key fails the walk below.
 REPORT_MONEY = {"overpaid", "underpaid", "unitValue", "expected", "paid", "difference"}
-REPORT_NUMBERS = {"hands", "handsWithDifferences", "invalidHands", "handsRead", "handsChecked",
-                  "handsWithoutRecordedPayouts", "line", "firstLine", "stoppedAfterLine",
-                  "workers", "batch", "elapsedSeconds", "handsPerSecond"}
+REPORT_NUMBERS = {
+    "hands",
+    "handsWithDifferences",
+    "invalidHands",
+    "handsRead",
+    "handsChecked",
+    "handsWithoutRecordedPayouts",
+    "line",
+    "firstLine",
+    "stoppedAfterLine",
+    "workers",
+    "batch",
+    "elapsedSeconds",
+    "handsPerSecond",
+}
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
@@ -36,8 +53,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
     return code, json.loads(out)
 
 
-def walk(data: Any, descriptor: Descriptor, path: str = "",
-         every_field: bool = True) -> Iterator[tuple[str, str]]:
+def walk(
+    data: Any, descriptor: Descriptor, path: str = "", every_field: bool = True
+) -> Iterator[tuple[str, str]]:
     """(path, problem) for every field of ``descriptor`` without presence that ``data`` lacks
     (``every_field``), and every 64-bit integer that is not a string of digits."""
     assert isinstance(data, dict), path
@@ -56,7 +74,8 @@ def walk(data: Any, descriptor: Descriptor, path: str = "",
                 if not (isinstance(item, str) and MINOR_UNITS.fullmatch(item)):
                     yield where, f"int64 written as {item!r}"
         elif field.message_type is not None and field.message_type.full_name.startswith(
-                "cpsettle."):
+            "cpsettle."
+        ):
             for i, item in enumerate(items):
                 yield from walk(item, field.message_type, f"{where}[{i}]", every_field)
 
@@ -98,8 +117,19 @@ def test_every_protobuf_json_of_the_cli_has_every_field_and_money_as_strings(
     code, checked = run(capsys, "validate", table("one-six"), "--proposed", *wrong, *at)
     assert code == 1
     outputs.append(("validate", checked, pb.ValidatePayoutsResponse.DESCRIPTOR))
-    code, evaluated = run(capsys, "evaluate", "--preset", "ofc", "--front", "Qs Qh 2c",
-                          "--middle", "8s 8h 8d 7c 7d", "--back", "9s 9h 9d 6s 6h", *at)
+    code, evaluated = run(
+        capsys,
+        "evaluate",
+        "--preset",
+        "ofc",
+        "--front",
+        "Qs Qh 2c",
+        "--middle",
+        "8s 8h 8d 7c 7d",
+        "--back",
+        "9s 9h 9d 6s 6h",
+        *at,
+    )
     outputs.append(("evaluate", evaluated, pb.EvaluateArrangementResponse.DESCRIPTOR))
     _, listing = run(capsys, "profiles", *at)
     outputs.append(("profiles", listing, pb.ListProfilesResponse.DESCRIPTOR))
@@ -109,21 +139,30 @@ def test_every_protobuf_json_of_the_cli_has_every_field_and_money_as_strings(
     _, keys = run(capsys, "keys", "show", "--server", server.address)
     outputs.append(("keys show", keys, pb.GetVerificationKeysResponse.DESCRIPTOR))
 
-    problems = [(what, where, problem) for what, data, descriptor in outputs
-                for where, problem in walk(data, descriptor)]
+    problems = [
+        (what, where, problem)
+        for what, data, descriptor in outputs
+        for where, problem in walk(data, descriptor)
+    ]
     # a profile is written in the profile files' form, where a rank that does not apply is
     # left out (README, "Money in JSON"): its money is checked, not every field
-    problems += [(what, where, problem) for what, data in profiles
-                 for where, problem in walk(data, profile_pb2.RuleProfile.DESCRIPTOR,
-                                            every_field=False)]
+    problems += [
+        (what, where, problem)
+        for what, data in profiles
+        for where, problem in walk(data, profile_pb2.RuleProfile.DESCRIPTOR, every_field=False)
+    ]
     assert problems == []
     assert [p["money"]["unitValue"] for _, p in profiles] == ["100", "100"]
     # the zeros and false that protobuf's printer dropped before
     assert checked["allMatch"] is False
     assert {c["difference"] for c in checked["players"]} == {"0", "5"}
     assert {c["matches"] for c in checked["players"]} == {True, False}
-    rakes = {p["rake"] for _, a, d in outputs if d is pb.SettleResponse.DESCRIPTOR
-             for p in a["settlement"]["players"]}
+    rakes = {
+        p["rake"]
+        for _, a, d in outputs
+        if d is pb.SettleResponse.DESCRIPTOR
+        for p in a["settlement"]["players"]
+    }
     assert "0" in rakes
 
 
@@ -133,8 +172,9 @@ def test_the_audit_report_writes_money_as_the_settlement_does(
     lines = []
     for i, name in enumerate(("western", "one-six", "eastern")):
         request = json.loads(Path(table(name)).read_text())
-        code, answer = run(capsys, "settle", table(name), "--server", server.address,
-                           "--output", "json")
+        code, answer = run(
+            capsys, "settle", table(name), "--server", server.address, "--output", "json"
+        )
         nets = {p["playerId"]: int(p["netMoney"]) for p in answer["settlement"]["players"]}
         if i == 1:  # a dealer who paid the first player 50 too much
             nets[next(iter(nets))] += 50
@@ -144,8 +184,18 @@ def test_the_audit_report_writes_money_as_the_settlement_does(
     history = tmp_path / "day.jsonl"
     history.write_text("\n".join(lines) + "\n")
     report_path = tmp_path / "report.json"
-    code = main(["audit", str(history), "--server", server.address, "--report",
-                 str(report_path), "--progress", "none"])
+    code = main(
+        [
+            "audit",
+            str(history),
+            "--server",
+            server.address,
+            "--report",
+            str(report_path),
+            "--progress",
+            "none",
+        ]
+    )
     capsys.readouterr()
     assert code == 1
     report = json.loads(report_path.read_text())

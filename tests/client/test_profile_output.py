@@ -10,8 +10,7 @@ import pytest
 from cpsettle_client.cli import main
 
 
-def test_the_progressive_table_is_printed_weakest_first(
-        capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_progressive_table_is_printed_weakest_first(capsys: pytest.CaptureFixture[str]) -> None:
     """Table E: Fantasyland from QQ, progressive 14 / 15 / 16 / 17 (QQ, KK, AA, trips)."""
     assert main(["profiles", "ofc", "--local", "--output", "json"]) == 0
     fantasyland = json.loads(capsys.readouterr().out)["fantasyland"]

@@ -35,8 +35,9 @@ from tests.hardening.support import good_request, start_tcp_server
 
 def pem_key() -> str:
     key = ed25519.Ed25519PrivateKey.generate()
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption()).decode()
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
 
 
 class RoundRobinProxy:
@@ -49,7 +50,8 @@ class RoundRobinProxy:
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True, name="proxy").start()
         self.server = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._accept, "127.0.0.1", 0), self.loop).result(10)
+            asyncio.start_server(self._accept, "127.0.0.1", 0), self.loop
+        ).result(10)
         self.port = self.server.sockets[0].getsockname()[1]
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -81,8 +83,10 @@ class RoundRobinProxy:
 
 
 def replicas(**settings: Any) -> list[ServerHandle]:
-    return [start_tcp_server(signing_key=pem_key(), signing_key_id=f"replica-{name}", **settings)
-            for name in "ab"]
+    return [
+        start_tcp_server(signing_key=pem_key(), signing_key_id=f"replica-{name}", **settings)
+        for name in "ab"
+    ]
 
 
 def key_ids_seen(address: str, seconds: float) -> set[str]:
@@ -152,7 +156,8 @@ class Gate(grpc.GenericRpcHandler):
                 return forward(request, timeout=5)
             except grpc.RpcError as e:
                 context.set_trailing_metadata(
-                    tuple((m.key, m.value) for m in e.trailing_metadata()))
+                    tuple((m.key, m.value) for m in e.trailing_metadata())
+                )
                 context.abort(e.code(), e.details() or "")
             raise AssertionError("unreachable")
 
@@ -166,8 +171,7 @@ def backend() -> Iterator[ServerHandle]:
     stop_server(handle)
 
 
-def gate(backend: ServerHandle, refuse: int, status: grpc.Status) -> tuple[Gate, grpc.Server,
-                                                                           str]:
+def gate(backend: ServerHandle, refuse: int, status: grpc.Status) -> tuple[Gate, grpc.Server, str]:
     handler = Gate(backend.address, refuse, status)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), handlers=[handler])
     port = server.add_insecure_port("127.0.0.1:0")
@@ -175,18 +179,23 @@ def gate(backend: ServerHandle, refuse: int, status: grpc.Status) -> tuple[Gate,
     return handler, server, f"127.0.0.1:{port}"
 
 
-AT_CAPACITY = rpc_status.to_status(error_status(
-    grpc.StatusCode.RESOURCE_EXHAUSTED, "AT_CAPACITY", "64 calls in flight; retry shortly"))
+AT_CAPACITY = rpc_status.to_status(
+    error_status(
+        grpc.StatusCode.RESOURCE_EXHAUSTED, "AT_CAPACITY", "64 calls in flight; retry shortly"
+    )
+)
 
 
 def unavailable() -> grpc.Status:
-    return rpc_status.to_status(error_status(
-        grpc.StatusCode.UNAVAILABLE, "AUDIT_LOG_UNAVAILABLE", "the audit log is stuck"))
+    return rpc_status.to_status(
+        error_status(grpc.StatusCode.UNAVAILABLE, "AUDIT_LOG_UNAVAILABLE", "the audit log is stuck")
+    )
 
 
 @pytest.mark.parametrize("status", [AT_CAPACITY, unavailable()], ids=["at-capacity", "unavailable"])
-def test_the_first_refusals_are_retried_and_the_call_succeeds(backend: ServerHandle,
-                                                               status: grpc.Status) -> None:
+def test_the_first_refusals_are_retried_and_the_call_succeeds(
+    backend: ServerHandle, status: grpc.Status
+) -> None:
     handler, server, address = gate(backend, 2, status)
     try:
         with SettlementClient(address, timeout=10) as client:
@@ -202,8 +211,10 @@ def test_the_first_refusals_are_retried_and_the_call_succeeds(backend: ServerHan
 def test_retries_end_after_four_attempts(backend: ServerHandle) -> None:
     handler, server, address = gate(backend, 10, AT_CAPACITY)
     try:
-        with SettlementClient(address, timeout=10) as client, \
-                pytest.raises(SettlementError) as error:
+        with (
+            SettlementClient(address, timeout=10) as client,
+            pytest.raises(SettlementError) as error,
+        ):
             client.settle(good_request("refused"))
     finally:
         server.stop(0)
@@ -215,8 +226,10 @@ def test_retries_end_after_four_attempts(backend: ServerHandle) -> None:
 def test_a_client_without_retries_tries_once(backend: ServerHandle) -> None:
     handler, server, address = gate(backend, 1, AT_CAPACITY)
     try:
-        with SettlementClient(address, timeout=10, retry=False) as client, \
-                pytest.raises(SettlementError):
+        with (
+            SettlementClient(address, timeout=10, retry=False) as client,
+            pytest.raises(SettlementError),
+        ):
             client.settle(good_request("once"))
     finally:
         server.stop(0)
@@ -227,8 +240,10 @@ def test_a_request_too_large_is_not_retried(backend: ServerHandle) -> None:
     handler, server, address = gate(backend, 0, AT_CAPACITY)
     big = good_request("h" * (80 * 1024))
     try:
-        with SettlementClient(address, timeout=10) as client, \
-                pytest.raises(SettlementError) as error:
+        with (
+            SettlementClient(address, timeout=10) as client,
+            pytest.raises(SettlementError) as error,
+        ):
             client.settle(big)
     finally:
         server.stop(0)

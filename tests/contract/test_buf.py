@@ -18,8 +18,9 @@ BASELINE = ROOT / "proto" / "baseline" / "cpsettle-v1.binpb"
 
 
 def buf(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(node_tools() / "buf"), *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [str(node_tools() / "buf"), *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_contract_has_no_breaking_change_against_the_baseline() -> None:

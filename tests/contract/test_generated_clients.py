@@ -71,10 +71,13 @@ def java_import_prefix(file: FileDescriptor) -> str:
         return package
     stem = Path(file.name).stem
     outer = options.java_outer_classname or "".join(
-        part[:1].upper() + part[1:] for part in stem.replace("-", "_").split("_"))
+        part[:1].upper() + part[1:] for part in stem.replace("-", "_").split("_")
+    )
     if not options.java_outer_classname and (
-            outer in file.message_types_by_name or outer in file.enum_types_by_name
-            or outer in file.services_by_name):
+        outer in file.message_types_by_name
+        or outer in file.enum_types_by_name
+        or outer in file.services_by_name
+    ):
         outer += "OuterClass"
     return f"{package}.{outer}"
 
@@ -85,30 +88,55 @@ def java_program(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     if not (shutil.which("javac") and shutil.which("java")):
         pytest.skip("no JDK (javac, java) on this machine")
     if not (PROTOC.exists() and PROTOBUF_JAR.exists()):
-        pytest.skip("Debian's protobuf-compiler and libprotobuf-java are not installed "
-                    "(.ci/run installs them)")
+        pytest.skip(
+            "Debian's protobuf-compiler and libprotobuf-java are not installed "
+            "(.ci/run installs them)"
+        )
     work = tmp_path_factory.mktemp("java")
     sources = generate("java", work, protoc_path=str(PROTOC))
     # google.rpc.Status (SettleStream's item errors): a Java team takes it from
     # com.google.api.grpc:proto-google-common-protos; Maven Central is out of reach here, so the
     # same classes are generated from the vendored googleapis protos, with the same protoc.
-    rpc = subprocess.run([str(PROTOC), "-I", str(ROOT / "third_party" / "googleapis"),
-                          f"--java_out={sources}", "google/rpc/status.proto"],
-                         capture_output=True, text=True, timeout=300)
+    rpc = subprocess.run(
+        [
+            str(PROTOC),
+            "-I",
+            str(ROOT / "third_party" / "googleapis"),
+            f"--java_out={sources}",
+            "google/rpc/status.proto",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert rpc.returncode == 0, rpc.stderr
     check = (ROOT / "tests" / "contract" / "java" / "ContractCheck.java.in").read_text()
     main = sources / "ContractCheck.java"
     main.write_text(check.replace("@SETTLEMENT@", java_import_prefix(pb.DESCRIPTOR)))
     classes = work / "classes"
-    done = subprocess.run(["javac", "-nowarn", "-encoding", "UTF-8", "-cp", str(PROTOBUF_JAR),
-                           "-d", str(classes), *map(str, sources.rglob("*.java"))],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            "javac",
+            "-nowarn",
+            "-encoding",
+            "UTF-8",
+            "-cp",
+            str(PROTOBUF_JAR),
+            "-d",
+            str(classes),
+            *map(str, sources.rglob("*.java")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return ["java", "-cp", f"{classes}:{PROTOBUF_JAR}", "ContractCheck"]
 
 
 def test_java_reads_and_builds_messages_the_server_understands(
-        java_program: list[str], server: ServerHandle, tmp_path: Path) -> None:
+    java_program: list[str], server: ServerHandle, tmp_path: Path
+) -> None:
     request = request_from_json(TABLE.read_text())
     (tmp_path / "request.bin").write_bytes(request.SerializeToString())
     priced = pb.SettleRequest()
@@ -117,8 +145,9 @@ def test_java_reads_and_builds_messages_the_server_understands(
     with SettlementClient(server.address, timeout=10) as client:
         settlement = client.settle(priced).settlement
     (tmp_path / "settlement.bin").write_bytes(settlement.SerializeToString())
-    done = subprocess.run([*java_program, str(tmp_path), request.hand_id],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [*java_program, str(tmp_path), request.hand_id], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     # Java reads the Timestamp as the instant the server issued it at, and the currency
     issued_ms = settlement.issued_at.seconds * 1000 + settlement.issued_at.nanos // 1_000_000
@@ -127,11 +156,14 @@ def test_java_reads_and_builds_messages_the_server_understands(
 
     from_java = pb.EvaluateArrangementRequest.FromString((tmp_path / "evaluate.bin").read_bytes())
     from_python = pb.EvaluateArrangementRequest(
-        preset=request.preset, arrangement=request.players[0].arrangement)
+        preset=request.preset, arrangement=request.players[0].arrangement
+    )
     assert from_java == from_python
     with SettlementClient(server.address, timeout=10) as client:
         answer = client.evaluate(from_java)
         assert answer == client.evaluate(from_python)
     assert [list(row.cards) for row in answer.rows] == [
-        list(request.players[0].arrangement.front), list(request.players[0].arrangement.middle),
-        list(request.players[0].arrangement.back)]
+        list(request.players[0].arrangement.front),
+        list(request.players[0].arrangement.middle),
+        list(request.players[0].arrangement.back),
+    ]

@@ -8,8 +8,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-GENERATED = sorted([*(ROOT / "proto" / "cpsettle" / "v1").glob("*_pb2*.py*"),
-                    *(ROOT / "proto" / "cpsettle" / "v1").glob("*_connect.py")])
+GENERATED = sorted(
+    [
+        *(ROOT / "proto" / "cpsettle" / "v1").glob("*_pb2*.py*"),
+        *(ROOT / "proto" / "cpsettle" / "v1").glob("*_connect.py"),
+    ]
+)
 
 
 def test_generated_code_is_committed() -> None:
@@ -22,10 +26,18 @@ def test_generated_code_is_committed() -> None:
 
 def test_regenerating_changes_nothing(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHON=sys.executable)
-    subprocess.run(["bash", str(ROOT / "proto" / "generate.sh"), str(tmp_path)], check=True,
-                   env=env, capture_output=True)
-    fresh = sorted([*(tmp_path / "cpsettle" / "v1").glob("*_pb2*.py*"),
-                    *(tmp_path / "cpsettle" / "v1").glob("*_connect.py")])
+    subprocess.run(
+        ["bash", str(ROOT / "proto" / "generate.sh"), str(tmp_path)],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    fresh = sorted(
+        [
+            *(tmp_path / "cpsettle" / "v1").glob("*_pb2*.py*"),
+            *(tmp_path / "cpsettle" / "v1").glob("*_connect.py"),
+        ]
+    )
     assert [p.name for p in fresh] == [p.name for p in GENERATED]
     for new, old in zip(fresh, GENERATED, strict=True):
         assert new.read_bytes() == old.read_bytes(), f"{old.name} is stale: run proto/generate.sh"

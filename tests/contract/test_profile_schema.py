@@ -54,8 +54,10 @@ def _enum_problems(where: str, enum: type[StrEnum], f: FieldDescriptor) -> list[
     proto = {v.name for v in f.enum_type.values if v.number != 0}
     declared = {json_name(m) for m in enum}
     if proto != declared:
-        return [f"{where}: the proto's values {sorted(proto - declared)} are not declared, the "
-                f"declared {sorted(declared - proto)} not in the proto"]
+        return [
+            f"{where}: the proto's values {sorted(proto - declared)} are not declared, the "
+            f"declared {sorted(declared - proto)} not in the proto"
+        ]
     return []
 
 
@@ -63,8 +65,9 @@ def problems(desc: Descriptor, cls: type, path: str = "") -> list[str]:
     """Every way the declared fields of ``cls`` (and the parts below) differ from ``desc``."""
     out: list[str] = []
     if desc.name != message_name(cls):
-        out.append(f"{path or 'the profile'}: the proto's {desc.name} is declared as "
-                   f"{message_name(cls)}")
+        out.append(
+            f"{path or 'the profile'}: the proto's {desc.name} is declared as {message_name(cls)}"
+        )
     proto = {f.json_name: f for f in sorted(desc.fields, key=lambda f: f.number)}
     declared = {s.json: s for s in specs(cls)}
     for name in proto.keys() - declared.keys():
@@ -73,8 +76,10 @@ def problems(desc: Descriptor, cls: type, path: str = "") -> list[str]:
         out.append(f"{path}{name}: declared on {cls.__name__} but not in {desc.name}")
     common = [n for n in proto if n in declared]
     if common != [n for n in declared if n in proto]:
-        out.append(f"{path}: {cls.__name__} declares {list(declared)}, not in the proto's order "
-                   f"{list(proto)}")
+        out.append(
+            f"{path}: {cls.__name__} declares {list(declared)}, not in the proto's order "
+            f"{list(proto)}"
+        )
     for name in common:
         f, s, where = proto[name], declared[name], f"{path}{name}"
         if _proto_type(f) != s.proto_type:
@@ -152,16 +157,18 @@ def comment_problems() -> list[str]:
             expected = schema.write_json(s, s.default)
             shown = str(expected).lower() if isinstance(expected, bool) else str(expected)
             if default.group(1) != shown:
-                out.append(f"{where}: the comment says default {default.group(1)}, the schema "
-                           f"{shown}")
+                out.append(
+                    f"{where}: the comment says default {default.group(1)}, the schema {shown}"
+                )
         bounds = re.search(r"\((-?\d+)-(\d+)\b", text)
         if bounds and (int(bounds.group(1)), int(bounds.group(2))) != (s.minimum, s.maximum):
-            out.append(f"{where}: the comment says {bounds.group(1)}-{bounds.group(2)}, the schema "
-                       f"{s.minimum}-{s.maximum}")
+            out.append(
+                f"{where}: the comment says {bounds.group(1)}-{bounds.group(2)}, the schema "
+                f"{s.minimum}-{s.maximum}"
+            )
         most = re.search(r"[Aa]t most (\d+)", text)
         if most and s.repeated and int(most.group(1)) != s.maximum:
-            out.append(f"{where}: the comment says at most {most.group(1)}, the schema "
-                       f"{s.maximum}")
+            out.append(f"{where}: the comment says at most {most.group(1)}, the schema {s.maximum}")
     return out
 
 
@@ -178,7 +185,7 @@ def test_the_proto_comments_state_the_declared_defaults_and_bounds() -> None:
 
 def _rules_table() -> str:
     text = RULES.read_text("utf-8")
-    section = text[text.index("\n## 17. Profile fields"):]
+    section = text[text.index("\n## 17. Profile fields") :]
     start = section.index("| field | type |")
     rows = []
     for line in section[start:].splitlines():
@@ -194,7 +201,8 @@ def test_the_rules_field_table_is_the_schema() -> None:
         "docs/RULES.md §17 differs from the schema; its table is printed by: python -c "
         "'from cpsettle_service.domain.profile import RuleProfile; from "
         "cpsettle_service.domain.reading.schema import markdown_table; "
-        "print(markdown_table(RuleProfile), end=\"\")'")
+        'print(markdown_table(RuleProfile), end="")\''
+    )
 
 
 def test_the_table_has_a_row_for_every_field_with_its_bounds() -> None:
@@ -212,8 +220,12 @@ def test_an_empty_profile_takes_every_declared_default() -> None:
     read = profile.profile_to_dict(profile.profile_from_dict({"name": "x"}))
     for line in lines(RuleProfile):
         s = line.spec
-        if "[]" in line.path or s.required or s.default is None or (s.kind == "message" and (
-                not s.repeated)):
+        if (
+            "[]" in line.path
+            or s.required
+            or s.default is None
+            or (s.kind == "message" and (not s.repeated))
+        ):
             continue
         value: object = read
         for key in line.path.split("."):

@@ -42,8 +42,13 @@ def ts_dist() -> Path:
 @pytest.fixture(scope="module")
 def tcp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
     """The service on 127.0.0.1 and a free port (Node's HTTP/2 client speaks TCP)."""
-    handle = start_server(tmp_path_factory.mktemp("ts") / "unused.sock", unix_socket="",
-                          host="127.0.0.1", port=0, http_port=free_port())
+    handle = start_server(
+        tmp_path_factory.mktemp("ts") / "unused.sock",
+        unix_socket="",
+        host="127.0.0.1",
+        port=0,
+        http_port=free_port(),
+    )
     handle.address = f"127.0.0.1:{handle.running.port}"
     yield handle
     stop_server(handle)
@@ -59,15 +64,25 @@ def invalid_copy(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def contract_check(ts_dist: Path, address: str, path: Path, *flags: str) -> dict[str, Any]:
-    done = subprocess.run(["node", str(ts_dist / "contract-check.js"), *flags, address,
-                           str(path)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["node", str(ts_dist / "contract-check.js"), *flags, address, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, f"contract-check.ts failed:\n{done.stdout}\n{done.stderr}"
     seen: dict[str, Any] = json.loads(done.stdout)
     return seen
 
 
-def check_against_python(seen: dict[str, Any], grpc_address: str, path: Path, started: float,
-                         tls: TlsConfig | None = None, token: str | None = None) -> None:
+def check_against_python(
+    seen: dict[str, Any],
+    grpc_address: str,
+    path: Path,
+    started: float,
+    tls: TlsConfig | None = None,
+    token: str | None = None,
+) -> None:
     """What contract-check.ts saw is what the project's Python client gets from the server."""
     ended = time.time()
     # the Timestamp as the TypeScript client read it: whole milliseconds, during the call, and
@@ -89,20 +104,24 @@ def check_against_python(seen: dict[str, Any], grpc_address: str, path: Path, st
         rules = {"preset": request["preset"]}
         dealt = python.evaluate({**rules, "arrangement": request["players"][0]["arrangement"]})
         assert seen["evaluated"]["asDealt"] == {
-            "fouled": dealt.fouled, "royaltyTotal": dealt.royalty_total,
-            "names": [row.name for row in dealt.rows]}
+            "fouled": dealt.fouled,
+            "royaltyTotal": dealt.royalty_total,
+            "names": [row.name for row in dealt.rows],
+        }
         assert seen["evaluated"]["fouled"]["fouled"] is True
 
         with pytest.raises(SettlementError) as error:
             python.settle(invalid_copy(request))
     assert seen["violations"] == [
-        {"field": v.field, "description": v.reason} for v in error.value.violations]
+        {"field": v.field, "description": v.reason} for v in error.value.violations
+    ]
     assert len(seen["violations"]) == 2
 
 
 @pytest.mark.parametrize("table", ["one-six", "western", "ofc"])
-def test_typescript_client_against_a_real_server(ts_dist: Path, tcp_server: ServerHandle,
-                                                 table: str) -> None:
+def test_typescript_client_against_a_real_server(
+    ts_dist: Path, tcp_server: ServerHandle, table: str
+) -> None:
     path = TABLES / f"{table}.json"
     started = time.time()
     seen = contract_check(ts_dist, tcp_server.address, path)
@@ -110,8 +129,9 @@ def test_typescript_client_against_a_real_server(ts_dist: Path, tcp_server: Serv
 
 
 @pytest.mark.parametrize("encoding", ["binary", "json"])
-def test_typescript_client_over_connect_on_the_http_port(ts_dist: Path, tcp_server: ServerHandle,
-                                                         encoding: str) -> None:
+def test_typescript_client_over_connect_on_the_http_port(
+    ts_dist: Path, tcp_server: ServerHandle, encoding: str
+) -> None:
     """The same checks through the Connect protocol (HTTP/1.1) on the HTTP/JSON port: the same
     settlement id, nets and violations as the Python client over gRPC."""
     path = TABLES / "western.json"
@@ -133,43 +153,69 @@ def secure_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHa
     issued = ca.issue(directory, "cpsettle-server", server=True)
     tokens = directory / "tokens"
     tokens.write_text(f"table-software: {TOKEN}\n")
-    handle = start_tcp_server(tls_cert_file=issued.cert_file, tls_key_file=issued.key_file,
-                              auth_tokens_file=str(tokens), http_port=free_port())
+    handle = start_tcp_server(
+        tls_cert_file=issued.cert_file,
+        tls_key_file=issued.key_file,
+        auth_tokens_file=str(tokens),
+        http_port=free_port(),
+    )
     handle.ca_file = ca.cert_file  # type: ignore[attr-defined]
     yield handle
     stop_server(handle)
 
 
 @pytest.mark.parametrize("protocol", ["grpc", "connect"])
-def test_typescript_client_with_tls_and_a_token(ts_dist: Path, secure_server: ServerHandle,
-                                                protocol: str) -> None:
+def test_typescript_client_with_tls_and_a_token(
+    ts_dist: Path, secure_server: ServerHandle, protocol: str
+) -> None:
     path = TABLES / "western.json"
     ca_file = secure_server.ca_file  # type: ignore[attr-defined]
-    address = (secure_server.address if protocol == "grpc"
-               else f"127.0.0.1:{secure_server.running.http_port}")
+    address = (
+        secure_server.address
+        if protocol == "grpc"
+        else f"127.0.0.1:{secure_server.running.http_port}"
+    )
     started = time.time()
-    seen = contract_check(ts_dist, address, path, "--protocol", protocol, "--ca-file", ca_file,
-                          "--token", TOKEN)
-    check_against_python(seen, secure_server.address, path, started,
-                         tls=TlsConfig(ca_file=ca_file), token=TOKEN)
+    seen = contract_check(
+        ts_dist, address, path, "--protocol", protocol, "--ca-file", ca_file, "--token", TOKEN
+    )
+    check_against_python(
+        seen, secure_server.address, path, started, tls=TlsConfig(ca_file=ca_file), token=TOKEN
+    )
     # without the token: UNAUTHENTICATED, not a settlement
-    done = subprocess.run(["node", str(ts_dist / "contract-check.js"), "--protocol", protocol,
-                           "--ca-file", ca_file, address, str(path)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            "node",
+            str(ts_dist / "contract-check.js"),
+            "--protocol",
+            protocol,
+            "--ca-file",
+            ca_file,
+            address,
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode != 0 and "missing bearer token" in done.stderr
 
 
 def retry_check(ts_dist: Path, address: str, *flags: str) -> dict[str, Any]:
-    done = subprocess.run(["node", str(ts_dist / "retry-check.js"), *flags, address,
-                           str(TABLES / "western.json")], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        ["node", str(ts_dist / "retry-check.js"), *flags, address, str(TABLES / "western.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, f"retry-check.ts failed:\n{done.stdout}\n{done.stderr}"
     seen: dict[str, Any] = json.loads(done.stdout)
     return seen
 
 
-def test_typescript_client_retries_the_first_refusals(ts_dist: Path,
-                                                      tcp_server: ServerHandle) -> None:
+def test_typescript_client_retries_the_first_refusals(
+    ts_dist: Path, tcp_server: ServerHandle
+) -> None:
     handler, server, address = gate(tcp_server, 2, AT_CAPACITY)
     try:
         seen = retry_check(ts_dist, address)
@@ -179,12 +225,15 @@ def test_typescript_client_retries_the_first_refusals(ts_dist: Path,
         expected = python.settle(json.loads((TABLES / "western.json").read_text())).settlement
     assert seen["settlementId"] == expected.settlement_id
     assert [(r["attempt"], r["reason"]) for r in seen["retries"]] == [
-        (2, "AT_CAPACITY"), (3, "AT_CAPACITY")]
+        (2, "AT_CAPACITY"),
+        (3, "AT_CAPACITY"),
+    ]
     assert len(handler.attempts) == 3
 
 
-def test_typescript_client_without_retries_and_past_its_attempts(ts_dist: Path,
-                                                                tcp_server: ServerHandle) -> None:
+def test_typescript_client_without_retries_and_past_its_attempts(
+    ts_dist: Path, tcp_server: ServerHandle
+) -> None:
     for refuse, flags, attempts in ((1, ("--no-retry",), 1), (10, (), 4)):
         handler, server, address = gate(tcp_server, refuse, AT_CAPACITY)
         try:

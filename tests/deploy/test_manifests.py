@@ -71,8 +71,16 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...], str | None]] = {
     "prod-reaudit": ("overlays/prod", ("components/reaudit",), "cpsettle"),
     "prod-witness": ("overlays/prod", ("components/witness",), "cpsettle"),
 }
-PROD_VARIANTS = ("prod", "prod-monitoring", "prod-caller-tokens", "prod-cert-manager",
-                 "prod-tracing", "prod-bulk-audit", "prod-reaudit", "prod-witness")
+PROD_VARIANTS = (
+    "prod",
+    "prod-monitoring",
+    "prod-caller-tokens",
+    "prod-cert-manager",
+    "prod-tracing",
+    "prod-bulk-audit",
+    "prod-reaudit",
+    "prod-witness",
+)
 REAUDIT = "cpsettle-reaudit"  # the re-audit component's DaskJob (and its reports' claim)
 BULK = "cpsettle-bulk-audit"  # the bulk re-audit component's Deployment, Service, NetworkPolicy
 RUNBOOK = REPO / "docs" / "RUNBOOK.md"
@@ -206,10 +214,15 @@ def kustomize(directory: Path, docs: list[dict[str, Any]] | None = None) -> list
         out.append(cm)
     for entry in k.get("patches", []):
         if "target" in entry:  # a JSON patch (RFC 6902) of the target
-            assert set(entry) == {"path", "target"} and set(entry["target"]) == {"kind",
-                                                                                   "name"}, entry
-            [target] = [d for d in out if d["kind"] == entry["target"]["kind"]
-                        and d["metadata"]["name"] == entry["target"]["name"]]
+            assert set(entry) == {"path", "target"} and set(entry["target"]) == {"kind", "name"}, (
+                entry
+            )
+            [target] = [
+                d
+                for d in out
+                if d["kind"] == entry["target"]["kind"]
+                and d["metadata"]["name"] == entry["target"]["name"]
+            ]
             json_patch(target, yaml.safe_load((directory / entry["path"]).read_text()))
             continue
         assert set(entry) == {"path"}, (
@@ -242,8 +255,9 @@ def json_patch(doc: dict[str, Any], ops: list[dict[str, Any]]) -> None:
     """RFC 6902, the subset deploy/ uses: ``add`` (a list's ``-`` appends)."""
     for op in ops:
         assert set(op) == {"op", "path", "value"} and op["op"] == "add", op
-        *parents, last = [part.replace("~1", "/").replace("~0", "~")
-                          for part in op["path"].split("/")[1:]]
+        *parents, last = [
+            part.replace("~1", "/").replace("~0", "~") for part in op["path"].split("/")[1:]
+        ]
         node: Any = doc
         for part in parents:
             node = node[int(part)] if isinstance(node, list) else node[part]
@@ -255,8 +269,7 @@ def json_patch(doc: dict[str, Any], ops: list[dict[str, Any]]) -> None:
 
 def without_local_config(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """kustomize reads local-config objects (replacement sources) and leaves them out."""
-    return [d for d in docs
-            if d["metadata"].get("annotations", {}).get(LOCAL_CONFIG) != "true"]
+    return [d for d in docs if d["metadata"].get("annotations", {}).get(LOCAL_CONFIG) != "true"]
 
 
 def _field(node: Any, path: list[str]) -> list[tuple[Any, str]]:
@@ -280,8 +293,9 @@ def _replace(docs: list[dict[str, Any]], r: dict[str, Any]) -> None:
     by kind and name, field paths with "*", and a delimiter/index to replace part of a value."""
     assert set(r) == {"source", "targets"}, r
     src = r["source"]
-    [source] = [d for d in docs
-                if d["kind"] == src["kind"] and d["metadata"]["name"] == src["name"]]
+    [source] = [
+        d for d in docs if d["kind"] == src["kind"] and d["metadata"]["name"] == src["name"]
+    ]
     [(parent, key)] = _field(source, src["fieldPath"].split("."))
     value = parent[key]
     for target in r["targets"]:
@@ -589,8 +603,11 @@ def check_network_policy(docs: list[dict[str, Any]]) -> None:
         "monitoring": {("TCP", METRICS_PORT)},
     }
     e = env(docs)
-    if ("Egress" in np["spec"]["policyTypes"] and "CPSETTLE_OTEL_ENDPOINT" not in e
-            and "CPSETTLE_WITNESS_URL" not in e):
+    if (
+        "Egress" in np["spec"]["policyTypes"]
+        and "CPSETTLE_OTEL_ENDPOINT" not in e
+        and "CPSETTLE_WITNESS_URL" not in e
+    ):
         assert np["spec"].get("egress", []) == []  # no tracing, no witness: no connection out
 
 
@@ -740,9 +757,16 @@ def check_bulk_audit(docs: list[dict[str, Any]], live: list[dict[str, Any]]) -> 
     assert subset(one(bulk, "Service")["spec"]["selector"], pod_labels)
     assert subset(one(bulk, "NetworkPolicy")["spec"]["podSelector"]["matchLabels"], pod_labels)
     as_live = [dep, one(bulk, "Service"), one(bulk, "NetworkPolicy")] + [
-        d for d in live if d["kind"] in ("ServiceAccount", "ConfigMap")]
-    for check in (check_probes, check_security, check_service_account, check_termination,
-                  check_network_policy, check_config):
+        d for d in live if d["kind"] in ("ServiceAccount", "ConfigMap")
+    ]
+    for check in (
+        check_probes,
+        check_security,
+        check_service_account,
+        check_termination,
+        check_network_policy,
+        check_config,
+    ):
         check(as_live)
     check_workload(as_live, cores=2.0)
     e = env(as_live)
@@ -771,7 +795,8 @@ def check_reaudit(docs: list[dict[str, Any]]) -> None:
     mount = {m["name"]: m["mountPath"] for m in runner["volumeMounts"]}
     assert report.startswith(mount["reports"] + "/")
     assert {v["name"]: v for v in pod["volumes"]}["reports"]["persistentVolumeClaim"][
-        "claimName"] == claim["metadata"]["name"]
+        "claimName"
+    ] == claim["metadata"]["name"]
     cluster = spec["cluster"]["spec"]
     workers = cluster["worker"]
     assert workers["replicas"] == 80  # 10 nodes x 8 cores, one process a core
@@ -824,10 +849,12 @@ def test_the_reaudit_job_is_checked_against_the_operator_schema() -> None:
 def check_witness(docs: list[dict[str, Any]], live: list[dict[str, Any]]) -> None:
     """The witness: its own Deployment and Service, the same image, non-root, its database URL
     from a Secret; the live replicas send it their checkpoints."""
-    [dep] = [d for d in docs if d["kind"] == "Deployment"
-             and d["metadata"]["name"] == "cpsettle-witness"]
-    [svc] = [d for d in docs if d["kind"] == "Service"
-             and d["metadata"]["name"] == "cpsettle-witness"]
+    [dep] = [
+        d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "cpsettle-witness"
+    ]
+    [svc] = [
+        d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "cpsettle-witness"
+    ]
     pod = dep["spec"]["template"]["spec"]
     [c] = pod["containers"]
     assert c["command"] == ["cpsettle-witness", "serve"]
@@ -846,14 +873,16 @@ def check_witness(docs: list[dict[str, Any]], live: list[dict[str, Any]]) -> Non
     pod_labels = dep["spec"]["template"]["metadata"]["labels"]
     live_labels = one(live, "Deployment")["spec"]["template"]["metadata"]["labels"]
     # the witness admits the live replicas on its port, nothing else
-    [np] = [d for d in docs if d["kind"] == "NetworkPolicy"
-            and d["metadata"]["name"] == "cpsettle-witness"]
+    [np] = [
+        d
+        for d in docs
+        if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "cpsettle-witness"
+    ]
     assert subset(np["spec"]["podSelector"]["matchLabels"], pod_labels)
     assert sorted(np["spec"]["policyTypes"]) == ["Egress", "Ingress"]
     [rule] = np["spec"]["ingress"]
     [peer] = rule["from"]
-    assert set(peer) == {"podSelector"} and subset(peer["podSelector"]["matchLabels"],
-                                                   live_labels)
+    assert set(peer) == {"podSelector"} and subset(peer["podSelector"]["matchLabels"], live_labels)
     assert not subset(peer["podSelector"]["matchLabels"], pod_labels)
     assert rule["ports"] == [{"protocol": "TCP", "port": 8780}]
     out = {(p["protocol"], p["port"]) for r in np["spec"]["egress"] for p in r["ports"]}
@@ -919,8 +948,11 @@ def check_variant(name: str, docs: list[dict[str, Any]]) -> None:
     if name in PROD_VARIANTS:
         check_prod_tls(docs)
         # secure by default: callers authenticate with client certificates (mutual TLS)
-        assert tls_env == {"CPSETTLE_TLS_CERT_FILE", "CPSETTLE_TLS_KEY_FILE",
-                           "CPSETTLE_TLS_CLIENT_CA_FILE"}
+        assert tls_env == {
+            "CPSETTLE_TLS_CERT_FILE",
+            "CPSETTLE_TLS_KEY_FILE",
+            "CPSETTLE_TLS_CLIENT_CA_FILE",
+        }
         assert e["CPSETTLE_REQUIRE_CALLER_AUTH"] == "true"
         # the image by digest (scripts/release writes it)
         assert re.fullmatch(r"[^@\s]+:[^@/\s]+@sha256:[0-9a-f]{64}", container(docs)["image"])
@@ -943,8 +975,11 @@ def check_variant(name: str, docs: list[dict[str, Any]]) -> None:
     monitoring = name == "prod-monitoring"
     assert bool(all_of(docs, "ServiceMonitor")) == monitoring
     assert bool(all_of(docs, "PrometheusRule")) == monitoring
-    dashboards = [d for d in all_of(docs, "ConfigMap")
-                  if d["metadata"].get("labels", {}).get("grafana_dashboard") == "1"]
+    dashboards = [
+        d
+        for d in all_of(docs, "ConfigMap")
+        if d["metadata"].get("labels", {}).get("grafana_dashboard") == "1"
+    ]
     assert bool(dashboards) == monitoring
     if monitoring:
         check_prometheus_rule(one(docs, "PrometheusRule"))
@@ -964,8 +999,11 @@ def check_tracing_egress(docs: list[dict[str, Any]], endpoint: str) -> None:
             allowed.add((p["protocol"], p["port"]))
     assert allowed == {("UDP", 53), ("TCP", 53), ("TCP", port)}
     collector_ns = endpoint.split("//", 1)[1].split(".")[1]
-    namespaces = {peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
-                  for rule in np["spec"]["egress"] for peer in rule["to"]}
+    namespaces = {
+        peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+        for rule in np["spec"]["egress"]
+        for peer in rule["to"]
+    }
     assert namespaces == {"kube-system", collector_ns}
 
 
@@ -1210,8 +1248,13 @@ def test_dockerfile() -> None:
     builder = ins[: max(i for i, (w, _) in enumerate(ins) if w == "FROM")]
     assert any(w == "ENV" and "PIP_NO_CACHE_DIR=1" in rest for w, rest in builder)
     # Dependencies only from the hash-pinned lock; the project's wheel adds none of its own.
-    installs = [rest for w, rest in builder if w == "RUN" for rest in rest.split("&&")
-                if " install " in f" {rest} "]
+    installs = [
+        rest
+        for w, rest in builder
+        if w == "RUN"
+        for rest in rest.split("&&")
+        if " install " in f" {rest} "
+    ]
     assert installs and all(
         ("--require-hashes" in i and "-r requirements.lock" in i) or "--no-deps" in i
         for i in installs
@@ -1232,8 +1275,7 @@ def test_dockerignore_keeps_the_context_small() -> None:
         if line.strip() and not line.startswith("#")
     ]
     assert lines[0] == "*", "allow-list: ignore everything, then re-include"
-    copied = {"pyproject.toml", "requirements.lock", "README.md", "service/", "clients/",
-              "proto/"}
+    copied = {"pyproject.toml", "requirements.lock", "README.md", "service/", "clients/", "proto/"}
     assert copied <= {line.removeprefix("!") for line in lines if line.startswith("!")}
 
 
@@ -1289,7 +1331,8 @@ def test_the_lock_pins_every_dependency_with_hashes() -> None:
     entries = re.findall(
         r"^([A-Za-z0-9_.-]+)==([^\s;]+)(?: ; [^\\\n]+)? \\\n"
         r"((?:    --hash=sha256:[0-9a-f]{64}.*\n)+)",
-        text, flags=re.M,
+        text,
+        flags=re.M,
     )
     pins = {canonicalize_name(name): version for name, version, _ in entries}
     requirement_lines = [line for line in text.splitlines() if re.match(r"^[A-Za-z0-9]", line)]

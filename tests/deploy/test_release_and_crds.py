@@ -24,8 +24,12 @@ DIGEST = "sha256:" + "ab12" * 16
 
 
 def release(deploy: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "release"), *args,
-                           "--deploy", str(deploy)], capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "release"), *args, "--deploy", str(deploy)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
 
 
 @pytest.fixture()
@@ -67,14 +71,17 @@ def test_a_release_pins_prod_by_digest_and_dev_by_tag(deploy: Path) -> None:
     assert "registry.casino.example/cpsettle" in text
 
 
-@pytest.mark.parametrize("args, why", [
-    (("0.1.0", "sha256:abc"), "not a sha256 digest"),
-    (("0.1.0", "md5:" + "a" * 64), "not a sha256 digest"),
-    (("0.1.0", "sha256:" + "0" * 64), "placeholder"),
-    (("9.9.9", DIGEST), "not pyproject.toml's version"),
-    (("latest", DIGEST), "not a release version"),
-    (("0.1.0",), "give the digest"),
-])
+@pytest.mark.parametrize(
+    "args, why",
+    [
+        (("0.1.0", "sha256:abc"), "not a sha256 digest"),
+        (("0.1.0", "md5:" + "a" * 64), "not a sha256 digest"),
+        (("0.1.0", "sha256:" + "0" * 64), "placeholder"),
+        (("9.9.9", DIGEST), "not pyproject.toml's version"),
+        (("latest", DIGEST), "not a release version"),
+        (("0.1.0",), "give the digest"),
+    ],
+)
 def test_a_release_refuses(deploy: Path, args: tuple[str, ...], why: str) -> None:
     args = tuple(version() if a == "0.1.0" else a for a in args)
     before = (deploy / "overlays" / "prod" / "kustomization.yaml").read_text()
@@ -92,16 +99,20 @@ def test_runbook_links_follow_the_components_one_setting(deploy: Path) -> None:
     doc["data"]["baseUrl"] = "https://wiki.casino.example/ops/cpsettle-runbook.html"
     setting.write_text(yaml.safe_dump(doc))
     docs = kustomize(deploy / "components" / "prometheus-rules", [])
-    alerts = [r for g in one(docs, "PrometheusRule")["spec"]["groups"] for r in g["rules"]
-              if "alert" in r]
-    source = yaml.safe_load((REPO / "deploy" / "components" / "prometheus-rules"
-                             / "prometheusrule.yaml").read_text())
-    assert [a["alert"] for a in alerts] == [r["alert"] for g in source["spec"]["groups"]
-                                           for r in g["rules"] if "alert" in r]
+    alerts = [
+        r for g in one(docs, "PrometheusRule")["spec"]["groups"] for r in g["rules"] if "alert" in r
+    ]
+    source = yaml.safe_load(
+        (REPO / "deploy" / "components" / "prometheus-rules" / "prometheusrule.yaml").read_text()
+    )
+    assert [a["alert"] for a in alerts] == [
+        r["alert"] for g in source["spec"]["groups"] for r in g["rules"] if "alert" in r
+    ]
     assert len(alerts) >= 16
     for a in alerts:
         assert a["annotations"]["runbook_url"] == (
-            f"https://wiki.casino.example/ops/cpsettle-runbook.html#{a['alert'].lower()}")
+            f"https://wiki.casino.example/ops/cpsettle-runbook.html#{a['alert'].lower()}"
+        )
     # the setting itself is kustomize's local configuration: never applied to the cluster
     variant = build_variant("prod-monitoring")
     assert not [d for d in variant if d["metadata"]["name"] == "cpsettle-runbook-url"]
@@ -141,20 +152,30 @@ def broken(kind: str, change: Any) -> dict[str, Any]:
     return doc
 
 
-@pytest.mark.parametrize("kind, change, expected", [
-    ("PrometheusRule", lambda d: d["spec"]["groups"][1]["rules"][0].update(fore="5m"),
-     "'fore' was unexpected"),
-    ("PrometheusRule", lambda d: d["spec"]["groups"][1]["rules"][0].update({"for": "5 min"}),
-     "does not match"),
-    ("ServiceMonitor", lambda d: d["spec"]["endpoints"][0].update(interval=30),
-     "is not of type 'string'"),
-    ("ServiceMonitor", lambda d: d["spec"].update(endpoint=[]), "'endpoint' was unexpected"),
-    ("Certificate", lambda d: d["spec"]["privateKey"].update(algorithm="DSA"),
-     "is not one of"),
-    ("Certificate", lambda d: d["spec"].pop("issuerRef"), "'issuerRef' is a required property"),
-    ("Certificate", lambda d: d.update(apiVersion="cert-manager.io/v2"),
-     "not a served kind"),
-])
+@pytest.mark.parametrize(
+    "kind, change, expected",
+    [
+        (
+            "PrometheusRule",
+            lambda d: d["spec"]["groups"][1]["rules"][0].update(fore="5m"),
+            "'fore' was unexpected",
+        ),
+        (
+            "PrometheusRule",
+            lambda d: d["spec"]["groups"][1]["rules"][0].update({"for": "5 min"}),
+            "does not match",
+        ),
+        (
+            "ServiceMonitor",
+            lambda d: d["spec"]["endpoints"][0].update(interval=30),
+            "is not of type 'string'",
+        ),
+        ("ServiceMonitor", lambda d: d["spec"].update(endpoint=[]), "'endpoint' was unexpected"),
+        ("Certificate", lambda d: d["spec"]["privateKey"].update(algorithm="DSA"), "is not one of"),
+        ("Certificate", lambda d: d["spec"].pop("issuerRef"), "'issuerRef' is a required property"),
+        ("Certificate", lambda d: d.update(apiVersion="cert-manager.io/v2"), "not a served kind"),
+    ],
+)
 def test_the_crd_check_rejects(kind: str, change: Any, expected: str) -> None:
     v = validator()
     problems, _ = v.problems([broken(kind, change)], v.load_crds(REPO / ".ci" / "crds"))
@@ -175,8 +196,13 @@ def sbom_image() -> ModuleType:
 
 
 BASE_PACKAGES = DEPLOY / "image" / "base-packages.txt"
-PYTHON_SBOM = {"bomFormat": "CycloneDX", "specVersion": "1.6", "components": [
-    {"type": "library", "name": "grpcio", "version": "1.85.1", "purl": "pkg:pypi/grpcio@1.85.1"}]}
+PYTHON_SBOM = {
+    "bomFormat": "CycloneDX",
+    "specVersion": "1.6",
+    "components": [
+        {"type": "library", "name": "grpcio", "version": "1.85.1", "purl": "pkg:pypi/grpcio@1.85.1"}
+    ],
+}
 
 
 def test_the_sbom_lists_the_base_images_debian_packages_and_cpython() -> None:
@@ -188,8 +214,16 @@ def test_the_sbom_lists_the_base_images_debian_packages_and_cpython() -> None:
     debian = [c for c in merged["components"] if c.get("purl", "").startswith("pkg:deb/")]
     assert len(debian) > 80  # a slim Debian base: about a hundred packages
     # what the service links against at run time is there, as a Debian scanner reads it
-    for name in ("libc6", "libssl3", "zlib1g", "libffi8", "libsqlite3-0", "ca-certificates",
-                 "tzdata", "netbase"):
+    for name in (
+        "libc6",
+        "libssl3",
+        "zlib1g",
+        "libffi8",
+        "libsqlite3-0",
+        "ca-certificates",
+        "tzdata",
+        "netbase",
+    ):
         assert by_name[name]["purl"].startswith(f"pkg:deb/debian/{name}@"), name
         assert "distro=debian-12" in by_name[name]["purl"]
     assert by_name["libssl3"]["purl"].endswith("&upstream=openssl")

@@ -41,8 +41,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # docs/RUNBOOK.md's commands run in tests/ops/test_runbook.py, against a stand-in kubectl
 # serving two real servers' logs and a real Prometheus: the cluster they are written for.
 RUN_ELSEWHERE = {"RUNBOOK.md"}
-DOCS = [ROOT / "README.md",
-        *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name not in RUN_ELSEWHERE)]
+DOCS = [
+    ROOT / "README.md",
+    *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name not in RUN_ELSEWHERE),
+]
 ILLUSTRATION = "<!-- illustration -->"
 SHELL = {"", "sh", "bash", "shell", "console"}
 FENCE = re.compile(r"^```(\w*)\s*$")
@@ -82,17 +84,24 @@ def blocks(path: Path) -> list[Block]:
         if fence:
             lang = fence.group(1).lower()
             end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
-            body = "\n".join(lines[i + 1:end]) + "\n"
-            kind = "json" if lang == "json" else (
-                "shell" if lang in SHELL and (lang or is_shell(body)) else "")
+            body = "\n".join(lines[i + 1 : end]) + "\n"
+            kind = (
+                "json"
+                if lang == "json"
+                else ("shell" if lang in SHELL and (lang or is_shell(body)) else "")
+            )
             if kind:
                 out.append(Block(path, i + 1, kind, body, marked(i)))
             i = end + 1
             continue
         if line.strip() and not line.startswith(" "):
             in_list = bool(LIST_ITEM.match(line))
-        if line.startswith("    ") and line.strip() and not in_list and (
-                i == 0 or not lines[i - 1].strip()):
+        if (
+            line.startswith("    ")
+            and line.strip()
+            and not in_list
+            and (i == 0 or not lines[i - 1].strip())
+        ):
             start = i
             while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
                 i += 1
@@ -107,8 +116,27 @@ def blocks(path: Path) -> list[Block]:
     return out
 
 
-COMMANDS = {"cpsettle", "cpsettle-server", "curl", "kubectl", "python", "python3", "pip", "npm",
-            "npx", "node", "docker", "jq", "nice", "bash", "sh", "git", "openssl", "buf", "uv"}
+COMMANDS = {
+    "cpsettle",
+    "cpsettle-server",
+    "curl",
+    "kubectl",
+    "python",
+    "python3",
+    "pip",
+    "npm",
+    "npx",
+    "node",
+    "docker",
+    "jq",
+    "nice",
+    "bash",
+    "sh",
+    "git",
+    "openssl",
+    "buf",
+    "uv",
+}
 
 
 def is_shell(text: str) -> bool:
@@ -152,8 +180,9 @@ def first_request() -> str:
 def server() -> Iterator[ServerHandle]:
     from tests.client.test_retry_and_rebalance import pem_key
 
-    handle = start_tcp_server(http_port=free_port(), signing_key=pem_key(),
-                              signing_key_id="docs-key")
+    handle = start_tcp_server(
+        http_port=free_port(), signing_key=pem_key(), signing_key_id="docs-key"
+    )
     yield handle
     stop_server(handle)
 
@@ -164,15 +193,24 @@ def test_shell_examples_run(block: Block, server: ServerHandle, tmp_path: Path) 
     (tmp_path / "table.json").write_text(first_request())
     grpc_address = server.address
     http_address = f"127.0.0.1:{server.running.http_port}"
-    script = (block.text.replace("localhost:50051", grpc_address)
-              .replace("localhost:8080", http_address))
-    env = dict(os.environ,
-               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
-               CPSETTLE_SERVER=grpc_address,
-               PYTHONPATH=os.pathsep.join(str(ROOT / d) for d in
-                                          ("service", "proto", "clients/python")))
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    script = block.text.replace("localhost:50051", grpc_address).replace(
+        "localhost:8080", http_address
+    )
+    env = dict(
+        os.environ,
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
+        CPSETTLE_SERVER=grpc_address,
+        PYTHONPATH=os.pathsep.join(str(ROOT / d) for d in ("service", "proto", "clients/python")),
+    )
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, (
         f"{block.name} exited {done.returncode}:\n{script}\n--- stdout\n{done.stdout}"
-        f"\n--- stderr\n{done.stderr}")
+        f"\n--- stderr\n{done.stderr}"
+    )

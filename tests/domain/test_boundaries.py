@@ -33,8 +33,18 @@ PRESETS = Path(presets.__file__).parent  # the preset data files: the profile JS
 RANKS = "23456789TJQKA"
 SUITS = "shdc"
 VALUE = {r: i + 2 for i, r in enumerate(RANKS)}
-CLASSES = ["HIGH_CARD", "PAIR", "TWO_PAIR", "THREE_OF_A_KIND", "STRAIGHT", "FLUSH",
-           "FULL_HOUSE", "FOUR_OF_A_KIND", "STRAIGHT_FLUSH", "ROYAL_FLUSH"]
+CLASSES = [
+    "HIGH_CARD",
+    "PAIR",
+    "TWO_PAIR",
+    "THREE_OF_A_KIND",
+    "STRAIGHT",
+    "FLUSH",
+    "FULL_HOUSE",
+    "FOUR_OF_A_KIND",
+    "STRAIGHT_FLUSH",
+    "ROYAL_FLUSH",
+]
 
 
 def preset_json(name: str) -> dict[str, Any]:
@@ -52,11 +62,16 @@ def request(players: list[dict[str, Any]], preset: str = "ofc", **extra: Any) ->
     return {"handId": "boundary", "preset": preset, "players": players, **extra}
 
 
-def player(pid: str, seat: int, rows: tuple[list[str], list[str], list[str]],
-           **extra: Any) -> dict[str, Any]:
+def player(
+    pid: str, seat: int, rows: tuple[list[str], list[str], list[str]], **extra: Any
+) -> dict[str, Any]:
     front, middle, back = rows
-    return {"playerId": pid, "seat": seat,
-            "arrangement": {"front": front, "middle": middle, "back": back}, **extra}
+    return {
+        "playerId": pid,
+        "seat": seat,
+        "arrangement": {"front": front, "middle": middle, "back": back},
+        **extra,
+    }
 
 
 def settle_json(req: dict[str, Any]) -> Settlement:
@@ -64,8 +79,12 @@ def settle_json(req: dict[str, Any]) -> Settlement:
     return settle(table, resolve_profile(choice, REGISTRY))
 
 
-def evaluate_json(rows: tuple[list[str], list[str], list[str]], preset: str = "ofc",
-                  in_fantasyland: bool = False, **extra: Any) -> HandEvaluation:
+def evaluate_json(
+    rows: tuple[list[str], list[str], list[str]],
+    preset: str = "ofc",
+    in_fantasyland: bool = False,
+    **extra: Any,
+) -> HandEvaluation:
     """One hand evaluated alone (rows, royalties, foul, Fantasyland) under a preset."""
     p = player("P", 1, rows, **({"inFantasyland": True} if in_fantasyland else {}))
     table, choice = request_from_dict(request([p], preset, **extra))
@@ -83,7 +102,7 @@ def _straight_ranks(top: str) -> str:
     if top == "5":
         return "5432A"
     i = RANKS.index(top)
-    return RANKS[i - 4:i + 1][::-1]
+    return RANKS[i - 4 : i + 1][::-1]
 
 
 def _kickers(exclude: str, n: int, below: str | None = None) -> str:
@@ -106,8 +125,9 @@ def hand(cls: str, top: str, size: int) -> list[str] | None:
         for combo in itertools.combinations(lower, n):
             ranks = top + "".join(combo)[::-1]
             values = sorted({VALUE[r] for r in ranks})
-            straight = size == 5 and (values[-1] - values[0] == 4 or ranks == "A5432"[:5]
-                                      or set(ranks) == set("A2345"))
+            straight = size == 5 and (
+                values[-1] - values[0] == 4 or ranks == "A5432"[:5] or set(ranks) == set("A2345")
+            )
             if not straight:
                 return _cards(ranks, "shdcs"[:size])
         return None
@@ -180,8 +200,12 @@ def arrangement(row: int, target: list[str]) -> tuple[list[str], list[str], list
             if used & set(quads):
                 continue
             back = _strong_back(used | set(quads))
-            kicker = next(c for r in "23456789" for c in (r + s for s in SUITS)
-                          if c not in used | set(quads) | set(back))
+            kicker = next(
+                c
+                for r in "23456789"
+                for c in (r + s for s in SUITS)
+                if c not in used | set(quads) | set(back)
+            )
             return target, [*quads, kicker], back
     front = _weak_front(used)
     used |= set(front)
@@ -252,16 +276,18 @@ ROW_INDEX = {"FRONT": 0, "MIDDLE": 1, "BACK": 2}
 
 
 def test_the_royalty_boundaries_cover_every_preset_with_royalties() -> None:
-    with_royalties = {p.stem for p in PRESETS.glob("*.json")
-                      if preset_json(p.stem)["royalties"]["table"]}
+    with_royalties = {
+        p.stem for p in PRESETS.glob("*.json") if preset_json(p.stem)["royalties"]["table"]
+    }
     assert {c[0] for c in ROYALTY_CASES} == with_royalties
     assert ("ofc", "FRONT", "PAIR", "6") in ROYALTY_CASES  # 66 pays 1 ...
     assert ("ofc", "FRONT", "PAIR", "5") in ROYALTY_CASES  # ... 55 pays nothing
     assert ("ofc", "FRONT", "THREE_OF_A_KIND", "2") in ROYALTY_CASES  # 222, the lowest trips
 
 
-@pytest.mark.parametrize("preset,row,cls,top", ROYALTY_CASES,
-                         ids=["-".join(c) for c in ROYALTY_CASES])
+@pytest.mark.parametrize(
+    "preset,row,cls,top", ROYALTY_CASES, ids=["-".join(c) for c in ROYALTY_CASES]
+)
 def test_royalty_at_and_just_below_each_entry(preset: str, row: str, cls: str, top: str) -> None:
     i = ROW_INDEX[row]
     target = hand(cls, top, 3 if i == 0 else 5)
@@ -314,21 +340,26 @@ def test_fantasyland_progressive_entries_at_exactly_their_hand(preset: str) -> N
 
 def test_a_ranked_house_threshold_is_met_by_exactly_its_rank() -> None:
     """A house Fantasyland entry at "three of a kind, fives": 555 enters, 444 does not."""
-    overrides = {"fantasyland": {"entry": {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "5"},
-                                 "entryCards": 13, "progressive": []}}
+    overrides = {
+        "fantasyland": {
+            "entry": {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "5"},
+            "entryCards": 13,
+            "progressive": [],
+        }
+    }
     assert _fantasyland_cards(["5s", "5h", "5c"], profileOverrides=overrides) == 13
     assert _fantasyland_cards(["4s", "4h", "4c"], profileOverrides=overrides) == 0
     assert _fantasyland_cards(["As", "Ah", "Kc"], profileOverrides=overrides) == 0
     # the same with a progressive step at "three of a kind, nines"
     overrides["fantasyland"]["progressive"] = [
         {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "9", "cards": 16},
-        {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "5", "cards": 13}]
+        {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "5", "cards": 13},
+    ]
     assert _fantasyland_cards(["9s", "9h", "9c"], profileOverrides=overrides) == 16
     assert _fantasyland_cards(["8s", "8h", "8c"], profileOverrides=overrides) == 13
 
 
-def _stays(rows: tuple[list[str], list[str], list[str]], preset: str = "ofc",
-           **extra: Any) -> int:
+def _stays(rows: tuple[list[str], list[str], list[str]], preset: str = "ofc", **extra: Any) -> int:
     result = evaluate_json(rows, preset, in_fantasyland=True, **extra)
     assert not result.fouled, [r.hand.name for r in result.rows]
     fl = result.fantasyland
@@ -345,48 +376,97 @@ WEAK_FRONT = ["5h", "4d", "3c"]
 @pytest.mark.parametrize("preset", ["ofc", "ofc-descubierto"])
 def test_stay_front_at_exactly_trips(preset: str) -> None:
     straight = ["9s", "Th", "Jd", "Qc", "Kc"]
-    assert _stays((["2s", "2h", "2d"], ["3s", "3h", "3d", "Ac", "Kd"],
-                   ["8s", "8h", "8d", "7c", "7d"]), preset) == 14
+    assert (
+        _stays(
+            (["2s", "2h", "2d"], ["3s", "3h", "3d", "Ac", "Kd"], ["8s", "8h", "8d", "7c", "7d"]),
+            preset,
+        )
+        == 14
+    )
     assert _stays((["As", "Ah", "Kh"], straight, ["8s", "8h", "8d", "7c", "7d"]), preset) == 0
 
 
 @pytest.mark.parametrize("preset", ["ofc", "ofc-descubierto"])
 def test_stay_middle_at_exactly_a_full_house(preset: str) -> None:
-    assert _stays((WEAK_FRONT, ["2s", "2h", "2d", "3s", "3h"],
-                   ["As", "Ad", "Ac", "Ks", "Kd"]), preset) == 14  # 22233: the lowest FH
-    assert _stays((WEAK_FRONT, ["As", "Ks", "Qs", "Js", "9s"],
-                   ["Ah", "Kh", "Qh", "Jh", "9h"]), preset) == 0  # the best flush, twice
+    assert (
+        _stays((WEAK_FRONT, ["2s", "2h", "2d", "3s", "3h"], ["As", "Ad", "Ac", "Ks", "Kd"]), preset)
+        == 14
+    )  # 22233: the lowest FH
+    assert (
+        _stays((WEAK_FRONT, ["As", "Ks", "Qs", "Js", "9s"], ["Ah", "Kh", "Qh", "Jh", "9h"]), preset)
+        == 0
+    )  # the best flush, twice
 
 
 @pytest.mark.parametrize("preset", ["ofc", "ofc-descubierto"])
 def test_stay_back_at_exactly_quads(preset: str) -> None:
-    assert _stays((WEAK_FRONT, ["As", "Ks", "Qs", "Js", "9s"],
-                   ["2s", "2h", "2d", "2c", "3s"]), preset) == 14  # 2222: the lowest quads
-    assert _stays((WEAK_FRONT, ["Qs", "Js", "9s", "8s", "7s"],
-                   ["As", "Ah", "Ad", "Ks", "Kh"]), preset) == 0  # AAAKK: the best full house
+    assert (
+        _stays((WEAK_FRONT, ["As", "Ks", "Qs", "Js", "9s"], ["2s", "2h", "2d", "2c", "3s"]), preset)
+        == 14
+    )  # 2222: the lowest quads
+    assert (
+        _stays((WEAK_FRONT, ["Qs", "Js", "9s", "8s", "7s"], ["As", "Ah", "Ad", "Ks", "Kh"]), preset)
+        == 0
+    )  # AAAKK: the best full house
 
 
 def test_each_stay_row_counts_on_its_own_under_a_house_profile() -> None:
     """Stay thresholds raised per row by an override: each met exactly, and missed just below."""
-    overrides = {"fantasyland": {"stay": {
-        "front": {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "Q"},
-        "middle": {"handClass": "HAND_CLASS_FULL_HOUSE", "rank": "K"},
-        "back": {"handClass": "HAND_CLASS_STRAIGHT_FLUSH", "rank": "9"}}, "stayCards": 15}}
+    overrides = {
+        "fantasyland": {
+            "stay": {
+                "front": {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "rank": "Q"},
+                "middle": {"handClass": "HAND_CLASS_FULL_HOUSE", "rank": "K"},
+                "back": {"handClass": "HAND_CLASS_STRAIGHT_FLUSH", "rank": "9"},
+            },
+            "stayCards": 15,
+        }
+    }
     # front QQQ stays; JJJ does not (middle and back below their thresholds)
-    assert _stays((["Qs", "Qh", "Qd"], ["Qc", "Jc", "9c", "8c", "2c"],
-                   ["As", "Ah", "Ad", "Ac", "Kh"]), profileOverrides=overrides) == 15
-    assert _stays((["Js", "Jh", "Jd"], ["Qc", "Jc", "9c", "8c", "2c"],
-                   ["As", "Ah", "Ad", "Ac", "Kh"]), profileOverrides=overrides) == 0
+    assert (
+        _stays(
+            (["Qs", "Qh", "Qd"], ["Qc", "Jc", "9c", "8c", "2c"], ["As", "Ah", "Ad", "Ac", "Kh"]),
+            profileOverrides=overrides,
+        )
+        == 15
+    )
+    assert (
+        _stays(
+            (["Js", "Jh", "Jd"], ["Qc", "Jc", "9c", "8c", "2c"], ["As", "Ah", "Ad", "Ac", "Kh"]),
+            profileOverrides=overrides,
+        )
+        == 0
+    )
     # middle KKK22 stays; QQQAA does not
-    assert _stays((WEAK_FRONT, ["Ks", "Kh", "Kd", "2s", "2h"],
-                   ["As", "Ah", "Ad", "Ac", "Kc"]), profileOverrides=overrides) == 15
-    assert _stays((WEAK_FRONT, ["Qs", "Qh", "Qd", "As", "Ah"],
-                   ["Ad", "Ac", "Kd", "Kc", "Ks"]), profileOverrides=overrides) == 0
+    assert (
+        _stays(
+            (WEAK_FRONT, ["Ks", "Kh", "Kd", "2s", "2h"], ["As", "Ah", "Ad", "Ac", "Kc"]),
+            profileOverrides=overrides,
+        )
+        == 15
+    )
+    assert (
+        _stays(
+            (WEAK_FRONT, ["Qs", "Qh", "Qd", "As", "Ah"], ["Ad", "Ac", "Kd", "Kc", "Ks"]),
+            profileOverrides=overrides,
+        )
+        == 0
+    )
     # back 9-high straight flush stays; 8-high does not
-    assert _stays((WEAK_FRONT, ["As", "Ah", "Kd", "Kc", "Qs"],
-                   ["5c", "6c", "7c", "8c", "9c"]), profileOverrides=overrides) == 15
-    assert _stays((WEAK_FRONT, ["As", "Ah", "Kd", "Kc", "Qs"],
-                   ["4c", "5c", "6c", "7c", "8c"]), profileOverrides=overrides) == 0
+    assert (
+        _stays(
+            (WEAK_FRONT, ["As", "Ah", "Kd", "Kc", "Qs"], ["5c", "6c", "7c", "8c", "9c"]),
+            profileOverrides=overrides,
+        )
+        == 15
+    )
+    assert (
+        _stays(
+            (WEAK_FRONT, ["As", "Ah", "Kd", "Kc", "Qs"], ["4c", "5c", "6c", "7c", "8c"]),
+            profileOverrides=overrides,
+        )
+        == 0
+    )
 
 
 # --------------------------------------------------------------------------- caps and rake
@@ -397,8 +477,7 @@ LOSER = (["3h", "4c", "7c"], ["8c", "8d", "9c", "9d", "Tc"], ["Qc", "Qd", "Qs", 
 
 
 def _two(**b_extra: Any) -> list[dict[str, Any]]:
-    winner = (["As", "Ad", "2c"], ["6h", "6d", "6c", "2h", "2s"],
-              ["Th", "Jh", "Qh", "Kh", "9h"])
+    winner = (["As", "Ad", "2c"], ["6h", "6d", "6c", "2h", "2s"], ["Th", "Jh", "Qh", "Kh", "9h"])
     return [player("A", 1, winner), player("B", 2, LOSER, **b_extra)]
 
 
@@ -438,10 +517,10 @@ def test_a_win_capped_at_exactly_the_winners_stack_is_not_cut() -> None:
 
 def _commission(bps: int, cap: int, unit_value: int) -> tuple[int, int]:
     """(the winner's rake, his money before rake) under a commission."""
-    overrides = {"rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": bps,
-                          "commissionCap": cap}}
-    s = settle_json(request(_two(), "western", unitValue=unit_value,
-                            profileOverrides=overrides))
+    overrides = {
+        "rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": bps, "commissionCap": cap}
+    }
+    s = settle_json(request(_two(), "western", unitValue=unit_value, profileOverrides=overrides))
     a = s.player("A")
     assert s.player("B").rake == 0  # the loser pays no commission
     assert a.net_money == a.money_before_rake - a.rake
@@ -486,8 +565,10 @@ def test_a_commission_on_exactly_one_minor_unit_won() -> None:
 def test_a_commission_without_caps_is_taken_from_units_times_the_stake() -> None:
     """Caps off: the winner's money is his net units x the unit value (nothing is tracked as
     received), and the commission is a whole number of minor units of it."""
-    overrides = {"rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 500},
-                 "caps": {"losses": False, "wins": False}}
+    overrides = {
+        "rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 500},
+        "caps": {"losses": False, "wins": False},
+    }
     units = _scoop_units()
     s = settle_json(request(_two(), "western", unitValue=100, profileOverrides=overrides))
     a = s.player("A")
@@ -496,8 +577,10 @@ def test_a_commission_without_caps_is_taken_from_units_times_the_stake() -> None
 
 
 def test_per_player_fee_at_exactly_the_stack() -> None:
-    overrides = {"rake": {"mode": "RAKE_MODE_PER_PLAYER", "perPlayerFee": 50},
-                 "caps": {"losses": False, "wins": False}}
+    overrides = {
+        "rake": {"mode": "RAKE_MODE_PER_PLAYER", "perPlayerFee": 50},
+        "caps": {"losses": False, "wins": False},
+    }
     s = settle_json(request(_two(stack=50), "western", profileOverrides=overrides))
     assert s.player("B").rake == 50
     s = settle_json(request(_two(stack=49), "western", profileOverrides=overrides))
@@ -518,7 +601,7 @@ def _violations(req: dict[str, Any]) -> list[str]:
 
 def test_player_count_limits() -> None:
     deck = [r + s for r in RANKS for s in SUITS]
-    hands = [(deck[i:i + 3], deck[i + 3:i + 8], deck[i + 8:i + 13]) for i in range(0, 52, 13)]
+    hands = [(deck[i : i + 3], deck[i + 3 : i + 8], deck[i + 8 : i + 13]) for i in range(0, 52, 13)]
 
     def players(n: int) -> list[dict[str, Any]]:
         return [player(f"p{i}", i + 1, hands[i]) for i in range(n)]
@@ -575,8 +658,9 @@ MIDDLE_HAND = (["2d", "2s", "5c"], ["5h", "5d", "5s", "6c", "4h"], ["Kc", "Kd", 
 STRONG = (["3c", "3d", "4d"], ["As", "Ah", "Ad", "Ac", "2c"], ["6s", "7s", "8s", "9s", "Ts"])
 
 
-def _three(stacks: dict[str, int | None], basis: str, losses: bool, wins: bool
-           ) -> dict[tuple[str, str], tuple[int, str]]:
+def _three(
+    stacks: dict[str, int | None], basis: str, losses: bool, wins: bool
+) -> dict[tuple[str, str], tuple[int, str]]:
     """Weak A (seat 1) < middling B (seat 2) < strong C (seat 3), button 1: the pairs are
     settled (A,B), (A,C), (B,C), so B first receives from A, then pays C. Each pair is a sweep
     of 4 units in western (3 rows + 1); unit value 100: 400 a pair."""
@@ -587,13 +671,19 @@ def _three(stacks: dict[str, int | None], basis: str, losses: bool, wins: bool
     overrides = {"caps": {"basis": f"CAP_BASIS_{basis}", "losses": losses, "wins": wins}}
     s = settle_json(request(players, "western", buttonSeat=1, profileOverrides=overrides))
     assert [(pr.first, pr.second, pr.units) for pr in s.pairs] == [
-        ("A", "B", -4), ("A", "C", -4), ("B", "C", -4)], "the hands must sweep in order"
+        ("A", "B", -4),
+        ("A", "C", -4),
+        ("B", "C", -4),
+    ], "the hands must sweep in order"
     return {(pr.first, pr.second): (pr.paid, pr.cap) for pr in s.pairs}
 
 
 def test_the_three_hands_are_what_the_cap_tests_need() -> None:
     assert _three({}, "HAND_START", True, True) == {
-        ("A", "B"): (400, ""), ("A", "C"): (400, ""), ("B", "C"): (400, "")}
+        ("A", "B"): (400, ""),
+        ("A", "C"): (400, ""),
+        ("B", "C"): (400, ""),
+    }
 
 
 @pytest.mark.parametrize("basis", ["HAND_START", "CURRENT_STACK"])
@@ -630,7 +720,10 @@ def test_a_winners_cap_by_basis() -> None:
 def test_a_loser_pays_later_pairs_out_of_what_is_left(basis: str) -> None:
     # A starts with 500, pays B 400 in full, then owes C 400 with 500 - 400 = 100 left.
     assert _three({"A": 500}, basis, True, False) == {
-        ("A", "B"): (400, ""), ("A", "C"): (100, "PAYER_STACK"), ("B", "C"): (400, "")}
+        ("A", "B"): (400, ""),
+        ("A", "C"): (100, "PAYER_STACK"),
+        ("B", "C"): (400, ""),
+    }
 
 
 # --------------------------------------------------------------------------- the money range
@@ -653,8 +746,7 @@ def _refused(req: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def test_a_pair_owing_exactly_the_largest_amount_is_paid() -> None:
     assert EDGE_UNITS * EDGE_VALUE == MAX_MONEY
-    s = settle_json(request(_two(), "western", unitValue=EDGE_VALUE,
-                            profileOverrides=EDGE_SCORING))
+    s = settle_json(request(_two(), "western", unitValue=EDGE_VALUE, profileOverrides=EDGE_SCORING))
     pair = s.pairs[0]
     assert (pair.units, pair.owed, pair.paid) == (EDGE_UNITS, MAX_MONEY, MAX_MONEY)
     assert [p.net_money for p in s.players] == [MAX_MONEY, -MAX_MONEY]
@@ -662,21 +754,34 @@ def test_a_pair_owing_exactly_the_largest_amount_is_paid() -> None:
 
 def test_a_pair_owing_past_the_largest_amount_is_refused_by_name() -> None:
     owed = EDGE_UNITS * (EDGE_VALUE + 1)
-    assert _refused(request(_two(), "western", unitValue=EDGE_VALUE + 1,
-                            profileOverrides=EDGE_SCORING)) == [(
-        "unitValue", f"B would owe A 21,870,289 units x 421,730,688,464 = {owed:,} minor units,"
-        " beyond the 64-bit money range; lower the stake or the profile's multipliers",
-        "other")]
+    assert _refused(
+        request(_two(), "western", unitValue=EDGE_VALUE + 1, profileOverrides=EDGE_SCORING)
+    ) == [
+        (
+            "unitValue",
+            f"B would owe A 21,870,289 units x 421,730,688,464 = {owed:,} minor units,"
+            " beyond the 64-bit money range; lower the stake or the profile's multipliers",
+            "other",
+        )
+    ]
 
 
 def test_a_net_past_the_largest_amount_is_refused_by_name() -> None:
     """Three sweeps of 2**63 - 1 each: every pair fits, but A owes two of them and C wins two,
     both past the range; the first such player in settlement order (A) is named."""
     players = [player("A", 1, LOSER), player("B", 2, MIDDLE_HAND), player("C", 3, STRONG)]
-    assert _refused(request(players, "western", buttonSeat=1, unitValue=EDGE_VALUE,
-                            profileOverrides=EDGE_SCORING)) == [(
-        "unitValue", f"A's net of {-2 * MAX_MONEY:,} minor units is beyond the 64-bit money "
-        "range; lower the stake or the profile's multipliers", "other")]
+    assert _refused(
+        request(
+            players, "western", buttonSeat=1, unitValue=EDGE_VALUE, profileOverrides=EDGE_SCORING
+        )
+    ) == [
+        (
+            "unitValue",
+            f"A's net of {-2 * MAX_MONEY:,} minor units is beyond the 64-bit money "
+            "range; lower the stake or the profile's multipliers",
+            "other",
+        )
+    ]
 
 
 def test_players_listed_out_of_seat_order_settle_in_seat_order() -> None:

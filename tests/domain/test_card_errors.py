@@ -9,8 +9,10 @@ from cpsettle_service.domain.cards.cards import parse_cards
 from cpsettle_service.domain.cards.hands import evaluate_five, evaluate_three
 from cpsettle_service.domain.errors import CardError
 
-HOW = ("is not a card: write rank then suit, ranks 2-9 T J Q K A (or 10), suits s h d c "
-       "(or ♠ ♥ ♦ ♣), e.g. 'As', 'Td', '2c'")
+HOW = (
+    "is not a card: write rank then suit, ranks 2-9 T J Q K A (or 10), suits s h d c "
+    "(or ♠ ♥ ♦ ♣), e.g. 'As', 'Td', '2c'"
+)
 
 
 @pytest.mark.parametrize("bad", ["1s", "Ax", "", None])
@@ -25,7 +27,8 @@ def test_a_joker_is_named_as_one() -> None:
         evaluate_three(["As", "xj", "7c"])
     assert str(refused.value) == (
         "'xj' is a joker: only a profile whose deck holds jokers (deck.jokers) accepts it, "
-        "and it stands for a card only in a hand")
+        "and it stands for a card only in a hand"
+    )
 
 
 def test_spellings_and_padding() -> None:

@@ -16,13 +16,20 @@ SUIT_TIE_BREAK = {"ranking": {"suitOrderTiebreak": True, "rowTie": "ROW_TIE_SUIT
 def test_equal_pairs_of_twos_are_broken_by_the_suit_of_a_two() -> None:
     # Pair of twos, ace kicker, on both sides: the highest card is the pair's best two (RULES.md
     # suit order s h c d), not the ace kicker: B's 2s beats A's 2c although A holds the better ace.
-    s = run("one-six", [arranged("A", 1, "2c 2d Ah", "5s 6h 7d 8c 9s", "Qh Qd Qc 3s 3h"),
-                        arranged("B", 2, "2s 2h Ad", "5h 6d 7c 8s 9h", "Kh Kd Kc 4s 4h")],
-            SUIT_TIE_BREAK)
+    s = run(
+        "one-six",
+        [
+            arranged("A", 1, "2c 2d Ah", "5s 6h 7d 8c 9s", "Qh Qd Qc 3s 3h"),
+            arranged("B", 2, "2s 2h Ad", "5h 6d 7c 8s 9h", "Kh Kd Kc 4s 4h"),
+        ],
+        SUIT_TIE_BREAK,
+    )
     front = s.pairs[0].rows[0]
     assert (front.winner, front.tie_break) == ("B", "2c 2s")
-    assert front.text == ("Front: B's pair of twos, ace kicker, beats A's pair of twos, ace kicker "
-                          "(equal by rank; highest card 2s against 2c) — B +1")
+    assert front.text == (
+        "Front: B's pair of twos, ace kicker, beats A's pair of twos, ace kicker "
+        "(equal by rank; highest card 2s against 2c) — B +1"
+    )
 
 
 def test_a_front_given_as_padded_text_or_one_string() -> None:

@@ -22,8 +22,12 @@ from cpsettle_service.profile_files import builtin_registry
 REGISTRY = builtin_registry()
 
 
-def run(preset: str, players: list[dict[str, Any]], overrides: dict[str, Any] | None = None,
-        dead: Sequence[str] = ()) -> Settlement:
+def run(
+    preset: str,
+    players: list[dict[str, Any]],
+    overrides: dict[str, Any] | None = None,
+    dead: Sequence[str] = (),
+) -> Settlement:
     request: dict[str, Any] = {"preset": preset, "players": players, "deadCards": list(dead)}
     if overrides:
         request["profileOverrides"] = overrides
@@ -32,12 +36,19 @@ def run(preset: str, players: list[dict[str, Any]], overrides: dict[str, Any] | 
 
 
 def arranged(pid: str, seat: int, front: str, middle: str, back: str) -> dict[str, Any]:
-    return {"playerId": pid, "seat": seat,
-            "arrangement": {"front": front.split(), "middle": middle.split(), "back": back.split()}}
+    return {
+        "playerId": pid,
+        "seat": seat,
+        "arrangement": {"front": front.split(), "middle": middle.split(), "back": back.split()},
+    }
 
 
-def refused(preset: str, players: list[dict[str, Any]],
-            overrides: dict[str, Any] | None = None, dead: Sequence[str] = ()) -> dict[str, str]:
+def refused(
+    preset: str,
+    players: list[dict[str, Any]],
+    overrides: dict[str, Any] | None = None,
+    dead: Sequence[str] = (),
+) -> dict[str, str]:
     with pytest.raises(InvalidInput) as e:
         run(preset, players, overrides, dead)
     return {v.field: v.reason for v in e.value.violations}
@@ -54,27 +65,30 @@ def test_a_joker_is_refused_where_the_deck_has_none_naming_the_option() -> None:
 
 
 def test_more_jokers_than_the_deck_holds_are_refused() -> None:
-    found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, "7s 7h xJ", *B[1:])],
-                    JOKER_1)
+    found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, "7s 7h xJ", *B[1:])], JOKER_1)
     assert "2 jokers" in found["players"] and "deck.jokers" in found["players"]
 
 
 def test_a_joker_in_the_dead_cards_counts_and_the_joker_spelling_is_either_case() -> None:
-    s = run("ofc", [arranged("A", 1, "Qs XJ 2c", *A[1:]), arranged("B", 2, *B)],
-            {"deck": {"jokers": 2}}, dead=["xj", "Qh"])
+    s = run(
+        "ofc",
+        [arranged("A", 1, "Qs XJ 2c", *A[1:]), arranged("B", 2, *B)],
+        {"deck": {"jokers": 2}},
+        dead=["xj", "Qh"],
+    )
     # Qh is dead: the joker stands for the next queen in the suit order s h c d: Qc.
     front = s.player("A").rows[0]
     assert front.cards == ("Qs", JOKER, "2c") and front.joker_cards == ("Qc",)
     assert front.resolved_cards == ("Qs", "Qc", "2c")
     row = next(r for r in s.pairs[0].rows if r.row.value == "FRONT")
     assert "(Xj as Qc)" in row.text
-    found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1,
-                    dead=["Xj"])
+    found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1, dead=["Xj"])
     assert "2 jokers" in found["players"]
 
 
-def three_rows(texts: tuple[str, str, str]
-               ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+def three_rows(
+    texts: tuple[str, str, str],
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     front, middle, back = texts
     return tuple(front.split()), tuple(middle.split()), tuple(back.split())
 
@@ -94,14 +108,16 @@ def test_a_losing_joker_row_names_its_card_after_the_phrase() -> None:
     s = run("ofc", [arranged("A", 1, *A), arranged("B", 2, "Kc Kd 3d", *B[1:])], JOKER_1)
     assert row_texts(s, "A", "B")[0] == (
         "Front: B's pair of kings, three kicker, beats A's pair of queens, two kicker "
-        "(Xj as Qh) — B +1")
+        "(Xj as Qh) — B +1"
+    )
 
 
 def test_the_second_players_joker_is_named_in_the_sentence() -> None:
     s = run("ofc", [arranged("B", 1, *B), arranged("A", 2, *A)], JOKER_1)
     assert row_texts(s, "B", "A")[0] == (
         "Front: A's pair of queens, two kicker (Xj as Qh), beats B's pair of sevens, three "
-        "kicker — A +1")
+        "kicker — A +1"
+    )
 
 
 def test_a_winning_joker_phrase_without_a_comma_takes_none() -> None:
@@ -110,24 +126,31 @@ def test_a_winning_joker_phrase_without_a_comma_takes_none() -> None:
     assert row_texts(s, "A", "B") == [
         "Front: A's pair of queens, two kicker, beats B's pair of sevens, three kicker — A +1",
         "Middle: A's two pair, kings and fives, beats B's two pair, jacks and nines — A +1",
-        "Back: A's ace-high flush (Xj as Ah) beats B's ace-high flush — A +1"]
+        "Back: A's ace-high flush (Xj as Ah) beats B's ace-high flush — A +1",
+    ]
 
 
 def test_two_jokers_in_a_row_are_named_in_order() -> None:
     hearts = ("Qs Qh 2c", "Ks Kh 5d 5c 9s", "Xj Xj 5h 9h Th")
-    s = run("ofc", [arranged("A", 1, *hearts), arranged("B", 2, *B_CLUBS)],
-            {"deck": {"jokers": 2}})
+    s = run("ofc", [arranged("A", 1, *hearts), arranged("B", 2, *B_CLUBS)], {"deck": {"jokers": 2}})
     # Ah, then the highest heart left: Kh, Qh (A), Jh (B), Th and 9h (in the row) are held: 8h
     assert row_texts(s, "A", "B")[2] == (
-        "Back: A's ace-high flush (Xj as Ah, Xj as 8h), beats B's ace-high flush — A +1")
+        "Back: A's ace-high flush (Xj as Ah, Xj as 8h), beats B's ace-high flush — A +1"
+    )
 
 
 def test_a_hand_fouled_both_ways_says_both_reasons() -> None:
-    s = run("ofc", [arranged("A", 1, "Qs Qh Qc", "Ks Kh 5d 9c 2s", "8h 7d 6c 4s 3h"),
-                    arranged("B", 2, "7s 7h 3d", "Js Jh 9d Tc 3c", "As Ah Ad 2c 2d")])
+    s = run(
+        "ofc",
+        [
+            arranged("A", 1, "Qs Qh Qc", "Ks Kh 5d 9c 2s", "8h 7d 6c 4s 3h"),
+            arranged("B", 2, "7s 7h 3d", "Js Jh 9d Tc 3c", "As Ah Ad 2c 2d"),
+        ],
+    )
     # fouled (SCOOPED): B's 3 rows + scoop bonus 3 + B's royalties 2 (77) + 6 (full house) = 14
     assert s.player("A").text == (
-        "A: -14 units, -1400 after caps; fouled (front above middle, middle above back)")
+        "A: -14 units, -1400 after caps; fouled (front above middle, middle above back)"
+    )
     with pytest.raises(KeyError) as e:
         s.player("Z")
     assert e.value.args == ("Z",)
@@ -137,8 +160,10 @@ def test_a_joker_with_no_card_left_to_stand_for_is_invalid_input() -> None:
     held = {c for row in A + B for c in row.split()} - {JOKER}
     dead = [str(c) for c in DECK if str(c) not in held]
     found = refused("ofc", [arranged("A", 1, *A), arranged("B", 2, *B)], JOKER_1, dead=dead)
-    assert found == {"players[0]": "no card is left for a joker to stand for: every standard "
-                                   "card is held or dead (RULES.md §16.3)"}
+    assert found == {
+        "players[0]": "no card is left for a joker to stand for: every standard "
+        "card is held or dead (RULES.md §16.3)"
+    }
 
 
 def test_a_joker_with_exactly_one_card_left_stands_for_it() -> None:
@@ -155,10 +180,15 @@ def test_two_jokers_may_share_the_one_card_left_where_they_duplicate() -> None:
     held = {c for row in a + B for c in row.split()} - {JOKER}
     dead = [str(c) for c in DECK if str(c) not in held and str(c) != "2h"]
     two = {"deck": {"jokers": 2}}
-    assert "players[0]" in refused("ofc", [arranged("A", 1, *a), arranged("B", 2, *B)], two,
-                                   dead=dead)
-    s = run("ofc", [arranged("A", 1, *a), arranged("B", 2, *B)],
-            {"deck": {"jokers": 2, "jokerDuplicates": True}}, dead=dead)
+    assert "players[0]" in refused(
+        "ofc", [arranged("A", 1, *a), arranged("B", 2, *B)], two, dead=dead
+    )
+    s = run(
+        "ofc",
+        [arranged("A", 1, *a), arranged("B", 2, *B)],
+        {"deck": {"jokers": 2, "jokerDuplicates": True}},
+        dead=dead,
+    )
     assert [len(r.joker_cards) for r in s.player("A").rows] == [1, 0, 1]
 
 
@@ -173,8 +203,11 @@ def test_each_row_names_its_own_jokers() -> None:
 def test_a_false_declaration_with_a_joker_is_settled_on_its_rows() -> None:
     """A declares a natural his cards (with the joker) do not make: fouled, and his rows are
     still evaluated, the joker resolved for them, under a profile with royalties."""
-    s = run("classic-1-6", [arranged("A", 1, *A) | {"declaredNatural": "DRAGON"},
-                            arranged("B", 2, *B)], JOKER_1)
+    s = run(
+        "classic-1-6",
+        [arranged("A", 1, *A) | {"declaredNatural": "DRAGON"}, arranged("B", 2, *B)],
+        JOKER_1,
+    )
     a = s.player("A")
     assert a.status == "FOULED" and a.foul_reasons == ("FALSE_DECLARATION",)
     assert len(a.rows) == 3 and a.rows[0].joker_cards == ("Qh",)
@@ -182,10 +215,18 @@ def test_a_false_declaration_with_a_joker_is_settled_on_its_rows() -> None:
 
 def test_equal_naturals_push_when_the_cards_rank_the_same() -> None:
     same = {"equalRank": "COMPARE_CARDS"}
-    a = {"playerId": "A", "seat": 1, "declaredNatural": "THREE_FLUSHES",
-         "cards": "2h 4h 6h 8h Th 3s 5s 7s 9s Js Qd Kd Ad".split()}
-    b = {"playerId": "B", "seat": 2, "declaredNatural": "THREE_FLUSHES",
-         "cards": "2c 4c 6c 8c Tc 3d 5d 7d 9d Jd Qs Ks As".split()}
+    a = {
+        "playerId": "A",
+        "seat": 1,
+        "declaredNatural": "THREE_FLUSHES",
+        "cards": "2h 4h 6h 8h Th 3s 5s 7s 9s Js Qd Kd Ad".split(),
+    }
+    b = {
+        "playerId": "B",
+        "seat": 2,
+        "declaredNatural": "THREE_FLUSHES",
+        "cards": "2c 4c 6c 8c Tc 3d 5d 7d 9d Jd Qs Ks As".split(),
+    }
     s = run("western", [a, b], {"naturals": same})
     assert s.pairs[0].units == 0 and "their cards rank the same" in s.pairs[0].items[0].text
     s = run("western", [a, b])
@@ -193,20 +234,30 @@ def test_equal_naturals_push_when_the_cards_rank_the_same() -> None:
 
 
 def test_a_house_natural_not_in_the_table_is_not_known() -> None:
-    a = {"playerId": "A", "seat": 1, "declaredNatural": "ONE_RED",
-         "cards": "2h 3d 4h 5d 6h 7d 8h 9d Th Jd Qh Kd As".split()}
+    a = {
+        "playerId": "A",
+        "seat": 1,
+        "declaredNatural": "ONE_RED",
+        "cards": "2h 3d 4h 5d 6h 7d 8h 9d Th Jd Qh Kd As".split(),
+    }
     found = refused("western", [a, arranged("B", 2, *B)])
     assert found["players[0].declaredNatural"] == "'ONE_RED' is not a known natural"
 
 
 def test_evaluate_hand_resolves_jokers_and_lists_the_naturals_they_make() -> None:
-    profile = resolve_profile(request_from_dict({"preset": "shisanshui", "profileOverrides": {
-        "deck": {"jokers": 1}}, "players": []})[1], REGISTRY)
+    profile = resolve_profile(
+        request_from_dict(
+            {"preset": "shisanshui", "profileOverrides": {"deck": {"jokers": 1}}, "players": []}
+        )[1],
+        REGISTRY,
+    )
     dragon = PlayerInput("p", 0, cards=tuple("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc Xj".split()))
     e = evaluate_hand(dragon, profile)
     assert "DRAGON" in e.playable_naturals and "DRAGON" in e.naturals
-    ofc_joker = resolve_profile(request_from_dict(
-        {"preset": "ofc", "profileOverrides": JOKER_1, "players": []})[1], REGISTRY)
+    ofc_joker = resolve_profile(
+        request_from_dict({"preset": "ofc", "profileOverrides": JOKER_1, "players": []})[1],
+        REGISTRY,
+    )
     rows = evaluate_hand(PlayerInput("p", 0, *three_rows(A)), ofc_joker).rows
     assert rows[0].joker_cards == ("Qh",) and rows[0].hand.name == "Pair of queens, two kicker"
 
@@ -214,20 +265,33 @@ def test_evaluate_hand_resolves_jokers_and_lists_the_naturals_they_make() -> Non
 # ---------------------------------------------------------------------------------------------
 # The property, through the engine: never weaker than any allowed replacement.
 
+
 def _key(e: HandEvaluation) -> tuple[bool, int, int, int, int]:
     """Higher is better, in the order RULES.md §16.3 resolves a hand by."""
-    return (not e.fouled, e.royalty_total, e.rows[2].hand.strength, e.rows[1].hand.strength,
-            e.rows[0].hand.strength)
+    return (
+        not e.fouled,
+        e.royalty_total,
+        e.rows[2].hand.strength,
+        e.rows[1].hand.strength,
+        e.rows[0].hand.strength,
+    )
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.permutations(DECK), st.sets(st.integers(0, 12), min_size=1, max_size=2),
-       st.sampled_from(["ofc", "eastern", "classic-1-6"]), st.booleans())
+@given(
+    st.permutations(DECK),
+    st.sets(st.integers(0, 12), min_size=1, max_size=2),
+    st.sampled_from(["ofc", "eastern", "classic-1-6"]),
+    st.booleans(),
+)
 def test_a_joker_hand_is_never_weaker_than_the_hand_with_any_allowed_replacement(
-        deck: list[Card], where: set[int], preset: str, suit_tiebreak: bool) -> None:
+    deck: list[Card], where: set[int], preset: str, suit_tiebreak: bool
+) -> None:
     overrides = {"deck": {"jokers": 2}, "ranking": {"suitOrderTiebreak": suit_tiebreak}}
-    profile = resolve_profile(request_from_dict(
-        {"preset": preset, "profileOverrides": overrides, "players": []})[1], REGISTRY)
+    profile = resolve_profile(
+        request_from_dict({"preset": preset, "profileOverrides": overrides, "players": []})[1],
+        REGISTRY,
+    )
     real = [str(c) for c in deck[:13]]
     cards = tuple(JOKER if i in where else c for i, c in enumerate(real))
     with_jokers = evaluate_hand(PlayerInput("p", 0, cards[:3], cards[3:8], cards[8:]), profile)
@@ -246,8 +310,10 @@ def test_evaluate_hand_in_process_calls_a_nameless_hand_player_and_names_a_missi
     e = evaluate_hand(PlayerInput("", 0, *rows), profile)
     assert e.fantasyland is not None
     assert e.fantasyland.text == (
-        "player does not qualify for Fantasyland (pair of sevens, three kicker in front)")
+        "player does not qualify for Fantasyland (pair of sevens, three kicker in front)"
+    )
     with pytest.raises(InvalidInput) as refused_:
         evaluate_hand(PlayerInput("p", 0, rows[0], None, rows[2]), profile)
     assert [(v.field, v.reason, v.code.value) for v in refused_.value.violations] == [
-        ("arrangement.middle", "is required (5 cards)", "other")]
+        ("arrangement.middle", "is required (5 cards)", "other")
+    ]

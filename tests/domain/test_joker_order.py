@@ -28,8 +28,9 @@ from cpsettle_service.profile_files import load_preset
 from ..support import reference_jokers as reference
 
 
-def profile(preset: str = "one-six", jokers: int = 2, duplicates: bool = False,
-            **parts: dict[str, Any]) -> RuleProfile:
+def profile(
+    preset: str = "one-six", jokers: int = 2, duplicates: bool = False, **parts: dict[str, Any]
+) -> RuleProfile:
     d = profile_to_dict(load_preset(preset))
     d["deck"] = {"jokers": jokers, "jokerDuplicates": duplicates}
     for key, value in parts.items():
@@ -38,12 +39,14 @@ def profile(preset: str = "one-six", jokers: int = 2, duplicates: bool = False,
 
 
 def hand(front: str, middle: str, back: str) -> tuple[str, ...]:
-    return tuple(JOKER if is_joker(t) else str(parse_card(t))
-                 for t in f"{front} {middle} {back}".split())
+    return tuple(
+        JOKER if is_joker(t) else str(parse_card(t)) for t in f"{front} {middle} {back}".split()
+    )
 
 
-def arranged(p: RuleProfile, cards: tuple[str, ...], dead: tuple[str, ...] = ()
-             ) -> tuple[Assignment, tuple[HandRank, HandRank, HandRank]]:
+def arranged(
+    p: RuleProfile, cards: tuple[str, ...], dead: tuple[str, ...] = ()
+) -> tuple[Assignment, tuple[HandRank, HandRank, HandRank]]:
     allowed = allowed_cards(cards + dead, p.deck.joker_duplicates)
     a = resolve_arrangement(cards, allowed, p, foul_check(p))
     assert a is not None
@@ -66,8 +69,14 @@ def test_step_1_no_foul_comes_before_the_royalties() -> None:
 def test_step_2_the_royalty_total_comes_before_the_strength() -> None:
     # This house pays 10 for a flush in the back and nothing for a straight flush or a royal
     # flush: the joker makes the best plain flush (the 8 of hearts), not the royal flush.
-    p = profile("one-six", jokers=1, royalties={"mode": "ROYALTY_MODE_ALWAYS", "table": [
-        {"row": "ROW_BACK", "handClass": "HAND_CLASS_FLUSH", "units": 10}]})
+    p = profile(
+        "one-six",
+        jokers=1,
+        royalties={
+            "mode": "ROYALTY_MODE_ALWAYS",
+            "table": [{"row": "ROW_BACK", "handClass": "HAND_CLASS_FLUSH", "units": 10}],
+        },
+    )
     a, (_, _, back) = arranged(p, hand("2c 3d 4s", "7c 7d 9s 9d 5c", "Th Jh Qh Kh Xj"))
     assert back.hand_class is HandClass.FLUSH and a.stands_for == ("8h",)
 
@@ -103,8 +112,9 @@ def test_step_4_the_first_joker_by_rank_then_suit_then_the_second() -> None:
     # Any ace and any king make the broadway straight. Hearts come first in this house's suit
     # order but the ace of hearts is in front: the first joker is the best ace left (spades),
     # by rank before suit, and the second the best king (hearts).
-    p = profile("one-six", ranking={"suitOrder": ["SUIT_HEART", "SUIT_SPADE", "SUIT_CLUB",
-                                                  "SUIT_DIAMOND"]})
+    p = profile(
+        "one-six", ranking={"suitOrder": ["SUIT_HEART", "SUIT_SPADE", "SUIT_CLUB", "SUIT_DIAMOND"]}
+    )
     a, (_, _, back) = arranged(p, hand("Ah 2c 3d", "9s 9c 4h 4d 2s", "Xj Xj Qs Jh Td"))
     assert back.hand_class is HandClass.STRAIGHT and a.stands_for == ("As", "Kh")
 
@@ -121,15 +131,23 @@ def test_step_4_duplicating_jokers_in_two_rows_each_take_the_best_card() -> None
 # A natural
 
 
-def house(jokers: int, *naturals: dict[str, Any], duplicates: bool = False,
-          suit_order: list[str] | None = None) -> RuleProfile:
+def house(
+    jokers: int,
+    *naturals: dict[str, Any],
+    duplicates: bool = False,
+    suit_order: list[str] | None = None,
+) -> RuleProfile:
     ranking = {"suitOrder": suit_order} if suit_order else {}
-    return profile("one-six", jokers=jokers, duplicates=duplicates, ranking=ranking,
-                   naturals={"table": list(naturals), "requireDeclaration": False})
+    return profile(
+        "one-six",
+        jokers=jokers,
+        duplicates=duplicates,
+        ranking=ranking,
+        naturals={"table": list(naturals), "requireDeclaration": False},
+    )
 
 
-def natural(p: RuleProfile, cards: str, dead: tuple[str, ...] = ()
-            ) -> tuple[str, tuple[str, ...]]:
+def natural(p: RuleProfile, cards: str, dead: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
     cards13 = hand(*cards.split(" ", 2))
     allowed = allowed_cards(cards13 + dead, p.deck.joker_duplicates)
     found = resolve_natural(cards13, allowed, p, p.naturals.best_first)
@@ -152,16 +170,21 @@ def test_natural_step_1_the_best_natural_in_the_profile_s_order() -> None:
 
 def test_natural_step_2_the_highest_sorted_ranks() -> None:
     # Four of a suit with any card: the highest, an ace (the ace of spades is held).
-    assert natural(house(1, ANY_FOUR), THREE_OF_EACH_SUIT_BUT_ONE) == ("FOUR_OF_A_SUIT",
-                                                                      ("Ah",))
+    assert natural(house(1, ANY_FOUR), THREE_OF_EACH_SUIT_BUT_ONE) == ("FOUR_OF_A_SUIT", ("Ah",))
     # Six pairs: the jokers pair two of the singles ace, three and two, and the colours must
     # split 7 and 6: one joker red at most. The ace and the three win (A♦ with 3♠) over the
     # ace of spades with the two of hearts, although spades come first: the 13 ranks first.
-    six_pairs = {"natural": "SIX_PAIRS_SPLIT", "rank": 2, "units": 5,
-                 "definition": {"rankGroups": [2, 2, 2, 2, 2, 2], "colourSplit": [7, 6]}}
+    six_pairs = {
+        "natural": "SIX_PAIRS_SPLIT",
+        "rank": 2,
+        "units": 5,
+        "definition": {"rankGroups": [2, 2, 2, 2, 2, 2], "colourSplit": [7, 6]},
+    }
     dead = ("Ac", "3h", "3d", "2d", "2c")
-    assert natural(house(2, six_pairs), "Xj Ks Kh Qs Qh Js Jh Ts Th Ah 3c 2s Xj",
-                   dead) == ("SIX_PAIRS_SPLIT", ("Ad", "3s"))
+    assert natural(house(2, six_pairs), "Xj Ks Kh Qs Qh Js Jh Ts Th Ah 3c 2s Xj", dead) == (
+        "SIX_PAIRS_SPLIT",
+        ("Ad", "3s"),
+    )
 
 
 def test_natural_step_3_the_jokers_cards_by_the_suit_order() -> None:
@@ -169,12 +192,14 @@ def test_natural_step_3_the_jokers_cards_by_the_suit_order() -> None:
     # ace of diamonds is dead, so clubs next.
     order = ["SUIT_DIAMOND", "SUIT_CLUB", "SUIT_HEART", "SUIT_SPADE"]
     p = house(1, DRAGON, suit_order=order)
-    assert natural(p, "Ks Qh Jd Tc 9s 8h 7d 6c 5s 4h 3d 2c Xj", dead=("Ad",)) == (
-        "DRAGON", ("Ac",))
+    assert natural(p, "Ks Qh Jd Tc 9s 8h 7d 6c 5s 4h 3d 2c Xj", dead=("Ad",)) == ("DRAGON", ("Ac",))
     # Two jokers pairing a jack and a nine for five pairs: the first takes the jack, each the
     # best suit left.
-    five_pairs = {"natural": "FIVE_PAIRS", "rank": 2, "units": 5,
-                  "definition": {"rankGroups": [2, 2, 2, 2, 2]}}
+    five_pairs = {
+        "natural": "FIVE_PAIRS",
+        "rank": 2,
+        "units": 5,
+        "definition": {"rankGroups": [2, 2, 2, 2, 2]},
+    }
     p2 = house(2, five_pairs, suit_order=order)
-    assert natural(p2, "Xj As Ah Kd Kc Qs Qh Jd 9c 7h 5d 3s Xj") == ("FIVE_PAIRS",
-                                                                     ("Jc", "9d"))
+    assert natural(p2, "Xj As Ah Kd Kc Qs Qh Jd 9c 7h 5d 3s Xj") == ("FIVE_PAIRS", ("Jc", "9d"))

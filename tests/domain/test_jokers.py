@@ -36,8 +36,9 @@ from cpsettle_service.domain.settle.jokers import (
 from cpsettle_service.profile_files import load_preset
 
 
-def with_deck(preset: str, jokers: int = 2, duplicates: bool = False,
-              **naturals: object) -> RuleProfile:
+def with_deck(
+    preset: str, jokers: int = 2, duplicates: bool = False, **naturals: object
+) -> RuleProfile:
     d = profile_to_dict(load_preset(preset))
     d["deck"] = {"jokers": jokers, "jokerDuplicates": duplicates}
     d["naturals"].update(naturals)
@@ -55,8 +56,9 @@ def resolved(cards: Sequence[str], allowed: Sequence[Card], profile: RuleProfile
     return a
 
 
-def natural_of(cards: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,
-               naturals: Sequence[str]) -> tuple[str, Assignment]:
+def natural_of(
+    cards: Sequence[str], allowed: Sequence[Card], profile: RuleProfile, naturals: Sequence[str]
+) -> tuple[str, Assignment]:
     found = resolve_natural(cards, allowed, profile, naturals)
     assert found is not None, naturals
     return found
@@ -139,8 +141,9 @@ def test_naturals_with_jokers() -> None:
     d["naturals"]["table"].append({"natural": "FIVE_OF_A_KIND", "rank": 0, "units": 30})
     profile = profile_from_dict(d)
     dragon_less_one = hand("2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc Xj")
-    name, a = natural_of(dragon_less_one, allowed_cards(dragon_less_one, True), profile,
-                              profile.naturals.best_first)
+    name, a = natural_of(
+        dragon_less_one, allowed_cards(dragon_less_one, True), profile, profile.naturals.best_first
+    )
     assert name == "DRAGON" and a.stands_for[0][0] == "A"
     five = hand("As Ah Ad Ac 2s 3h 4d 5c 6s 8h 9d Tc Xj")
     name, a = natural_of(five, allowed_cards(five, True), profile, ["FIVE_OF_A_KIND"])
@@ -151,8 +154,10 @@ def test_naturals_with_jokers() -> None:
 # ---------------------------------------------------------------------------------------------
 # The property: never weaker than any allowed replacement (a reference written here).
 
-def _reference_key(profile: RuleProfile, cards13: Sequence[str]
-                   ) -> tuple[bool, int, HandRank, HandRank, HandRank]:
+
+def _reference_key(
+    profile: RuleProfile, cards13: Sequence[str]
+) -> tuple[bool, int, HandRank, HandRank, HandRank]:
     hf = evaluate_three(cards13[:3])
     hm = evaluate_five(cards13[3:8])
     hb = evaluate_five(cards13[8:])
@@ -163,10 +168,14 @@ def _reference_key(profile: RuleProfile, cards13: Sequence[str]
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.permutations(DECK), st.sets(st.integers(0, 12), min_size=1, max_size=2),
-       st.sampled_from(["ofc", "eastern", "one-six"]))
+@given(
+    st.permutations(DECK),
+    st.sets(st.integers(0, 12), min_size=1, max_size=2),
+    st.sampled_from(["ofc", "eastern", "one-six"]),
+)
 def test_a_joker_hand_is_never_weaker_than_any_allowed_replacement(
-        deck: list[Card], where: set[int], preset: str) -> None:
+    deck: list[Card], where: set[int], preset: str
+) -> None:
     profile = with_deck(preset, 2)
     real = [str(c) for c in deck[:13]]
     cards = tuple(JOKER if i in where else c for i, c in enumerate(real))
@@ -181,23 +190,28 @@ def test_a_joker_hand_is_never_weaker_than_any_allowed_replacement(
 # ---------------------------------------------------------------------------------------------
 # The card codes the joker resolution sums: the same hand as evaluating the cards.
 
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(DECK), min_size=5, max_size=5),
-       st.sampled_from(list(Wheel)))
+@given(st.lists(st.sampled_from(DECK), min_size=5, max_size=5), st.sampled_from(list(Wheel)))
 def test_hand_of_codes_is_the_evaluated_hand(cards: list[Card], wheel: Wheel) -> None:
     total = sum(CARD_CODES[c.index] for c in cards)
     repeated = len(set(cards)) < 5
     expected = evaluate_with_repeats(cards, wheel) if repeated else evaluate_five(cards, wheel)
     assert hand_of_codes(total, 5, wheel, repeated) is expected
     front = cards[:3]
-    assert hand_of_codes(sum(CARD_CODES[c.index] for c in front), 3, wheel,
-                         len(set(front)) < 3) is evaluate_with_repeats(front)
+    assert hand_of_codes(
+        sum(CARD_CODES[c.index] for c in front), 3, wheel, len(set(front)) < 3
+    ) is evaluate_with_repeats(front)
 
 
 def test_hand_of_codes_five_of_a_kind_and_a_flush_with_a_repeat() -> None:
     aces = [parse_card(t) for t in "As As Ah Ad Ac".split()]
-    assert hand_of_codes(sum(CARD_CODES[c.index] for c in aces), 5, Wheel.LOWEST,
-                         True).hand_class is HandClass.FIVE_OF_A_KIND
+    assert (
+        hand_of_codes(sum(CARD_CODES[c.index] for c in aces), 5, Wheel.LOWEST, True).hand_class
+        is HandClass.FIVE_OF_A_KIND
+    )
     spades = [parse_card(t) for t in "Ks Ks Qs Js 9s".split()]  # no flush: a pair of kings
-    assert hand_of_codes(sum(CARD_CODES[c.index] for c in spades), 5, Wheel.LOWEST,
-                         True).hand_class is HandClass.PAIR
+    assert (
+        hand_of_codes(sum(CARD_CODES[c.index] for c in spades), 5, Wheel.LOWEST, True).hand_class
+        is HandClass.PAIR
+    )

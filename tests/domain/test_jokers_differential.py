@@ -37,8 +37,9 @@ from ..support import reference_jokers as reference
 from ..support.joker_cases import random_hand, random_profile
 
 
-def check_arrangement(profile: RuleProfile, cards: tuple[str, ...],
-                      allowed: Sequence[Card]) -> None:
+def check_arrangement(
+    profile: RuleProfile, cards: tuple[str, ...], allowed: Sequence[Card]
+) -> None:
     fouls = foul_check(profile)
     new = resolve_arrangement(cards, allowed, profile, fouls)
     old = reference.resolve_arrangement(cards, allowed, profile, fouls)
@@ -46,11 +47,13 @@ def check_arrangement(profile: RuleProfile, cards: tuple[str, ...],
     if new is not None:
         assert old is not None
         assert [h.name for h in rows_of(new.cards, profile)] == [
-            h.name for h in reference.rows_of(old.cards, profile)]
+            h.name for h in reference.rows_of(old.cards, profile)
+        ]
 
 
-def check_naturals(profile: RuleProfile, cards: tuple[str, ...], allowed: Sequence[Card],
-                   each: bool) -> None:
+def check_naturals(
+    profile: RuleProfile, cards: tuple[str, ...], allowed: Sequence[Card], each: bool
+) -> None:
     names = profile.naturals.best_first
     new = resolve_natural(cards, allowed, profile, names)
     old = reference.resolve_natural(cards, allowed, profile, names)
@@ -62,42 +65,74 @@ def check_naturals(profile: RuleProfile, cards: tuple[str, ...], allowed: Sequen
             assert search.holds(name) == held, (cards, name)
 
 
-def run_hands(seed: int, count: int, *, jokers: int, duplicates: bool, naturals: int,
-              rows_share: float, dead: tuple[int, ...], each: bool = False,
-              front: bool = True) -> int:
+def run_hands(
+    seed: int,
+    count: int,
+    *,
+    jokers: int,
+    duplicates: bool,
+    naturals: int,
+    rows_share: float,
+    dead: tuple[int, ...],
+    each: bool = False,
+    front: bool = True,
+) -> int:
     """Random hands compared both ways; returns how many made some natural (so a run that
     never meets one is noticed)."""
     made = 0
     for i in range(count):
         rng = random.Random(seed * 10_000 + i)
-        profile = random_profile(rng, jokers=jokers, duplicates=duplicates, naturals=naturals,
-                                 rows_share=rows_share, front=front)
+        profile = random_profile(
+            rng,
+            jokers=jokers,
+            duplicates=duplicates,
+            naturals=naturals,
+            rows_share=rows_share,
+            front=front,
+        )
         cards, dead_cards = random_hand(rng, jokers, rng.choice(dead))
         allowed = allowed_cards(list(cards) + dead_cards, duplicates)
         check_arrangement(profile, cards, allowed)
         if naturals:
             check_naturals(profile, cards, allowed, each and i % 2 == 0)
-            made += resolve_natural(cards, allowed, profile,
-                                    profile.naturals.best_first) is not None
+            made += (
+                resolve_natural(cards, allowed, profile, profile.naturals.best_first) is not None
+            )
     return made
 
 
 @pytest.mark.parametrize("duplicates", [False, True])
 def test_one_joker_arranged_and_naturals(duplicates: bool) -> None:
-    made = run_hands(1 + duplicates, 30, jokers=1, duplicates=duplicates, naturals=3,
-                     rows_share=0.4, dead=(0, 0, 8, 30), each=True)
+    made = run_hands(
+        1 + duplicates,
+        30,
+        jokers=1,
+        duplicates=duplicates,
+        naturals=3,
+        rows_share=0.4,
+        dead=(0, 0, 8, 30),
+        each=True,
+    )
     assert made >= 4
 
 
 def test_two_jokers_arranged() -> None:
     for duplicates in (False, True):
-        run_hands(3 + duplicates, 40, jokers=2, duplicates=duplicates, naturals=0,
-                  rows_share=0, dead=(0, 10, 30))
+        run_hands(
+            3 + duplicates,
+            40,
+            jokers=2,
+            duplicates=duplicates,
+            naturals=0,
+            rows_share=0,
+            dead=(0, 10, 30),
+        )
 
 
 def test_two_jokers_naturals_among_few_cards() -> None:
-    made = run_hands(5, 20, jokers=2, duplicates=False, naturals=3, rows_share=0.4,
-                     dead=(28, 32, 36), each=True)
+    made = run_hands(
+        5, 20, jokers=2, duplicates=False, naturals=3, rows_share=0.4, dead=(28, 32, 36), each=True
+    )
     assert made >= 2
 
 
@@ -108,8 +143,9 @@ def test_two_duplicating_jokers_naturals_without_rows() -> None:
 
 def test_the_edges_agree_no_joker_and_no_card_left() -> None:
     rng = random.Random(21)
-    profile = random_profile(rng, jokers=2, duplicates=False, naturals=3, rows_share=0.3,
-                             front=True)
+    profile = random_profile(
+        rng, jokers=2, duplicates=False, naturals=3, rows_share=0.3, front=True
+    )
     plain, _ = random_hand(rng, 0)
     kept = resolve_arrangement(plain, (), profile, foul_check(profile))
     assert kept is not None and kept.cards == plain
@@ -125,14 +161,17 @@ def test_the_edges_agree_no_joker_and_no_card_left() -> None:
 def test_evaluate_hand_lists_the_naturals_the_brute_force_finds() -> None:
     rng = random.Random(8)
     for _ in range(6):
-        profile = random_profile(rng, jokers=1, duplicates=True, naturals=4, rows_share=0.5,
-                                 front=True)
+        profile = random_profile(
+            rng, jokers=1, duplicates=True, naturals=4, rows_share=0.5, front=True
+        )
         cards, _ = random_hand(rng, 1)
         e = evaluate_hand(PlayerInput("p", 0, cards[:3], cards[3:8], cards[8:]), profile)
         allowed = allowed_cards(cards, True)
         assert [n.value for n in e.playable_naturals] == [
-            n for n in profile.naturals.best_first
-            if reference.resolve_natural(cards, allowed, profile, (n,)) is not None]
+            n
+            for n in profile.naturals.best_first
+            if reference.resolve_natural(cards, allowed, profile, (n,)) is not None
+        ]
 
 
 LARGER_RUNS = [  # seed, hands, jokers, duplicates, naturals, rows share, dead cards, front named
@@ -149,8 +188,17 @@ LARGER_RUNS = [  # seed, hands, jokers, duplicates, naturals, rows share, dead c
 
 @pytest.mark.slow
 @pytest.mark.parametrize("run", LARGER_RUNS, ids=lambda r: f"seed{r[0]}")
-def test_many_more_hands(run: tuple[int, int, int, bool, int, float, tuple[int, ...], bool]
-                        ) -> None:
+def test_many_more_hands(
+    run: tuple[int, int, int, bool, int, float, tuple[int, ...], bool],
+) -> None:
     seed, hands, jokers, duplicates, naturals, rows_share, dead, front = run
-    run_hands(seed, hands, jokers=jokers, duplicates=duplicates, naturals=naturals,
-              rows_share=rows_share, dead=dead, front=front)
+    run_hands(
+        seed,
+        hands,
+        jokers=jokers,
+        duplicates=duplicates,
+        naturals=naturals,
+        rows_share=rows_share,
+        dead=dead,
+        front=front,
+    )

@@ -45,15 +45,20 @@ def read(facts: HandFacts) -> dict[str, object]:
     held = tuple(facts.count_histogram[1:])
     assert not any(held[6:])  # no rank is held more than six times (four and two jokers)
     hist = (held + (0,) * 6)[:6]
-    return {"suit_counts": list(facts.suit_counts), "rank_mask": facts.rank_mask,
-            "rank_counts": facts.rank_counts, "held_k_times": hist}
+    return {
+        "suit_counts": list(facts.suit_counts),
+        "rank_mask": facts.rank_mask,
+        "rank_counts": facts.rank_counts,
+        "held_k_times": hist,
+    }
 
 
 def assert_facts(cards: Sequence[Card]) -> None:
     facts = hand_facts(cards)
     assert read(facts) == counted(cards), [str(c) for c in cards]
-    assert facts.suit_masks == [sum(1 << RANKS.index(c.rank) for c in cards if c.suit is s)
-                                for s in SUITS]
+    assert facts.suit_masks == [
+        sum(1 << RANKS.index(c.rank) for c in cards if c.suit is s) for s in SUITS
+    ]
     assert tuple(facts) == tuple(cards)
 
 
@@ -64,8 +69,9 @@ def test_the_facts_of_every_rank_shape_are_the_counted_ones(shape: tuple[int, ..
 
 def test_the_facts_of_every_suit_shape_are_the_counted_ones() -> None:
     for counts in SUIT_SHAPES:
-        assert_facts(tuple(Card(RANKS[i], SUITS[j]) for j, k in enumerate(counts)
-                           for i in range(k)))
+        assert_facts(
+            tuple(Card(RANKS[i], SUITS[j]) for j, k in enumerate(counts) for i in range(k))
+        )
 
 
 @settings(max_examples=150, deadline=None)
@@ -118,8 +124,9 @@ def test_repeated_cards_are_refused_listing_the_cards() -> None:
     cards = HAND[:12] + HAND[:1]
     with pytest.raises(ValueError) as e:
         naturals_held(cards)
-    assert str(e.value) == ("the 13 cards must be distinct, got "
-                            "2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc 2s")
+    assert str(e.value) == (
+        "the 13 cards must be distinct, got 2s 3h 4d 5c 6s 7h 8d 9c Ts Jh Qd Kc 2s"
+    )
 
 
 def test_what_is_not_a_card_is_refused_naming_the_cards() -> None:

@@ -37,10 +37,16 @@ Pair = tuple[int, int]  # (rank index, suit index)
 Masks = tuple[int, int, int, int]  # a rank bit set per suit
 
 CLASSES = (None, "STRAIGHT", "FLUSH", "STRAIGHT_FLUSH")
-CLAUSES: list[Classes] = [(f, m, b) for f in CLASSES
-                          for m, b in combinations_with_replacement(CLASSES, 2) if f or m or b]
-STRAIGHTS = {k: [frozenset(12 if v in (1, 14) else v - 2 for v in range(low, low + k))
-                 for low in range(1, 16 - k)] for k in (3, 5)}
+CLAUSES: list[Classes] = [
+    (f, m, b) for f in CLASSES for m, b in combinations_with_replacement(CLASSES, 2) if f or m or b
+]
+STRAIGHTS = {
+    k: [
+        frozenset(12 if v in (1, 14) else v - 2 for v in range(low, low + k))
+        for low in range(1, 16 - k)
+    ]
+    for k in (3, 5)
+}
 
 
 def plain_split_exists(classes: Classes, cards: Iterable[Pair]) -> bool:
@@ -72,16 +78,20 @@ def plain_split_exists(classes: Classes, cards: Iterable[Pair]) -> bool:
     def rows(k: int, cls: str, pool: list[Pair]) -> Iterator[tuple[int, ...]]:
         for window in STRAIGHTS[k]:
             for s in range(4) if cls == "STRAIGHT_FLUSH" else (None,):
-                picks = [[i for i, (r, t) in enumerate(pool) if r == rank and s in (None, t)]
-                         for rank in window]
+                picks = [
+                    [i for i, (r, t) in enumerate(pool) if r == rank and s in (None, t)]
+                    for rank in window
+                ]
                 yield from product(*picks)
 
     def go(i: int, pool: list[Pair]) -> bool:
         if i == len(named):
             return flushes_fit(pool)
         k, cls = named[i]
-        return any(go(i + 1, [c for j, c in enumerate(pool) if j not in chosen])
-                   for chosen in rows(k, cls, pool))
+        return any(
+            go(i + 1, [c for j, c in enumerate(pool) if j not in chosen])
+            for chosen in rows(k, cls, pool)
+        )
 
     return go(0, list(cards))
 
@@ -157,8 +167,11 @@ def test_cards_a_joker_repeats(classes: Classes) -> None:
 def member(found: Iterable[tuple[int, ...]], chosen: tuple[int, ...]) -> bool:
     """Whether the holes standing for ``chosen`` (card indexes) fit one tuple of ``found``."""
     bits = [1 << c for c in chosen]
-    return any(all(b & t for b, t in zip(order, tup, strict=True))
-               for tup in found for order in {tuple(bits), tuple(reversed(bits))})
+    return any(
+        all(b & t for b, t in zip(order, tup, strict=True))
+        for tup in found
+        for order in {tuple(bits), tuple(reversed(bits))}
+    )
 
 
 @pytest.mark.parametrize("classes", CLAUSES, ids=str)
@@ -167,7 +180,9 @@ def test_one_joker_every_card(classes: Classes) -> None:
         found = fills(classes, masks_of(pairs), 1)
         for c in range(52):
             assert member(found, (c,)) == plain_split_exists(classes, [*pairs, divmod(c, 4)]), (
-                pairs, c)
+                pairs,
+                c,
+            )
 
 
 @pytest.mark.parametrize("classes", CLAUSES, ids=str)
@@ -252,10 +267,12 @@ def test_a_flush_row_only_a_repeated_card_completes_is_no_flush() -> None:
     assert member(found, (js, ts)) and member(found, (js, DECK.index(parse_card("2h"))))
     assert not member(found, (js, js)) and not member(found, (jc, jc))
     assert member(found, (jc, tc)) == plain_split_exists(
-        front_and_back, as_pairs([*eleven, DECK[jc], DECK[tc]]))
+        front_and_back, as_pairs([*eleven, DECK[jc], DECK[tc]])
+    )
     for a, b in [(js, js), (jc, jc), (js, ts), (jc, tc), (js, DECK.index(parse_card("Kd")))]:
         assert member(found, (a, b)) == plain_split_exists(
-            front_and_back, as_pairs([*eleven, DECK[a], DECK[b]])), (DECK[a], DECK[b])
+            front_and_back, as_pairs([*eleven, DECK[a], DECK[b]])
+        ), (DECK[a], DECK[b])
 
 
 def test_a_repeated_card_in_a_suit_of_two_flush_rows_goes_to_the_other_row() -> None:
@@ -277,25 +294,30 @@ def royal_profile(jokers: int, *ranks: str) -> RuleProfile:
     d = profile_to_dict(load_preset("one-six"))
     d["deck"] = {"jokers": jokers, "jokerDuplicates": True}
     d["naturals"]["table"] = [
-        {"natural": "ROYAL_FLUSH_BACK", "rank": 0, "units": 10,
-         "definition": {"rows": {"back": "FLUSH"}, "ranksIn": list(ranks)}}]
+        {
+            "natural": "ROYAL_FLUSH_BACK",
+            "rank": 0,
+            "units": 10,
+            "definition": {"rows": {"back": "FLUSH"}, "ranksIn": list(ranks)},
+        }
+    ]
     return profile_from_dict(d)
 
 
 @pytest.mark.parametrize("jokers", [1, 2])
 def test_a_natural_a_repeated_card_alone_would_make_is_not_held(jokers: int) -> None:
-    cards = tuple(ROYAL_HAND.split()[jokers - 1:]) + (JOKER,) * jokers
+    cards = tuple(ROYAL_HAND.split()[jokers - 1 :]) + (JOKER,) * jokers
     for ranks, held in ((("A", "K", "Q", "J"), None), (("A", "K", "Q", "J", "T"), "Ts")):
         profile = royal_profile(jokers, *ranks)
         allowed = allowed_cards(cards, True)
         found = resolve_natural(cards, allowed, profile, ["ROYAL_FLUSH_BACK"])
         if jokers == 1:  # (two duplicating jokers: minutes for the brute force)
-            assert found == reference.resolve_natural(cards, allowed, profile,
-                                                      ["ROYAL_FLUSH_BACK"])
+            assert found == reference.resolve_natural(cards, allowed, profile, ["ROYAL_FLUSH_BACK"])
         if held is None:
             assert found is None, found
         else:
             assert found is not None and held in found[1].stands_for, found
         e = evaluate_hand(PlayerInput("p", 0, cards[:3], cards[3:8], cards[8:]), profile)
-        assert [n.value for n in e.playable_naturals] == ([] if held is None
-                                                          else ["ROYAL_FLUSH_BACK"])
+        assert [n.value for n in e.playable_naturals] == (
+            [] if held is None else ["ROYAL_FLUSH_BACK"]
+        )

@@ -43,8 +43,9 @@ def _straight(ints: Iterable[int]) -> bool:
     values = list(ints)
     if len(set(values)) != len(values):
         return False
-    return any(max(v) - min(v) == len(v) - 1
-               for v in (set(values), {1 if x == 14 else x for x in values}))
+    return any(
+        max(v) - min(v) == len(v) - 1 for v in (set(values), {1 if x == 14 else x for x in values})
+    )
 
 
 def _split_exists(hand: Iterable[Card], row_ok: Callable[[list[Card]], bool]) -> bool:
@@ -55,8 +56,9 @@ def _split_exists(hand: Iterable[Card], row_ok: Callable[[list[Card]], bool]) ->
             continue
         rest = [c for i, c in enumerate(cards) if i not in fi]
         for mi in combinations(range(10), 5):
-            if row_ok([rest[i] for i in mi]) and row_ok([c for i, c in enumerate(rest)
-                                                         if i not in mi]):
+            if row_ok([rest[i] for i in mi]) and row_ok(
+                [c for i, c in enumerate(rest) if i not in mi]
+            ):
                 return True
     return False
 
@@ -83,7 +85,8 @@ def reference(natural: Natural, cards: Sequence[Card]) -> bool:
         N.THREE_FLUSHES: lambda: _split_exists(cards, _is_flush),
         N.SIX_PAIRS: lambda: sum(x // 2 for x in c) == 6,
         N.THREE_STRAIGHT_FLUSHES: lambda: _split_exists(
-            cards, lambda row: _is_straight(row) and _is_flush(row)),
+            cards, lambda row: _is_straight(row) and _is_flush(row)
+        ),
         N.THREE_QUADS: lambda: c[:3] == [4, 4, 4],
         N.TWELVE_ROYALS: lambda: all(r.value_int >= 11 for r in ranks),
         N.ALL_HIGH: lambda: all(r.value_int >= 8 for r in ranks),
@@ -93,7 +96,9 @@ def reference(natural: Natural, cards: Sequence[Card]) -> bool:
         # Two ranks give trips; three more ranks (of the rest, a quad's spare counting) pairs.
         N.TWO_TRIPS_THREE_PAIRS: lambda: any(
             _pairs_left(c, a, b) >= 3
-            for a, b in combinations(range(len(c)), 2) if c[a] >= 3 and c[b] >= 3),
+            for a, b in combinations(range(len(c)), 2)
+            if c[a] >= 3 and c[b] >= 3
+        ),
         N.FIVE_OF_A_KIND: lambda: c[0] >= 5,
     }
     return checks[natural]()
@@ -104,8 +109,9 @@ def _pairs_left(c: list[int], a: int, b: int) -> int:
     return sum(2 if x == 4 else 1 for j, x in enumerate(c) if j not in (a, b) and x >= 2)
 
 
-COUNT_NATURALS = [n for n in Natural if n not in
-                  (N.THREE_STRAIGHTS, N.THREE_FLUSHES, N.THREE_STRAIGHT_FLUSHES)]
+COUNT_NATURALS = [
+    n for n in Natural if n not in (N.THREE_STRAIGHTS, N.THREE_FLUSHES, N.THREE_STRAIGHT_FLUSHES)
+]
 
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda p: "".join(map(str, p)))
@@ -118,7 +124,8 @@ def test_every_rank_shape_against_the_reference(shape: tuple[int, ...]) -> None:
 @settings(max_examples=150, deadline=None)
 @given(st.permutations(DECK).map(lambda p: tuple(p[:13])))
 def test_data_defined_catalogue_equals_the_reference_on_random_hands(
-        cards: tuple[Card, ...]) -> None:
+    cards: tuple[Card, ...],
+) -> None:
     facts = hand_facts(cards)
     for natural in Natural:
         assert builtin_predicate(natural)(facts) == reference(natural, cards), natural
@@ -126,6 +133,7 @@ def test_data_defined_catalogue_equals_the_reference_on_random_hands(
 
 # ---------------------------------------------------------------------------------------------
 # quadsAsTwoPairs (16.2).
+
 
 def test_quads_as_two_pairs_off_counts_a_quad_once() -> None:
     quad_and_four_pairs = parse_cards("As Ah Ad Ac Ks Kh Qs Qh Js Jh Ts Th 2c")
@@ -143,7 +151,8 @@ def test_quads_as_two_pairs_off_counts_a_quad_once() -> None:
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda p: "".join(map(str, p)))
 def test_six_pairs_without_quads_as_two_pairs_reads_one_group_per_rank(
-        shape: tuple[int, ...]) -> None:
+    shape: tuple[int, ...],
+) -> None:
     cards = _hand_from_rank_counts(shape)
     expected = sum(1 for x in shape if x >= 2) >= 6
     assert builtin_predicate(N.SIX_PAIRS, False)(hand_facts(cards)) == expected
@@ -159,8 +168,9 @@ def test_same_colour_and_colour_split_on_every_suit_count_vector() -> None:
     same_11 = compile_definition(definition_from_dict({"sameColour": 11}))
     split_10_3 = compile_definition(definition_from_dict({"colourSplit": [3, 10]}))
     for counts in SUIT_SHAPES:
-        cards = tuple(Card(list(Rank)[i], s)
-                      for s, k in zip(Suit, counts, strict=True) for i in range(k))
+        cards = tuple(
+            Card(list(Rank)[i], s) for s, k in zip(Suit, counts, strict=True) for i in range(k)
+        )
         red = counts[1] + counts[2]
         assert same_11(hand_facts(cards)) == (max(red, 13 - red) >= 11)
         assert split_10_3(hand_facts(cards)) == (red in (3, 10))
@@ -171,8 +181,7 @@ MIXED = {"front": "STRAIGHT", "middle": "FLUSH", "back": "ROW_CLASS_FLUSH"}
 
 @settings(max_examples=60, deadline=None)
 @given(st.permutations(DECK).map(lambda p: tuple(p[:13])), st.booleans())
-def test_mixed_rows_clause_against_brute_force(cards: tuple[Card, ...],
-                                               flush_front: bool) -> None:
+def test_mixed_rows_clause_against_brute_force(cards: tuple[Card, ...], flush_front: bool) -> None:
     rows = dict(MIXED, front="FLUSH") if flush_front else MIXED
     check = compile_definition(definition_from_dict({"rows": rows}))
     want_front = _is_flush if flush_front else _is_straight
@@ -188,9 +197,11 @@ def test_mixed_rows_clause_against_brute_force(cards: tuple[Card, ...],
 
 
 def _split_exists_fives(rest: list[Card]) -> bool:
-    return any(_is_flush([rest[i] for i in mi]) and
-               _is_flush([c for i, c in enumerate(rest) if i not in mi])
-               for mi in combinations(range(10), 5))
+    return any(
+        _is_flush([rest[i] for i in mi])
+        and _is_flush([c for i, c in enumerate(rest) if i not in mi])
+        for mi in combinations(range(10), 5)
+    )
 
 
 def test_mixed_rows_clause_holds_and_its_split_is_a_witness() -> None:
@@ -228,6 +239,7 @@ def test_multiset_facts_count_repeats() -> None:
 # ---------------------------------------------------------------------------------------------
 # Reading, writing, and the definitions the vocabulary cannot check.
 
+
 def test_round_trip_of_every_catalogue_definition() -> None:
     for natural, definition in BUILTIN_DEFINITIONS.items():
         assert definition_from_dict(definition_to_dict(definition)) == definition, natural
@@ -255,9 +267,11 @@ BAD = [
 
 
 @pytest.mark.parametrize(("data", "field", "words"), BAD, ids=[str(b[0]) for b in BAD])
-def test_a_definition_the_vocabulary_cannot_check_is_a_violation(data: object, field: str,
-                                                                 words: str) -> None:
+def test_a_definition_the_vocabulary_cannot_check_is_a_violation(
+    data: object, field: str, words: str
+) -> None:
     with pytest.raises(InvalidInput) as e:
         definition_from_dict(data)
-    assert any(v.field == field and words in v.reason for v in e.value.violations), \
+    assert any(v.field == field and words in v.reason for v in e.value.violations), (
         e.value.violations
+    )

@@ -70,8 +70,9 @@ ROW_CHECK: dict[Natural, Callable[[Sequence[Card]], bool]] = {
 }
 
 
-def brute_split(cards: Iterable[Card], row_ok: Callable[[Sequence[Card]], bool]
-                ) -> tuple[list[Card], list[Card], list[Card]] | None:
+def brute_split(
+    cards: Iterable[Card], row_ok: Callable[[Sequence[Card]], bool]
+) -> tuple[list[Card], list[Card], list[Card]] | None:
     """Try every split into 3 + 5 + 5 (fronts first, then the 126 middle/back halves)."""
     hand = list(cards)
     for front_idx in combinations(range(13), 3):

@@ -15,21 +15,32 @@ from cpsettle_service.domain.settle.table import request_from_dict
 from cpsettle_service.profile_files import builtin_registry, with_directory
 
 
-def problems(error: pytest.ExceptionInfo[InvalidInput], root: Path | None = None,
-             code: ViolationCode = ViolationCode.PROFILE) -> list[tuple[str, str]]:
+def problems(
+    error: pytest.ExceptionInfo[InvalidInput],
+    root: Path | None = None,
+    code: ViolationCode = ViolationCode.PROFILE,
+) -> list[tuple[str, str]]:
     assert {v.code for v in error.value.violations} == {code}
-    return [(v.field.replace(f"{root}/", "") if root else v.field, v.reason)
-            for v in error.value.violations]
+    return [
+        (v.field.replace(f"{root}/", "") if root else v.field, v.reason)
+        for v in error.value.violations
+    ]
 
 
 def test_house_profile_files_with_mistakes_are_each_named(tmp_path: Path) -> None:
     (tmp_path / "a-empty.json").write_text("null")
     (tmp_path / "b-list.json").write_text("[1]")
-    (tmp_path / "c-typed.json").write_text(json.dumps({
-        "name": 7, "version": 2,
-        "scoring": {"rowUnit": 1.5, "scoopMultiplier": 2.0, "majorityBonusOnScoop": 1},
-        "caps": {"wins": None}, "rake": "none",
-    }))
+    (tmp_path / "c-typed.json").write_text(
+        json.dumps(
+            {
+                "name": 7,
+                "version": 2,
+                "scoring": {"rowUnit": 1.5, "scoopMultiplier": 2.0, "majorityBonusOnScoop": 1},
+                "caps": {"wins": None},
+                "rake": "none",
+            }
+        )
+    )
     with pytest.raises(InvalidInput) as refused:
         with_directory(builtin_registry(), str(tmp_path))
     assert problems(refused, tmp_path) == [
@@ -46,8 +57,13 @@ def test_house_profile_files_with_mistakes_are_each_named(tmp_path: Path) -> Non
 def test_a_value_json_cannot_hold_is_named_by_its_type() -> None:
     # a profile built in Python: a tuple where JSON has a list, a complex number
     with pytest.raises(InvalidInput) as refused:
-        profile_from_dict({"name": "house", "ranking": {"suitOrder": ("SUIT_SPADE",)},
-                           "scoring": {"rowUnit": 1 + 2j}})
+        profile_from_dict(
+            {
+                "name": "house",
+                "ranking": {"suitOrder": ("SUIT_SPADE",)},
+                "scoring": {"rowUnit": 1 + 2j},
+            }
+        )
     assert problems(refused) == [
         ("profile.scoring.rowUnit", "must be an integer, got complex"),
         ("profile.ranking.suitOrder", "must be a list, got tuple"),
@@ -68,5 +84,6 @@ def test_a_request_string_from_json_is_at_most_256_characters() -> None:
     with pytest.raises(InvalidInput) as refused:
         request_from_dict({"handId": "h" * 256, "tableId": "t" * 257, "players": []})
     assert problems(refused, code=ViolationCode.MALFORMED_REQUEST) == [
-        ("tableId", "must be at most 256 characters")]
+        ("tableId", "must be at most 256 characters")
+    ]
     assert request_from_dict({"handId": "h" * 256})[0].context.hand_id == "h" * 256

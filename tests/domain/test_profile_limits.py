@@ -46,8 +46,9 @@ def _nested(path: str, value: Any) -> dict[str, Any]:
 
 
 def _resolve(overrides: dict[str, Any]) -> RuleProfile:
-    _table, choice = request_from_dict({"preset": "western", "profileOverrides": overrides,
-                                       "players": []})
+    _table, choice = request_from_dict(
+        {"preset": "western", "profileOverrides": overrides, "players": []}
+    )
     return resolve_profile(choice, REGISTRY)
 
 
@@ -62,14 +63,16 @@ def _read(profile_json: dict[str, Any], path: str) -> Any:
 def test_the_limits_are_every_declared_range() -> None:
     """LIMITS is written out here on purpose (a second, independent statement of the ranges);
     it must name every integer the profile declares outside its tables, with the same range."""
-    declared = {(line.path, line.spec.minimum, line.spec.maximum) for line in lines(RuleProfile)
-                if line.spec.kind in ("int32", "int64") and "[]" not in line.path}
+    declared = {
+        (line.path, line.spec.minimum, line.spec.maximum)
+        for line in lines(RuleProfile)
+        if line.spec.kind in ("int32", "int64") and "[]" not in line.path
+    }
     assert set(LIMITS) == declared
 
 
 @pytest.mark.parametrize("path,low,high", LIMITS, ids=[p for p, _, _ in LIMITS])
-def test_each_limit_is_inclusive_and_one_beyond_is_refused(path: str, low: int,
-                                                           high: int) -> None:
+def test_each_limit_is_inclusive_and_one_beyond_is_refused(path: str, low: int, high: int) -> None:
     for value in (low, high):
         assert _read(profile_to_dict(_resolve(_nested(path, value))), path) == value
     for value in (low - 1, high + 1):
@@ -81,8 +84,11 @@ def test_each_limit_is_inclusive_and_one_beyond_is_refused(path: str, low: int,
 
 def test_a_progressive_entry_counts_cards_within_the_same_limits() -> None:
     def entry(cards: int) -> dict[str, Any]:
-        return {"fantasyland": {"progressive": [
-            {"handClass": "HAND_CLASS_PAIR", "rank": "Q", "cards": cards}]}}
+        return {
+            "fantasyland": {
+                "progressive": [{"handClass": "HAND_CLASS_PAIR", "rank": "Q", "cards": cards}]
+            }
+        }
 
     for cards in (13, 52):
         p = profile_to_dict(_resolve(entry(cards)))
@@ -92,18 +98,23 @@ def test_a_progressive_entry_counts_cards_within_the_same_limits() -> None:
             _resolve(entry(cards))
 
 
-@pytest.mark.parametrize("spelling,rank", [("10", "T"), ("T", "T"), ("t", "T"), ("q", "Q"),
-                                           ("A", "A"), ("2", "2")])
+@pytest.mark.parametrize(
+    "spelling,rank", [("10", "T"), ("T", "T"), ("t", "T"), ("q", "Q"), ("A", "A"), ("2", "2")]
+)
 def test_threshold_ranks_accept_each_spelling(spelling: str, rank: str) -> None:
-    p = profile_to_dict(_resolve({"fantasyland": {"entry": {"handClass": "HAND_CLASS_PAIR",
-                                                            "rank": spelling}}}))
+    p = profile_to_dict(
+        _resolve({"fantasyland": {"entry": {"handClass": "HAND_CLASS_PAIR", "rank": spelling}}})
+    )
     assert p["fantasyland"]["entry"] == {"handClass": "HAND_CLASS_PAIR", "rank": rank}
 
 
-@pytest.mark.parametrize("entry,field,reason", [
-    ({"handClass": "HAND_CLASS_PAIR", "rank": "1"}, "fantasyland.entry.rank", "must be a rank"),
-    ({"handClass": "HAND_CLASS_PAIR", "rank": "Z"}, "fantasyland.entry.rank", "must be a rank"),
-])
+@pytest.mark.parametrize(
+    "entry,field,reason",
+    [
+        ({"handClass": "HAND_CLASS_PAIR", "rank": "1"}, "fantasyland.entry.rank", "must be a rank"),
+        ({"handClass": "HAND_CLASS_PAIR", "rank": "Z"}, "fantasyland.entry.rank", "must be a rank"),
+    ],
+)
 def test_a_bad_threshold_names_its_field(entry: dict[str, Any], field: str, reason: str) -> None:
     with pytest.raises(InvalidInput) as e:
         _resolve({"fantasyland": {"entry": entry}})
@@ -121,5 +132,6 @@ def test_an_inline_threshold_without_a_class_names_the_class() -> None:
     with pytest.raises(InvalidInput) as e:
         resolve_profile(choice, REGISTRY)
     found = {v.field: v.reason for v in e.value.violations}
-    assert any(f.endswith("fantasyland.entry.handClass") and r == "is required"
-               for f, r in found.items()), found
+    assert any(
+        f.endswith("fantasyland.entry.handClass") and r == "is required" for f, r in found.items()
+    ), found

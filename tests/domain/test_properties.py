@@ -21,22 +21,34 @@ SURRENDER_PRESETS = {"western", "eastern"}
 overrides = st.fixed_dictionaries(
     {},
     optional={
-        "caps": st.fixed_dictionaries({
-            "losses": st.booleans(), "wins": st.booleans(),
-            "basis": st.sampled_from(["CAP_BASIS_HAND_START", "CAP_BASIS_CURRENT_STACK"]),
-            "order": st.sampled_from(["CAP_ORDER_BUTTON_FIRST", "CAP_ORDER_LEFT_OF_BUTTON_FIRST"]),
-        }),
-        "rake": st.one_of(
-            st.fixed_dictionaries({"mode": st.just("RAKE_MODE_PER_PLAYER"),
-                                   "perPlayerFee": st.integers(0, 300)}),
-            st.fixed_dictionaries({"mode": st.just("RAKE_MODE_COMMISSION"),
-                                   "commissionBps": st.integers(0, 10_000),
-                                   "commissionCap": st.integers(0, 1000)}),
+        "caps": st.fixed_dictionaries(
+            {
+                "losses": st.booleans(),
+                "wins": st.booleans(),
+                "basis": st.sampled_from(["CAP_BASIS_HAND_START", "CAP_BASIS_CURRENT_STACK"]),
+                "order": st.sampled_from(
+                    ["CAP_ORDER_BUTTON_FIRST", "CAP_ORDER_LEFT_OF_BUTTON_FIRST"]
+                ),
+            }
         ),
-        "ranking": st.fixed_dictionaries({
-            "rowTie": st.sampled_from(["ROW_TIE_PUSH", "ROW_TIE_SUIT_OF_HIGHEST_CARD"]),
-            "suitOrderTiebreak": st.booleans(),
-        }),
+        "rake": st.one_of(
+            st.fixed_dictionaries(
+                {"mode": st.just("RAKE_MODE_PER_PLAYER"), "perPlayerFee": st.integers(0, 300)}
+            ),
+            st.fixed_dictionaries(
+                {
+                    "mode": st.just("RAKE_MODE_COMMISSION"),
+                    "commissionBps": st.integers(0, 10_000),
+                    "commissionCap": st.integers(0, 1000),
+                }
+            ),
+        ),
+        "ranking": st.fixed_dictionaries(
+            {
+                "rowTie": st.sampled_from(["ROW_TIE_PUSH", "ROW_TIE_SUIT_OF_HIGHEST_CARD"]),
+                "suitOrderTiebreak": st.booleans(),
+            }
+        ),
     },
 )
 
@@ -96,7 +108,8 @@ def test_renaming_players_permutes_results_only(request: dict[str, Any], rnd: An
     assert {mapping[k]: v for k, v in by_id(before).items()} == by_id(after)
     assert [mapping[i] for i in before.order] == list(after.order)
     assert [(mapping[p.first], mapping[p.second], p.units, p.paid) for p in before.pairs] == [
-        (p.first, p.second, p.units, p.paid) for p in after.pairs]
+        (p.first, p.second, p.units, p.paid) for p in after.pairs
+    ]
 
 
 @FAST

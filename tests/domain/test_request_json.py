@@ -54,9 +54,16 @@ def test_absent_fields_read_as_the_wire_defaults() -> None:
     table, choice = request_from_dict(data)
     assert table == through_the_wire(data)
     assert (table.button_seat, table.unit_value, table.currency, table.dead_cards) == (
-        None, None, "", ())
+        None,
+        None,
+        "",
+        (),
+    )
     assert (table.players[0].player_id, table.players[0].seat, table.players[0].stack) == (
-        "", 0, None)
+        "",
+        0,
+        None,
+    )
     assert not table.players[1].surrender and not table.players[1].in_fantasyland
     assert table.players[1].declared_natural == ""
     assert table.context.hand_id == table.context.dealer_id == ""
@@ -65,13 +72,28 @@ def test_absent_fields_read_as_the_wire_defaults() -> None:
 
 def test_null_reads_as_absent_as_in_proto3_json() -> None:
     data = {
-        "handId": None, "tableId": None, "roundId": None, "dealerId": None, "preset": None,
-        "profile": None, "profileOverrides": None, "unitValue": None, "buttonSeat": None,
-        "currency": None, "deadCards": None,
+        "handId": None,
+        "tableId": None,
+        "roundId": None,
+        "dealerId": None,
+        "preset": None,
+        "profile": None,
+        "profileOverrides": None,
+        "unitValue": None,
+        "buttonSeat": None,
+        "currency": None,
+        "deadCards": None,
         "players": [
-            {"playerId": "A", "seat": 1, "stack": None, "cards": None, "declaredNatural": None,
-             "surrender": None, "inFantasyland": None,
-             "arrangement": rows("A")},
+            {
+                "playerId": "A",
+                "seat": 1,
+                "stack": None,
+                "cards": None,
+                "declaredNatural": None,
+                "surrender": None,
+                "inFantasyland": None,
+                "arrangement": rows("A"),
+            },
             {"playerId": "B", "seat": 2, "arrangement": rows("B")},
         ],
     }
@@ -83,8 +105,11 @@ def test_null_reads_as_absent_as_in_proto3_json() -> None:
 def test_a_null_row_reads_as_a_missing_row() -> None:
     # (the wire cannot tell a missing row from an empty one; validation names either)
     stated = {"playerId": "A", "seat": 1, "arrangement": {"middle": rows("A")["middle"]}}
-    nulls = {"playerId": "A", "seat": 1,
-             "arrangement": {"front": None, "middle": rows("A")["middle"], "back": None}}
+    nulls = {
+        "playerId": "A",
+        "seat": 1,
+        "arrangement": {"front": None, "middle": rows("A")["middle"], "back": None},
+    }
     read = request_from_dict({"players": [nulls]})[0].players[0]
     assert read == request_from_dict({"players": [stated]})[0].players[0]
     assert read.front is None and read.back is None
@@ -92,13 +117,34 @@ def test_a_null_row_reads_as_a_missing_row() -> None:
 
 
 def test_stated_values_are_read() -> None:
-    data = {"handId": "h", "tableId": "t", "roundId": "r", "dealerId": "d", "preset": "ofc",
-            "unitValue": "25", "buttonSeat": 0, "currency": "EUR", "deadCards": ["2c"],
-            "profileOverrides": {"money": {"unitValue": 5}},
-            "players": [{"playerId": "A", "seat": 3, "stack": "0", "inFantasyland": True,
-                         "arrangement": rows("A")},
-                        {"playerId": "B", "seat": 4, "surrender": True, "declaredNatural": "X",
-                         "cards": ["As"]}]}
+    data = {
+        "handId": "h",
+        "tableId": "t",
+        "roundId": "r",
+        "dealerId": "d",
+        "preset": "ofc",
+        "unitValue": "25",
+        "buttonSeat": 0,
+        "currency": "EUR",
+        "deadCards": ["2c"],
+        "profileOverrides": {"money": {"unitValue": 5}},
+        "players": [
+            {
+                "playerId": "A",
+                "seat": 3,
+                "stack": "0",
+                "inFantasyland": True,
+                "arrangement": rows("A"),
+            },
+            {
+                "playerId": "B",
+                "seat": 4,
+                "surrender": True,
+                "declaredNatural": "X",
+                "cards": ["As"],
+            },
+        ],
+    }
     table, choice = request_from_dict(data)
     assert table == through_the_wire(data)
     assert (table.unit_value, table.button_seat, table.players[0].stack) == (25, 0, 0)
@@ -110,17 +156,32 @@ def test_a_request_that_is_not_an_object() -> None:
 
 
 def test_every_problem_of_shape_is_named_at_once() -> None:
-    assert refused({
-        "handId": 7, "profile": [], "profileOverrides": "money", "unitValue": "a lot",
-        "buttonSeat": 1.5, "currency": 978, "deadCards": [2], "colour": "red",
-        "players": [
-            {"playerId": "A", "seat": "one", "stack": False, "surrender": "no",
-             "declaredNatural": 13, "inFantasyland": 1, "hat": True,
-             "arrangement": {"front": ["As", 1, None], "middle": [[]], "back": [{}], "x": 0}},
-            {"playerId": "B", "seat": 2, "cards": ["Kd", 10.0]},
-            "C",
-        ],
-    }) == [
+    assert refused(
+        {
+            "handId": 7,
+            "profile": [],
+            "profileOverrides": "money",
+            "unitValue": "a lot",
+            "buttonSeat": 1.5,
+            "currency": 978,
+            "deadCards": [2],
+            "colour": "red",
+            "players": [
+                {
+                    "playerId": "A",
+                    "seat": "one",
+                    "stack": False,
+                    "surrender": "no",
+                    "declaredNatural": 13,
+                    "inFantasyland": 1,
+                    "hat": True,
+                    "arrangement": {"front": ["As", 1, None], "middle": [[]], "back": [{}], "x": 0},
+                },
+                {"playerId": "B", "seat": 2, "cards": ["Kd", 10.0]},
+                "C",
+            ],
+        }
+    ) == [
         ("handId", "must be a string, got an integer", REQUEST),
         ("profile", "must be an object, got a list", "profile"),
         ("profileOverrides", "must be an object, got a string", "profile"),
@@ -149,7 +210,8 @@ def test_the_currency_field_holds_at_most_64_characters() -> None:
     base = {"preset": "western", "players": []}
     assert request_from_dict({**base, "currency": "X" * 64})[0].currency == "X" * 64
     assert refused({**base, "currency": "X" * 65}) == [
-        ("currency", "must be at most 64 characters", REQUEST)]
+        ("currency", "must be at most 64 characters", REQUEST)
+    ]
 
 
 @pytest.mark.parametrize("field", ["buttonSeat", "unitValue"])
@@ -158,4 +220,5 @@ def test_a_misspelt_field_beside_the_null_one_is_the_only_one_named(field: str) 
     # spelling is a field this request does not have
     for spelling in (field.lower(), field.upper()):
         assert refused({"players": [], field: None, spelling: 1}) == [
-            (spelling, "unknown field", REQUEST)]
+            (spelling, "unknown field", REQUEST)
+        ]

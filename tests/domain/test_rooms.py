@@ -33,8 +33,12 @@ def _record_types() -> dict[str, type]:
     out: dict[str, type] = {}
     for module in (results, evaluation, payouts):
         for name, obj in vars(module).items():
-            if (inspect.isclass(obj) and issubclass(obj, tuple) and hasattr(obj, "_fields")
-                    and obj.__module__ == module.__name__):
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, tuple)
+                and hasattr(obj, "_fields")
+                and obj.__module__ == module.__name__
+            ):
                 out[name] = obj
     return out
 
@@ -58,21 +62,34 @@ def _calls(name: str, target: object = None) -> list[tuple[Path, ast.Call]]:
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.Call):
                 func = node.func
-                called = func.id if isinstance(func, ast.Name) else (
-                    func.attr if isinstance(func, ast.Attribute) else "")
+                called = (
+                    func.id
+                    if isinstance(func, ast.Name)
+                    else (func.attr if isinstance(func, ast.Attribute) else "")
+                )
                 if called == name:
                     found.append((path, node))
     return found
 
 
 def test_the_result_types_are_found() -> None:
-    assert {"PlayerResult", "PairResult", "LineItem", "Settlement", "FantasylandResult",
-            "EvaluatedRow", "RowResult", "HandEvaluation", "PayoutCheck"} <= set(RECORDS)
+    assert {
+        "PlayerResult",
+        "PairResult",
+        "LineItem",
+        "Settlement",
+        "FantasylandResult",
+        "EvaluatedRow",
+        "RowResult",
+        "HandEvaluation",
+        "PayoutCheck",
+    } <= set(RECORDS)
     assert set(results.FACTORIES) <= set(RECORDS.values())
 
 
-def _misbuilt(name: str, fields: set[str], sites: list[tuple[Path, ast.Call]],
-              positional: int = 0) -> list[str]:
+def _misbuilt(
+    name: str, fields: set[str], sites: list[tuple[Path, ast.Call]], positional: int = 0
+) -> list[str]:
     """Build sites that do not name every field by keyword (the first ``positional`` fields,
     a factory's positional-only ones, are passed by position)."""
     problems = []
@@ -93,8 +110,7 @@ def _positional_only(factory: Callable[..., object]) -> list[str]:
     return [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_ONLY]
 
 
-@pytest.mark.parametrize("record", sorted(results.FACTORIES, key=_type_name),
-                         ids=_type_name)
+@pytest.mark.parametrize("record", sorted(results.FACTORIES, key=_type_name), ids=_type_name)
 def test_each_factory_takes_exactly_its_types_fields(record: type) -> None:
     """A field added to a result fails here until its factory takes it; the factory has no
     defaults, so every build site must then supply it."""
@@ -116,13 +132,15 @@ def test_every_result_is_built_through_its_factory(name: str) -> None:
         assert _calls(factory.__name__, factory), f"{factory.__name__} is never called"
         params = inspect.signature(factory).parameters.values()
         leading = _positional_only(factory)
-        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params
-                   if p.name not in leading)
+        assert all(
+            p.kind is inspect.Parameter.KEYWORD_ONLY for p in params if p.name not in leading
+        )
         assert len(leading) <= 2, "only a record's identifying fields go by position"
         # a NamedTuple class: ``type`` does not know its _fields
         keyword_fields = set(record._fields) - set(leading)  # type: ignore[attr-defined]
-        assert _misbuilt(name, keyword_fields, _calls(factory.__name__, factory),
-                         len(leading)) == []
+        assert (
+            _misbuilt(name, keyword_fields, _calls(factory.__name__, factory), len(leading)) == []
+        )
     else:
         assert sites, f"{name} is never built in the domain"
         # a NamedTuple class: ``type`` does not know its _fields
@@ -138,8 +156,7 @@ def test_a_new_field_would_be_caught() -> None:
     assert params != [*PlayerResult._fields, "new_field"]
 
 
-@pytest.mark.parametrize("record", sorted(results.FACTORIES, key=_type_name),
-                         ids=_type_name)
+@pytest.mark.parametrize("record", sorted(results.FACTORIES, key=_type_name), ids=_type_name)
 def test_each_build_site_stays_a_plain_call(record: type) -> None:
     """CPython 3.11 compiles a call with more than 30 stack slots (a positional argument takes
     one, a keyword two) into a call through a dict, 8x dearer for a 16-field record. A record
@@ -161,9 +178,22 @@ def test_only_the_factories_build_positionally() -> None:
 
 # --------------------------------------------------------------------------- violations
 
-LABELS = {"duplicate_card", "malformed_card", "row_size", "player_count", "duplicate_seat_or_id",
-          "surrender", "natural", "unknown_preset", "stack", "button_seat", "malformed_request",
-          "profile", "currency", "other"}
+LABELS = {
+    "duplicate_card",
+    "malformed_card",
+    "row_size",
+    "player_count",
+    "duplicate_seat_or_id",
+    "surrender",
+    "natural",
+    "unknown_preset",
+    "stack",
+    "button_seat",
+    "malformed_request",
+    "profile",
+    "currency",
+    "other",
+}
 
 
 def test_every_code_is_a_metric_label() -> None:
@@ -187,8 +217,11 @@ def test_every_domain_site_names_its_code() -> None:
             func = node.func
             if isinstance(func, ast.Name) and func.id == "Violation":
                 assert len(node.args) + len(node.keywords) == 3, f"{path.name}:{node.lineno}"
-            if (isinstance(func, ast.Attribute) and func.attr == "add"
-                    and "errors" in ast.unparse(func.value)):
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "add"
+                and "errors" in ast.unparse(func.value)
+            ):
                 assert len(node.args) + len(node.keywords) == 3, f"{path.name}:{node.lineno}"
 
 

@@ -15,8 +15,9 @@ from tests.support.tables import table
 REGISTRY = builtin_registry()
 
 
-def settled(preset: str = "western", unit_value: int | None = None
-            ) -> tuple[Settlement, RuleProfile]:
+def settled(
+    preset: str = "western", unit_value: int | None = None
+) -> tuple[Settlement, RuleProfile]:
     request = table(preset) if unit_value is None else table(preset, unitValue=unit_value)
     t, choice = request_from_dict(request)
     profile = resolve_profile(choice, REGISTRY)

@@ -40,10 +40,23 @@ def test_short_fuzz_run_exits_cleanly(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "fuzz" / "corpus", corpus)  # the fuzzer adds to it: never the original
     env = dict(os.environ, CPSETTLE_FUZZ_TOLERATE="all")
     proc = subprocess.run(
-        [sys.executable, str(HARNESS), f"-runs={RUNS}", f"-max_total_time={SECONDS}",
-         f"-seed={SEED}", "-timeout=10", "-max_len=4096", "-rss_limit_mb=2048",
-         f"-artifact_prefix={tmp_path}/", str(corpus)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=SECONDS + 180,
+        [
+            sys.executable,
+            str(HARNESS),
+            f"-runs={RUNS}",
+            f"-max_total_time={SECONDS}",
+            f"-seed={SEED}",
+            "-timeout=10",
+            "-max_len=4096",
+            "-rss_limit_mb=2048",
+            f"-artifact_prefix={tmp_path}/",
+            str(corpus),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SECONDS + 180,
     )
     tail = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("#"))[-6000:]
     assert proc.returncode == 0, tail

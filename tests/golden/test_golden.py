@@ -106,21 +106,27 @@ def test_cases_touch_every_preset_and_every_profile_field() -> None:
             values.setdefault(field, set()).add(value)
     assert presets_used == set(preset_names())
     # A field "is touched" when the cases settle under at least two different values of it.
-    untouched = sorted(f for f, seen in values.items()
-                       if len(seen) < 2 and f not in ("version",))
+    untouched = sorted(f for f, seen in values.items() if len(seen) < 2 and f not in ("version",))
     assert untouched == []
 
 
 def test_a_pair_names_its_fouled_player() -> None:
     """``PairResult.fouled``: the fouled player of a FOUL pair (the first when both fouled),
     "" for any other kind; rows only where rows were compared."""
+
     def pairs(stem: str) -> dict[tuple[str, str], tuple[str, int, int]]:
         s = settle_case(load(next(p for p in CASES if p.stem.startswith(stem))))
-        return {(pr.first, pr.second): (pr.fouled, len(pr.first_rows), len(pr.second_rows))
-                for pr in s.pairs}
+        return {
+            (pr.first, pr.second): (pr.fouled, len(pr.first_rows), len(pr.second_rows))
+            for pr in s.pairs
+        }
+
     # 102: B and A fouled, C did not
-    assert pairs("102") == {("B", "C"): ("B", 3, 3), ("B", "A"): ("B", 0, 0),
-                            ("C", "A"): ("A", 3, 3)}
+    assert pairs("102") == {
+        ("B", "C"): ("B", 3, 3),
+        ("B", "A"): ("B", 0, 0),
+        ("C", "A"): ("A", 3, 3),
+    }
     # 204: C fouled, D a natural, A and B surrendered: no pair is settled as a foul
     assert all(v == ("", 0, 0) for v in pairs("204").values())
     assert ("C", "D") in pairs("204")
@@ -129,33 +135,55 @@ def test_a_pair_names_its_fouled_player() -> None:
 # case: each player's Fantasyland answer (qualifies, cards, sentence), as the case's comment
 # works it out: entry by the front, a stay by any row, none for a fouled hand.
 FANTASYLAND = {
-    "120": {"B": (False, 0, "B does not qualify for Fantasyland (pair of jacks, four kicker in "
-                            "front)"),
-            "C": (False, 0, "C does not qualify for Fantasyland (fouled hand)"),
-            "D": (False, 0, "D does not qualify for Fantasyland (pair of fives, jack kicker in "
-                            "front)"),
-            "A": (True, 14, "A qualifies for Fantasyland with pair of queens, two kicker in "
-                            "front — 14 cards")},
-    "124": {"D": (False, 0, "D does not qualify for Fantasyland (high card, ace in front)"),
-            "A": (False, 0, "A does not qualify for Fantasyland (pair of sixes, two kicker in "
-                            "front)"),
-            "B": (True, 14, "B stays in Fantasyland with full house, eights full of twos in the "
-                            "middle — 14 cards next hand"),
-            "C": (False, 0, "C leaves Fantasyland: no stay condition met")},
-    "119": {"A": (True, 17, "A qualifies for Fantasyland with three of a kind, threes in front "
-                            "— 17 cards"),
-            "B": (True, 16, "B qualifies for Fantasyland with pair of aces, queen kicker in front "
-                            "— 16 cards"),
-            "C": (True, 15, "C qualifies for Fantasyland with pair of kings, four kicker in front "
-                            "— 15 cards")},
+    "120": {
+        "B": (False, 0, "B does not qualify for Fantasyland (pair of jacks, four kicker in front)"),
+        "C": (False, 0, "C does not qualify for Fantasyland (fouled hand)"),
+        "D": (False, 0, "D does not qualify for Fantasyland (pair of fives, jack kicker in front)"),
+        "A": (
+            True,
+            14,
+            "A qualifies for Fantasyland with pair of queens, two kicker in front — 14 cards",
+        ),
+    },
+    "124": {
+        "D": (False, 0, "D does not qualify for Fantasyland (high card, ace in front)"),
+        "A": (False, 0, "A does not qualify for Fantasyland (pair of sixes, two kicker in front)"),
+        "B": (
+            True,
+            14,
+            "B stays in Fantasyland with full house, eights full of twos in the "
+            "middle — 14 cards next hand",
+        ),
+        "C": (False, 0, "C leaves Fantasyland: no stay condition met"),
+    },
+    "119": {
+        "A": (
+            True,
+            17,
+            "A qualifies for Fantasyland with three of a kind, threes in front — 17 cards",
+        ),
+        "B": (
+            True,
+            16,
+            "B qualifies for Fantasyland with pair of aces, queen kicker in front — 16 cards",
+        ),
+        "C": (
+            True,
+            15,
+            "C qualifies for Fantasyland with pair of kings, four kicker in front — 15 cards",
+        ),
+    },
 }
 
 
 @pytest.mark.parametrize("stem", sorted(FANTASYLAND))
 def test_fantasyland_says_who_plays_it_and_why(stem: str) -> None:
     s = settle_case(load(next(p for p in CASES if p.stem.startswith(stem))))
-    got = {p.player_id: (p.fantasyland.qualifies, p.fantasyland.cards, p.fantasyland.text)
-           for p in s.players if p.fantasyland is not None}
+    got = {
+        p.player_id: (p.fantasyland.qualifies, p.fantasyland.cards, p.fantasyland.text)
+        for p in s.players
+        if p.fantasyland is not None
+    }
     assert got == FANTASYLAND[stem]
     assert all(type(q) is bool for q, _, _ in got.values())
 

@@ -66,7 +66,8 @@ def test_golden_case_through_the_server(path: Path, client: SettlementClient) ->
         for key, value in want.items():
             assert actual[key] == value, (
                 f"{pid}.{key}: expected {value}, the server says {actual[key]}\n"
-                + "\n".join(s.text))
+                + "\n".join(s.text)
+            )
         # the answer agrees with itself: status, flags and the Fantasyland decision
         assert p.fouled == (p.status == pb.PLAYER_STATUS_FOULED)
         assert p.surrendered == (p.status == pb.PLAYER_STATUS_SURRENDERED)
@@ -91,13 +92,16 @@ def _order_from_pairs(pairs: list[list[Any]]) -> list[str]:
 
 
 def _items(s: Any) -> list[tuple[str, ...]]:
-    return [(pr.first, pr.second, pb.PairKind.Name(pr.kind), *(i.text for i in pr.items))
-            for pr in s.pairs]
+    return [
+        (pr.first, pr.second, pb.PairKind.Name(pr.kind), *(i.text for i in pr.items))
+        for pr in s.pairs
+    ]
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_golden_items_through_the_server_match_the_documented_json_form(
-        path: Path, client: SettlementClient) -> None:
+    path: Path, client: SettlementClient
+) -> None:
     """Every line item, row and sentence the server writes is the one the engine writes for the
     same table read from its documented JSON form (``table.request_from_dict``)."""
     from cpsettle_service.domain.settle import settle
@@ -107,11 +111,14 @@ def test_golden_items_through_the_server_match_the_documented_json_form(
     s = served(client, request)
     table, choice = request_from_dict(request)
     local = settle(table, resolve_profile(choice, builtin_registry()))
-    assert _items(s) == [(pr.first, pr.second, f"PAIR_KIND_{pr.kind.name}",
-                          *(i.text for i in pr.items))
-                         for pr in local.pairs]
+    assert _items(s) == [
+        (pr.first, pr.second, f"PAIR_KIND_{pr.kind.name}", *(i.text for i in pr.items))
+        for pr in local.pairs
+    ]
     assert [r.text for pr in s.pairs for r in pr.rows] == [
-        r.text for pr in local.pairs for r in pr.rows]
+        r.text for pr in local.pairs for r in pr.rows
+    ]
     assert list(s.text) == list(local.text)
     assert [(p.player_id, p.fantasyland.text) for p in s.players] == [
-        (p.player_id, p.fantasyland.text if p.fantasyland else "") for p in local.players]
+        (p.player_id, p.fantasyland.text if p.fantasyland else "") for p in local.players
+    ]

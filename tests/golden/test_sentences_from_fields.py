@@ -50,8 +50,9 @@ def settled(client: SettlementClient, request: dict[str, Any]) -> pb.Settlement 
 
 
 def mismatches(s: pb.Settlement) -> list[tuple[str, str, str]]:
-    return [(where, rendered, signed) for where, rendered, signed in english(s)
-            if rendered != signed]
+    return [
+        (where, rendered, signed) for where, rendered, signed in english(s) if rendered != signed
+    ]
 
 
 def count(s: pb.Settlement) -> int:
@@ -61,8 +62,7 @@ def count(s: pb.Settlement) -> int:
 @pytest.fixture(scope="module")
 def golden(server: ServerHandle) -> dict[str, pb.Settlement]:
     with SettlementClient(server.address, timeout=10) as client:
-        return {p.stem: served(client, json.loads(p.read_text("utf-8"))["request"])
-                for p in CASES}
+        return {p.stem: served(client, json.loads(p.read_text("utf-8"))["request"]) for p in CASES}
 
 
 def test_every_golden_sentence_from_the_fields(golden: dict[str, pb.Settlement]) -> None:
@@ -79,14 +79,22 @@ def test_the_golden_cases_say_every_kind_of_sentence(golden: dict[str, pb.Settle
     settlements = list(golden.values())
     items = [i for s in settlements for pr in s.pairs for i in pr.items]
     kinds = {pb.LineItemKind.Name(i.kind) for i in items}
-    assert {"LINE_ITEM_KIND_MAJORITY_BONUS", "LINE_ITEM_KIND_SCOOP_BONUS",
-            "LINE_ITEM_KIND_NO_SCORE", "LINE_ITEM_KIND_ROYALTIES", "LINE_ITEM_KIND_FOUL_PENALTY",
-            "LINE_ITEM_KIND_NATURAL", "LINE_ITEM_KIND_SURRENDER",
-            "LINE_ITEM_KIND_SCOOP_MULTIPLIER", "LINE_ITEM_KIND_HOME_RUN_MULTIPLIER"} <= kinds
+    assert {
+        "LINE_ITEM_KIND_MAJORITY_BONUS",
+        "LINE_ITEM_KIND_SCOOP_BONUS",
+        "LINE_ITEM_KIND_NO_SCORE",
+        "LINE_ITEM_KIND_ROYALTIES",
+        "LINE_ITEM_KIND_FOUL_PENALTY",
+        "LINE_ITEM_KIND_NATURAL",
+        "LINE_ITEM_KIND_SURRENDER",
+        "LINE_ITEM_KIND_SCOOP_MULTIPLIER",
+        "LINE_ITEM_KIND_HOME_RUN_MULTIPLIER",
+    } <= kinds
     assert any(r.tie_break_cards for s in settlements for pr in s.pairs for r in pr.rows)
     assert any(i.HasField("cards_compared") for i in items)
-    fantasyland = [p.fantasyland for s in settlements for p in s.players
-                   if p.HasField("fantasyland")]
+    fantasyland = [
+        p.fantasyland for s in settlements for p in s.players if p.HasField("fantasyland")
+    ]
     assert any(f.qualifies and f.in_fantasyland for f in fantasyland)  # stays
     assert any(f.qualifies and not f.in_fantasyland for f in fantasyland)  # enters
     assert any(not f.qualifies for f in fantasyland)
@@ -94,8 +102,9 @@ def test_the_golden_cases_say_every_kind_of_sentence(golden: dict[str, pb.Settle
 
 
 @pytest.mark.parametrize("lang", TRANSLATED)
-def test_every_golden_sentence_is_shown_translated(golden: dict[str, pb.Settlement],
-                                                   lang: str) -> None:
+def test_every_golden_sentence_is_shown_translated(
+    golden: dict[str, pb.Settlement], lang: str
+) -> None:
     language = Language.get(lang)
     same: Counter[str] = Counter()
     for stem, s in golden.items():
@@ -152,14 +161,22 @@ def test_random_tables_of_random_house_rules(client: SettlementClient) -> None:
         seen["natural jokers"] += sum(bool(p.natural_joker_cards) for p in s.players)
         seen["rake"] += bool(s.rake)
     assert refused < HOUSE // 2, refused  # surrenders and declarations some rules refuse
-    for what in ("LINE_ITEM_KIND_NATURAL", "LINE_ITEM_KIND_SCOOP_MULTIPLIER",
-                 "LINE_ITEM_KIND_HOME_RUN_MULTIPLIER", "compared", "suit tie", "jokers",
-                 "natural jokers", "rake"):
+    for what in (
+        "LINE_ITEM_KIND_NATURAL",
+        "LINE_ITEM_KIND_SCOOP_MULTIPLIER",
+        "LINE_ITEM_KIND_HOME_RUN_MULTIPLIER",
+        "compared",
+        "suit tie",
+        "jokers",
+        "natural jokers",
+        "rake",
+    ):
         assert seen[what], (what, seen)
 
 
 def test_a_sentence_the_fields_do_not_say_stays_the_signed_english(
-        golden: dict[str, pb.Settlement]) -> None:
+    golden: dict[str, pb.Settlement],
+) -> None:
     """Decision 48: a settlement whose sentence its fields do not say (an older engine's, one
     edited by hand) shows that sentence in the signed English, marked English; the others are
     still translated."""

@@ -31,13 +31,18 @@ def environment() -> dict[str, str]:
 
 def cli(*argv: str, timeout: float = 120, **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
     """``cpsettle ARGV...`` in a child process; stdout and stderr as bytes."""
-    return subprocess.run([*COMMAND, *argv], check=False,
-                          capture_output=True, env=environment(), timeout=timeout, **kwargs)
+    return subprocess.run(
+        [*COMMAND, *argv],
+        check=False,
+        capture_output=True,
+        env=environment(),
+        timeout=timeout,
+        **kwargs,
+    )
 
 
 def spawn(*argv: str, **kwargs: Any) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([*COMMAND, *argv],
-                            env=environment(), **kwargs)
+    return subprocess.Popen([*COMMAND, *argv], env=environment(), **kwargs)
 
 
 def raw_controls(data: bytes) -> list[str]:

@@ -27,14 +27,28 @@ Payload = tuple[str, bytes]
 MAX_PAYLOAD = 1024 * 1024 - 64
 
 ENUM_FIELDS = [  # inline-profile enum settings: an unknown number is refused
-    ("royalties", "mode"), ("foul", "penalty"), ("naturals", "vsFoul"), ("caps", "basis"),
-    ("caps", "order"), ("rake", "mode"), ("ranking", "wheel"), ("ranking", "rowTie"),
+    ("royalties", "mode"),
+    ("foul", "penalty"),
+    ("naturals", "vsFoul"),
+    ("caps", "basis"),
+    ("caps", "order"),
+    ("rake", "mode"),
+    ("ranking", "wheel"),
+    ("ranking", "rowTie"),
 ]
 NUMBER_FIELDS = [  # profile numbers that must not be negative
-    ("scoring", "rowUnit"), ("scoring", "majorityBonus"), ("scoring", "scoopBonus"),
-    ("scoring", "scoopMultiplier"), ("foul", "fixedUnits"), ("surrender", "units"),
-    ("money", "unitValue"), ("rake", "perPlayerFee"), ("rake", "commissionBps"),
-    ("rake", "commissionCap"), ("fantasyland", "entryCards"), ("fantasyland", "stayCards"),
+    ("scoring", "rowUnit"),
+    ("scoring", "majorityBonus"),
+    ("scoring", "scoopBonus"),
+    ("scoring", "scoopMultiplier"),
+    ("foul", "fixedUnits"),
+    ("surrender", "units"),
+    ("money", "unitValue"),
+    ("rake", "perPlayerFee"),
+    ("rake", "commissionBps"),
+    ("rake", "commissionCap"),
+    ("fantasyland", "entryCards"),
+    ("fantasyland", "stayCards"),
 ]
 
 
@@ -107,7 +121,7 @@ class Corpus:
                 elif action < 0.75:
                     data[i:i] = self.rng.randbytes(self.rng.randint(1, 8))
                 else:
-                    del data[i:i + self.rng.randint(1, 8)]
+                    del data[i : i + self.rng.randint(1, 8)]
             if not _decodes(bytes(data)):
                 return bytes(data)
 
@@ -120,11 +134,14 @@ class Corpus:
 
         def wrong(field: int) -> bytes:
             kind = rng.choice([0, 1, 5])
-            return tag(field, kind) + {
-                0: varint(rng.getrandbits(rng.choice([7, 32, 64]))),
-                1: rng.randbytes(8),
-                5: rng.randbytes(4),
-            }[kind]
+            return (
+                tag(field, kind)
+                + {
+                    0: varint(rng.getrandbits(rng.choice([7, 32, 64]))),
+                    1: rng.randbytes(8),
+                    5: rng.randbytes(4),
+                }[kind]
+            )
 
         target = rng.choice(["preset", "players", "arrangement", "card"])
         if target == "preset":
@@ -151,14 +168,18 @@ class Corpus:
                 body = p.SerializeToString() + wrong(3)
             else:  # one card of a row: the row is one card short
                 row_field = rng.choice([1, 2, 3])
-                rows = [list(p.arrangement.front), list(p.arrangement.middle),
-                        list(p.arrangement.back)]
+                rows = [
+                    list(p.arrangement.front),
+                    list(p.arrangement.middle),
+                    list(p.arrangement.back),
+                ]
                 arrangement = b""
                 for number, cards in enumerate(rows, 1):
                     drop = rng.randrange(len(cards)) if number == row_field else -1
                     for j, card in enumerate(cards):
-                        arrangement += (wrong(number) if j == drop
-                                        else length_delimited(number, card.encode()))
+                        arrangement += (
+                            wrong(number) if j == drop else length_delimited(number, card.encode())
+                        )
                 p.ClearField("arrangement")
                 body = p.SerializeToString() + length_delimited(3, arrangement)
             out += length_delimited(10, body)
@@ -192,60 +213,97 @@ class Corpus:
         n = rng.choice([5, 13, 52, 500, 2000, 5000])
         kind = rng.choice(["players", "row", "dead", "royalties", "suits", "loose"])
         if kind == "players":  # more players than a table seats, every one with a real hand
+
             def players(r: dict[str, Any]) -> None:
                 hands = list(ARRANGEMENTS.values())
-                r["players"] = [{"playerId": f"p{i}", "seat": i,
-                                 "arrangement": hands[i % 4]} for i in range(n)]
+                r["players"] = [
+                    {"playerId": f"p{i}", "seat": i, "arrangement": hands[i % 4]} for i in range(n)
+                ]
+
             return self._message(players)
         if kind == "row":
+
             def row(r: dict[str, Any]) -> None:
-                r["players"][rng.randrange(4)]["arrangement"][rng.choice(
-                    ["front", "middle", "back"])] = ["2h"] * n
+                r["players"][rng.randrange(4)]["arrangement"][
+                    rng.choice(["front", "middle", "back"])
+                ] = ["2h"] * n
+
             return self._message(row)
         if kind == "dead":
             return self._message(lambda r: r.update(deadCards=["Ks"] * n))
         if kind == "royalties":
-            return self._with_profile(lambda p: p["royalties"].update(
-                mode="ROYALTY_MODE_ALWAYS",
-                table=[{"row": "ROW_FRONT", "handClass": "HAND_CLASS_FLUSH", "units": 1}] * n))
+            return self._with_profile(
+                lambda p: p["royalties"].update(
+                    mode="ROYALTY_MODE_ALWAYS",
+                    table=[{"row": "ROW_FRONT", "handClass": "HAND_CLASS_FLUSH", "units": 1}] * n,
+                )
+            )
         if kind == "suits":
             return self._with_profile(lambda p: p["ranking"].update(suitOrder=["SUIT_SPADE"] * n))
 
         def loose(r: dict[str, Any]) -> None:
-            r["players"][0] = {"playerId": "A", "seat": 1, "cards": ["As"] * n,
-                               "declaredNatural": "DRAGON"}
+            r["players"][0] = {
+                "playerId": "A",
+                "seat": 1,
+                "cards": ["As"] * n,
+                "declaredNatural": "DRAGON",
+            }
+
         return self._message(loose)
 
     def huge_string(self) -> bytes:
         rng = self.rng
         text = rng.choice("XQ♠é") * rng.choice([1_000, 20_000, 100_000, 200_000])
-        where = rng.choice(["card", "player", "preset", "natural", "dead", "enum", "suit",
-                            "override-key", "hand+card"])
+        where = rng.choice(
+            [
+                "card",
+                "player",
+                "preset",
+                "natural",
+                "dead",
+                "enum",
+                "suit",
+                "override-key",
+                "hand+card",
+            ]
+        )
         if where == "card":
-            return self._message(lambda r: r["players"][0]["arrangement"]["back"]
-                                 .__setitem__(2, text))
+            return self._message(
+                lambda r: r["players"][0]["arrangement"]["back"].__setitem__(2, text)
+            )
         if where == "player":
             return self._message(lambda r: r["players"][1].update(playerId=text))
         if where == "preset":
             return self._message(lambda r: r.update(preset=text))
         # closed sets are enums: a string reaches them through profileOverrides (a Struct) only
         if where == "natural":
-            return self._message(lambda r: r.update(profileOverrides={
-                "naturals": {"table": [{"natural": text, "rank": 1, "units": 3}]}}))
+            return self._message(
+                lambda r: r.update(
+                    profileOverrides={
+                        "naturals": {"table": [{"natural": text, "rank": 1, "units": 3}]}
+                    }
+                )
+            )
         if where == "dead":
             return self._message(lambda r: r.update(deadCards=[text]))
         if where == "enum":
             section, key = rng.choice(ENUM_FIELDS)
             return self._message(lambda r: r.update(profileOverrides={section: {key: text}}))
         if where == "suit":
-            return self._message(lambda r: r.update(profileOverrides={"ranking": {
-                "suitOrder": ["SUIT_SPADE", "SUIT_HEART", "SUIT_CLUB", text]}}))
+            return self._message(
+                lambda r: r.update(
+                    profileOverrides={
+                        "ranking": {"suitOrder": ["SUIT_SPADE", "SUIT_HEART", "SUIT_CLUB", text]}
+                    }
+                )
+            )
         if where == "override-key":
             return self._message(lambda r: r.update(profileOverrides={"caps": {text: True}}))
 
         def both(r: dict[str, Any]) -> None:  # a huge audit id alone is allowed; the card isn't
             r["handId"] = text
             r["players"][3]["arrangement"]["front"][0] = "1x"
+
         return self._message(both)
 
     def negative(self) -> bytes:
@@ -254,8 +312,9 @@ class Corpus:
         big = -rng.choice([1, 10**9, 2**62, 2**63])
         where = rng.choice(["seat", "stack", "unitValue", "button", "profile", "override"])
         if where == "seat":
-            return self._message(lambda r: r["players"][rng.randrange(4)].update(
-                seat=max(small, -(2**31))))
+            return self._message(
+                lambda r: r["players"][rng.randrange(4)].update(seat=max(small, -(2**31)))
+            )
         if where == "stack":
             return self._message(lambda r: r["players"][rng.randrange(4)].update(stack=big))
         if where == "unitValue":
@@ -272,51 +331,95 @@ class Corpus:
         rng = self.rng
         word = "ZZ" + _word(rng)  # never a card, preset, natural or enum value
         number = 1000 + rng.randrange(10**6)  # a value no cpsettle.v1 enum has
-        where = rng.choice(["preset", "natural", "card", "dead", "enum", "hand-class",
-                            "natural-table", "suit", "override-key", "override-type"])
+        where = rng.choice(
+            [
+                "preset",
+                "natural",
+                "card",
+                "dead",
+                "enum",
+                "hand-class",
+                "natural-table",
+                "suit",
+                "override-key",
+                "override-type",
+            ]
+        )
         if where == "preset":
             return self._message(lambda r: r.update(preset=word.lower()))
         if where == "natural":
+
             def natural(r: dict[str, Any]) -> None:
-                r["players"][0] = {"playerId": "A", "seat": 1, "declaredNatural": word,
-                                   "cards": [c for row in ARRANGEMENTS["A"].values() for c in row]}
+                r["players"][0] = {
+                    "playerId": "A",
+                    "seat": 1,
+                    "declaredNatural": word,
+                    "cards": [c for row in ARRANGEMENTS["A"].values() for c in row],
+                }
+
             return self._message(natural)
         if where == "card":
-            return self._message(lambda r: r["players"][rng.randrange(4)]["arrangement"]
-                                 ["middle"].__setitem__(rng.randrange(5), word[:rng.randint(1, 4)]))
+            return self._message(
+                lambda r: r["players"][rng.randrange(4)]["arrangement"]["middle"].__setitem__(
+                    rng.randrange(5), word[: rng.randint(1, 4)]
+                )
+            )
         if where == "dead":
             return self._message(lambda r: r.update(deadCards=[word[:3]]))
         if where == "enum":
             section, key = rng.choice(ENUM_FIELDS)
             return self._with_profile(lambda p: p.setdefault(section, {}).update({key: number}))
         if where == "hand-class":
-            return self._with_profile(lambda p: p["royalties"].update(
-                mode="ROYALTY_MODE_ALWAYS",
-                table=[{"row": "ROW_BACK", "handClass": number, "units": 2}]))
+            return self._with_profile(
+                lambda p: p["royalties"].update(
+                    mode="ROYALTY_MODE_ALWAYS",
+                    table=[{"row": "ROW_BACK", "handClass": number, "units": 2}],
+                )
+            )
         if where == "natural-table":
-            return self._with_profile(lambda p: p["naturals"].update(
-                table=[{"natural": word, "rank": 1, "units": 3}]))
+            return self._with_profile(
+                lambda p: p["naturals"].update(table=[{"natural": word, "rank": 1, "units": 3}])
+            )
         if where == "suit":
-            return self._with_profile(lambda p: p["ranking"].update(
-                suitOrder=["SUIT_SPADE", "SUIT_HEART", "SUIT_CLUB", number]))
+            return self._with_profile(
+                lambda p: p["ranking"].update(
+                    suitOrder=["SUIT_SPADE", "SUIT_HEART", "SUIT_CLUB", number]
+                )
+            )
         if where == "override-key":
             return self._message(lambda r: r.update(profileOverrides={word: {"x": 1}}))
         return self._message(lambda r: r.update(profileOverrides={"caps": {"wins": word}}))
 
     def broken_table(self) -> bytes:
         rng = self.rng
-        kind = rng.choice(["duplicate-card", "row-size", "one-player", "no-players", "seat",
-                           "player-id", "empty-id", "no-hand", "surrender-and-natural",
-                           "cards-without-natural", "preset-and-profile", "no-preset"])
+        kind = rng.choice(
+            [
+                "duplicate-card",
+                "row-size",
+                "one-player",
+                "no-players",
+                "seat",
+                "player-id",
+                "empty-id",
+                "no-hand",
+                "surrender-and-natural",
+                "cards-without-natural",
+                "preset-and-profile",
+                "no-preset",
+            ]
+        )
         if kind == "duplicate-card":
+
             def dup(r: dict[str, Any]) -> None:
                 a, b = rng.sample(range(4), 2)
                 taken = r["players"][b]["arrangement"]["front"][0]
                 r["players"][a]["arrangement"]["back"][0] = taken
+
             return self._message(dup)
         if kind == "row-size":
-            return self._message(lambda r: r["players"][rng.randrange(4)]["arrangement"]
-                                 ["front"].pop())
+            return self._message(
+                lambda r: r["players"][rng.randrange(4)]["arrangement"]["front"].pop()
+            )
         if kind == "one-player":
             return self._message(lambda r: r.update(players=r["players"][:1]))
         if kind == "no-players":
@@ -330,12 +433,15 @@ class Corpus:
         if kind == "no-hand":
             return self._message(lambda r: r["players"][0].pop("arrangement"))
         if kind == "surrender-and-natural":  # (a surrender with its cards sent is allowed)
-            return self._message(lambda r: r["players"][0].update(
-                surrender=True, declaredNatural="DRAGON"))
+            return self._message(
+                lambda r: r["players"][0].update(surrender=True, declaredNatural="DRAGON")
+            )
         if kind == "cards-without-natural":
+
             def cards(r: dict[str, Any]) -> None:
                 p = r["players"][1]
                 p["cards"] = [c for row in p.pop("arrangement").values() for c in row]
+
             return self._message(cards)
         if kind == "preset-and-profile":
             return self._message(lambda r: r.update(profile=copy.deepcopy(self.profile_json)))

@@ -43,14 +43,16 @@ def maximal_profile(n: int, jokers: bool = True) -> dict[str, Any]:
         progressive.append({"handClass": json_name(hc), "cards": 14})
         progressive += [{"handClass": json_name(hc), "rank": r, "cards": 15} for r in RANKS]
     data["fantasyland"]["progressive"] = progressive
-    data["naturals"]["table"] = [{"natural": x.value, "rank": i, "units": 3 + i}
-                                 for i, x in enumerate(Natural)]
+    data["naturals"]["table"] = [
+        {"natural": x.value, "rank": i, "units": 3 + i} for i, x in enumerate(Natural)
+    ]
     data["deck"] = {"jokers": 2, "jokerDuplicates": True}  # five of a kind can then occur
     if not jokers:
         del data["deck"]
         data["royalties"]["table"] = [e for e in table if "FIVE" not in str(e["handClass"])]
-        data["naturals"]["table"] = [e for e in data["naturals"]["table"]
-                                     if e["natural"] != "FIVE_OF_A_KIND"]
+        data["naturals"]["table"] = [
+            e for e in data["naturals"]["table"] if e["natural"] != "FIVE_OF_A_KIND"
+        ]
     return data
 
 
@@ -82,8 +84,13 @@ def bulk_requests() -> dict[str, tuple[str, Message]]:
 
 # One definition per clause kind, each natural combining a few of them, ``rows`` in a quarter.
 _CLAUSES: list[dict[str, Any]] = [
-    {"rows": {"front": "ROW_CLASS_STRAIGHT", "middle": "ROW_CLASS_FLUSH",
-              "back": "ROW_CLASS_STRAIGHT_FLUSH"}},
+    {
+        "rows": {
+            "front": "ROW_CLASS_STRAIGHT",
+            "middle": "ROW_CLASS_FLUSH",
+            "back": "ROW_CLASS_STRAIGHT_FLUSH",
+        }
+    },
     {"rankGroups": [3, 2, 2, 2, 2], "sameColour": 8},
     {"distinctRanks": 11, "sameColour": 7},
     {"sameSuit": 8, "rows": {"back": "ROW_CLASS_FLUSH", "middle": "ROW_CLASS_STRAIGHT"}},
@@ -105,9 +112,14 @@ def worst_section_16_profile(naturals: int = 32, n: int = 0) -> dict[str, Any]:
     data["naturals"]["requireDeclaration"] = False
     data["naturals"]["equalRank"] = "NATURAL_TIE_COMPARE_CARDS"
     data["naturals"]["table"] = [
-        {"natural": f"HOUSE_{i:02d}", "rank": 1 + i, "units": 3 + i % 5,
-         "definition": _CLAUSES[i % len(_CLAUSES)]}
-        for i in range(naturals)]
+        {
+            "natural": f"HOUSE_{i:02d}",
+            "rank": 1 + i,
+            "units": 3 + i % 5,
+            "definition": _CLAUSES[i % len(_CLAUSES)],
+        }
+        for i in range(naturals)
+    ]
     return data
 
 
@@ -119,10 +131,13 @@ def worst_section_16_requests(n: int = 0, naturals: int = 32) -> dict[str, tuple
     loose cards with both jokers, and a ``Settle`` whose second player declares a house natural
     with both jokers among 13 cards (the first holds an arranged hand)."""
     profile = worst_section_16_profile(naturals, n)
-    evaluate = request_from_json({"profile": profile, "cards": WORST_CARDS},
-                                 pb.EvaluateArrangementRequest())
-    return {"EvaluateArrangement": ("EvaluateArrangement", evaluate),
-            "Settle": ("Settle", worst_section_16_settle(n, naturals))}
+    evaluate = request_from_json(
+        {"profile": profile, "cards": WORST_CARDS}, pb.EvaluateArrangementRequest()
+    )
+    return {
+        "EvaluateArrangement": ("EvaluateArrangement", evaluate),
+        "Settle": ("Settle", worst_section_16_settle(n, naturals)),
+    }
 
 
 def worst_section_16_settle(n: int = 0, naturals: int = 32) -> pb.SettleRequest:
@@ -131,7 +146,10 @@ def worst_section_16_settle(n: int = 0, naturals: int = 32) -> pb.SettleRequest:
     settle = table(players="AB", handId=f"worst-16-{n}")
     del settle["preset"]
     settle["profile"] = profile
-    settle["players"][1] = {"playerId": "B", "seat": 2, "cards": [
-        "Xj", "Xj", "2s", "3s", "5s", "Ts", "Qs", "Ks", "4c", "6c", "7c", "8c", "9c"],
-        "declaredNatural": "HOUSE_00"}
+    settle["players"][1] = {
+        "playerId": "B",
+        "seat": 2,
+        "cards": ["Xj", "Xj", "2s", "3s", "5s", "Ts", "Qs", "Ks", "4c", "6c", "7c", "8c", "9c"],
+        "declaredNatural": "HOUSE_00",
+    }
     return request_from_json(settle)

@@ -27,8 +27,14 @@ class Server:
         self.metrics_port = free_port()
         sock = tmp_path / "b.sock"
         self.log = tmp_path / "server.log"
-        self.proc = start(sock, self.log, CPSETTLE_METRICS_PORT=str(self.metrics_port),
-                          CPSETTLE_HOST="127.0.0.1", CPSETTLE_LOG_FORMAT="json", **env)
+        self.proc = start(
+            sock,
+            self.log,
+            CPSETTLE_METRICS_PORT=str(self.metrics_port),
+            CPSETTLE_HOST="127.0.0.1",
+            CPSETTLE_LOG_FORMAT="json",
+            **env,
+        )
         self.address = f"unix://{sock}"
         wait_serving(self.address, self.proc)
 

@@ -118,14 +118,19 @@ def spawn_server(log_file: Path, **env: str) -> subprocess.Popen[bytes]:
     )
     out = open(log_file, "wb")  # noqa: SIM115 — the child keeps it; closed by the OS at exit
     try:
-        return subprocess.Popen([sys.executable, "-m", "cpsettle_service.server"], env=environ,
-                                stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            [sys.executable, "-m", "cpsettle_service.server"],
+            env=environ,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     finally:
         out.close()
 
 
-def wait_serving(address: str, proc: subprocess.Popen[bytes], log_file: Path,
-                 seconds: float = 30) -> None:
+def wait_serving(
+    address: str, proc: subprocess.Popen[bytes], log_file: Path, seconds: float = 30
+) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         assert proc.poll() is None, log_file.read_text()
@@ -170,8 +175,9 @@ def rss_kib(pid: int) -> int:
 
 def health_status(address: str, service: str = "", timeout: float = 2) -> str:
     with grpc.insecure_channel(address) as channel:
-        reply = health_check(channel)(health_pb2.HealthCheckRequest(service=service),
-                                      timeout=timeout)
+        reply = health_check(channel)(
+            health_pb2.HealthCheckRequest(service=service), timeout=timeout
+        )
     return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
 
 
@@ -202,8 +208,9 @@ def length_delimited(field: int, payload: bytes) -> bytes:
 # ------------------------------------------------------------------ a real process, any sink
 
 
-def spawn_server_to(stdout: Any, stderr: Path, pythonpath: list[Path] | None = None,
-                    **env: str) -> subprocess.Popen[bytes]:
+def spawn_server_to(
+    stdout: Any, stderr: Path, pythonpath: list[Path] | None = None, **env: str
+) -> subprocess.Popen[bytes]:
     """``python -m cpsettle_service.server`` with its audit log (stdout) going to ``stdout``
     (a file descriptor or file: a pipe, /dev/full) and its stderr to a file of its own.
     ``pythonpath``: the folders to import the service from (default: this checkout's)."""
@@ -211,12 +218,17 @@ def spawn_server_to(stdout: Any, stderr: Path, pythonpath: list[Path] | None = N
     environ = dict(os.environ, CPSETTLE_METRICS_PORT="0", CPSETTLE_LOG_FORMAT="json")
     environ.update(env, PYTHONPATH=os.pathsep.join(str(f) for f in folders))
     with open(stderr, "wb") as err:
-        return subprocess.Popen([sys.executable, "-m", "cpsettle_service.server"], env=environ,
-                                stdout=stdout, stderr=err)
+        return subprocess.Popen(
+            [sys.executable, "-m", "cpsettle_service.server"],
+            env=environ,
+            stdout=stdout,
+            stderr=err,
+        )
 
 
-def wait_answering(address: str, proc: subprocess.Popen[bytes], stderr: Path,
-                   seconds: float = 30) -> None:
+def wait_answering(
+    address: str, proc: subprocess.Popen[bytes], stderr: Path, seconds: float = 30
+) -> None:
     """Until the server at ``address`` answers health checks at all (SERVING or not)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -248,8 +260,9 @@ class HealthProbe:
         while not self._stop.wait(self.every):
             try:
                 reply = self.check(health_pb2.HealthCheckRequest(), timeout=self.limit)
-                self.statuses.append(health_pb2.HealthCheckResponse.ServingStatus.Name(
-                    reply.status))
+                self.statuses.append(
+                    health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+                )
             except grpc.RpcError as e:
                 self.failures.append(f"{e.code().name}: {e.details()}")
 

@@ -77,8 +77,9 @@ def checkpoint_line(path: Path) -> int:
         return 0
 
 
-def start_and_kill(args: list[str], checkpoint: Path, past_line: int
-                   ) -> tuple[subprocess.Popen[bytes], set[int]]:
+def start_and_kill(
+    args: list[str], checkpoint: Path, past_line: int
+) -> tuple[subprocess.Popen[bytes], set[int]]:
     """Start an audit, SIGKILL it once its checkpoint is past ``past_line``; its descendants."""
     proc = spawn(*args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
@@ -101,9 +102,22 @@ def test_sigkill_of_the_audit_ends_its_workers_and_frees_its_stdout(
 ) -> None:
     report = tmp_path / "r.json"
     proc, below = start_and_kill(
-        ["audit", str(history), "--local", "--workers", "2", "--batch", "20",
-         "--progress", "none", "--report", str(report)],
-        tmp_path / "r.json.checkpoint", 1)
+        [
+            "audit",
+            str(history),
+            "--local",
+            "--workers",
+            "2",
+            "--batch",
+            "20",
+            "--progress",
+            "none",
+            "--report",
+            str(report),
+        ],
+        tmp_path / "r.json.checkpoint",
+        1,
+    )
     assert len(below) >= 3, below  # two workers and the fork server (and the resource tracker)
     deadline = time.monotonic() + 5
     while running_pids(below) and time.monotonic() < deadline:
@@ -130,17 +144,32 @@ def uninterrupted(history: Path, tmp_path_factory: pytest.TempPathFactory) -> di
 
 @pytest.mark.parametrize("mode", ["local-1", "local-2", "server-2"])
 def test_resume_after_sigkill_gives_the_uninterrupted_report(
-    history: Path, tmp_path: Path, uninterrupted: dict[str, Any], server: ServerHandle,
+    history: Path,
+    tmp_path: Path,
+    uninterrupted: dict[str, Any],
+    server: ServerHandle,
     mode: str,
 ) -> None:
     kind, workers = mode.split("-")
     # The test server takes small messages (64 KiB): ten hands a batch.
-    where = (["--local", "--batch", "50"] if kind == "local"
-             else ["--server", server.address, "--batch", "10"])
+    where = (
+        ["--local", "--batch", "50"]
+        if kind == "local"
+        else ["--server", server.address, "--batch", "10"]
+    )
     report = tmp_path / "r.json"
     checkpoint = tmp_path / "r.json.checkpoint"
-    args = ["audit", str(history), *where, "--workers", workers, "--progress", "none",
-            "--report", str(report)]
+    args = [
+        "audit",
+        str(history),
+        *where,
+        "--workers",
+        workers,
+        "--progress",
+        "none",
+        "--report",
+        str(report),
+    ]
     # Past the first write (right after the first batch: the quick check settles a local
     # audit's 10,000 lines in about a second, too soon for the second write, 1 s later).
     past = 50 if kind == "local" else 1
@@ -154,8 +183,11 @@ def test_resume_after_sigkill_gives_the_uninterrupted_report(
     resumed = strict_json.loads(report.read_text())
     assert not checkpoint.exists()
     assert comparable(resumed) == comparable(uninterrupted) | {
-        "mode": kind, "workers": int(workers), "batch": resumed["batch"],
-        **({"server": server.address} if kind == "server" else {})}
+        "mode": kind,
+        "workers": int(workers),
+        "batch": resumed["batch"],
+        **({"server": server.address} if kind == "server" else {}),
+    }
     assert resumed["complete"] and resumed["summary"]["handsRead"] == 400 * COPIES
     assert resumed["elapsedSeconds"] > 0
 
@@ -164,8 +196,17 @@ def test_resume_refuses_a_history_changed_since(history: Path, tmp_path: Path) -
     copy = tmp_path / "day.jsonl"
     copy.write_bytes(history.read_bytes())
     report = tmp_path / "r.json"
-    args = ["audit", str(copy), "--local", "--batch", "50", "--progress", "none",
-            "--report", str(report)]
+    args = [
+        "audit",
+        str(copy),
+        "--local",
+        "--batch",
+        "50",
+        "--progress",
+        "none",
+        "--report",
+        str(report),
+    ]
     start_and_kill(args, tmp_path / "r.json.checkpoint", 40)
     lines = copy.read_text().splitlines(keepends=True)
     lines[10] = lines[10].replace('"handId":"', '"handId":"X', 1)  # an edit before it
@@ -182,8 +223,16 @@ def test_resume_needs_a_report_and_a_checkpoint(history: Path, tmp_path: Path) -
     assert done.returncode == 2 and b"--resume needs --report" in done.stderr
     done = cli("audit", str(history), "--local", "--resume", "--report", str(tmp_path / "r.json"))
     assert done.returncode == 2 and b"no checkpoint at" in done.stderr
-    done = cli("audit", str(history), "--local", "--resume", "--start-line", "5",
-               "--report", str(tmp_path / "r.json"))
+    done = cli(
+        "audit",
+        str(history),
+        "--local",
+        "--resume",
+        "--start-line",
+        "5",
+        "--report",
+        str(tmp_path / "r.json"),
+    )
     assert done.returncode == 2 and b"not both" in done.stderr
 
 
@@ -231,7 +280,8 @@ def run_against(client: Any) -> list[Any]:
 
 
 def test_a_stream_the_server_ends_early_is_resumed_where_it_stopped(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A server shutting down ends the stream at a batch boundary: the audit reconnects and
     sends again what was not answered, batch after batch, to the end, every line once."""
     monkeypatch.setattr(running._Stream, "BACKOFF", 0.001)
@@ -247,7 +297,8 @@ def test_a_stream_the_server_ends_early_is_resumed_where_it_stopped(
 
 
 def test_a_server_that_keeps_ending_the_stream_fails_the_audit_instead_of_hanging(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Reconnections that get no answer are given up after ``RETRIES``: the audit stops with
     what was answered (the checkpoint holds it) rather than waiting for answers that never
     come."""
@@ -269,8 +320,19 @@ def test_the_checkpoint_is_replaced_whole(history: Path, tmp_path: Path) -> None
     """Written to a temporary file and renamed: no reader ever sees half of one."""
     report = tmp_path / "r.json"
     checkpoint = tmp_path / "r.json.checkpoint"
-    proc = spawn("audit", str(history), "--local", "--batch", "20", "--progress", "none",
-                 "--report", str(report), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = spawn(
+        "audit",
+        str(history),
+        "--local",
+        "--batch",
+        "20",
+        "--progress",
+        "none",
+        "--report",
+        str(report),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     seen = 0
     try:
         while proc.poll() is None:

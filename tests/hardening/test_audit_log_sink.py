@@ -91,8 +91,9 @@ def sock(tmp_path: Path) -> Path:
 
 
 def start(stdout: Any, tmp_path: Path, sock: Path) -> tuple[subprocess.Popen[bytes], str]:
-    proc = spawn_server_to(stdout, tmp_path / "stderr.txt", CPSETTLE_UNIX_SOCKET=str(sock),
-                           CPSETTLE_GRACE_SECONDS="2")
+    proc = spawn_server_to(
+        stdout, tmp_path / "stderr.txt", CPSETTLE_UNIX_SOCKET=str(sock), CPSETTLE_GRACE_SECONDS="2"
+    )
     address = f"unix://{sock}"
     wait_answering(address, proc, tmp_path / "stderr.txt")
     return proc, address
@@ -108,8 +109,9 @@ def stopper() -> Iterator[list[subprocess.Popen[bytes]]]:
         stop_process(p)
 
 
-def test_a_log_pipe_nobody_reads(tmp_path: Path, sock: Path,
-                                 stopper: list[subprocess.Popen[bytes]]) -> None:
+def test_a_log_pipe_nobody_reads(
+    tmp_path: Path, sock: Path, stopper: list[subprocess.Popen[bytes]]
+) -> None:
     """Before: after ~31 settlements the whole server froze, health checks included."""
     read_end, write_end = os.pipe()
     proc, address = start(write_end, tmp_path, sock)
@@ -154,8 +156,9 @@ def test_a_log_pipe_nobody_reads(tmp_path: Path, sock: Path,
     for sid in settler.delivered:
         assert issued.count(sid) == 1, sid
     # and every other one issued says it was not delivered
-    not_delivered = {e["settlement_id"] for e in lines
-                     if e.get("event") == "settlement.not_delivered"}
+    not_delivered = {
+        e["settlement_id"] for e in lines if e.get("event") == "settlement.not_delivered"
+    }
     assert set(issued) - set(settler.delivered) <= not_delivered
     assert not not_delivered & set(settler.delivered)
     path = tmp_path / "audit.log"
@@ -165,8 +168,9 @@ def test_a_log_pipe_nobody_reads(tmp_path: Path, sock: Path,
     assert len(report.logs) == 1
 
 
-def test_a_log_pipe_closed_by_its_reader(tmp_path: Path, sock: Path,
-                                         stopper: list[subprocess.Popen[bytes]]) -> None:
+def test_a_log_pipe_closed_by_its_reader(
+    tmp_path: Path, sock: Path, stopper: list[subprocess.Popen[bytes]]
+) -> None:
     """Before: every Settle failed UNKNOWN with the raw OS error while health said SERVING."""
     reader = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert reader.stdin is not None and reader.stdout is not None
@@ -202,8 +206,7 @@ def test_a_log_pipe_closed_by_its_reader(tmp_path: Path, sock: Path,
         assert issued.count(sid) == 1, sid
 
 
-def test_a_full_disk(tmp_path: Path, sock: Path,
-                     stopper: list[subprocess.Popen[bytes]]) -> None:
+def test_a_full_disk(tmp_path: Path, sock: Path, stopper: list[subprocess.Popen[bytes]]) -> None:
     """/dev/full: every write fails ENOSPC. Before: Settle failed UNKNOWN with the raw error and
     health said SERVING."""
     with open("/dev/full", "wb") as full:

@@ -31,8 +31,9 @@ WRONG = "tok-" + secrets.token_urlsafe(24)
 def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
     directory = tmp_path_factory.mktemp("auth")
     tokens_file = directory / "tokens"
-    tokens_file.write_text("# caller-name: token\n\n" + "".join(
-        f"{name}: {token}\n" for name, token in TOKENS.items()))
+    tokens_file.write_text(
+        "# caller-name: token\n\n" + "".join(f"{name}: {token}\n" for name, token in TOKENS.items())
+    )
     handle = start_server(directory / "auth.sock", auth_tokens_file=str(tokens_file))
     yield handle
     stop_server(handle)
@@ -43,36 +44,45 @@ def rpc_events(logs: LogStream, hand_id: str) -> list[dict[str, Any]]:
     ``rpc`` line, or for a delivered settlement its ``settlement.issued`` line."""
     deadline = time.monotonic() + 5
     while True:
-        found = [e for e in logs.events() if e.get("hand_id") == hand_id
-                 and e.get("event") in ("rpc", "settlement.issued")]
+        found = [
+            e
+            for e in logs.events()
+            if e.get("hand_id") == hand_id and e.get("event") in ("rpc", "settlement.issued")
+        ]
         if found or time.monotonic() > deadline:
             return found
         time.sleep(0.005)
 
 
-def call_raw(handle: ServerHandle, metadata: tuple[tuple[str, str], ...] | None,
-             hand_id: str) -> grpc.RpcError | pb.SettleResponse:
+def call_raw(
+    handle: ServerHandle, metadata: tuple[tuple[str, str], ...] | None, hand_id: str
+) -> grpc.RpcError | pb.SettleResponse:
     with grpc.insecure_channel(handle.address) as channel:
         try:
             return pb_grpc.SettlementServiceStub(channel).Settle(
-                good_request(hand_id), timeout=5, metadata=metadata)
+                good_request(hand_id), timeout=5, metadata=metadata
+            )
         except grpc.RpcError as e:
             return e
 
 
-@pytest.mark.parametrize("metadata", [
-    None,                                                   # no token at all
-    (("authorization", f"Bearer {WRONG}"),),                # a token nobody has
-    (("authorization", f"Bearer {TOKENS['table-software'][:-1]}"),),  # almost right
-    (("authorization", f"Bearer {TOKENS['table-software']}x"),),
-    (("authorization", TOKENS["table-software"]),),         # no scheme
-    (("authorization", f"Basic {TOKENS['table-software']}"),),  # wrong scheme
-    (("authorization", "Bearer "),),                        # empty token
-    (("x-api-key", TOKENS["table-software"]),),             # wrong header
-], ids=["missing", "unknown", "truncated", "extended", "no-scheme", "basic", "empty", "header"])
-def test_missing_or_wrong_token_is_unauthenticated(auth_server: ServerHandle, logs: LogStream,
-                                                   metadata: tuple[tuple[str, str], ...] | None
-                                                   ) -> None:
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        None,  # no token at all
+        (("authorization", f"Bearer {WRONG}"),),  # a token nobody has
+        (("authorization", f"Bearer {TOKENS['table-software'][:-1]}"),),  # almost right
+        (("authorization", f"Bearer {TOKENS['table-software']}x"),),
+        (("authorization", TOKENS["table-software"]),),  # no scheme
+        (("authorization", f"Basic {TOKENS['table-software']}"),),  # wrong scheme
+        (("authorization", "Bearer "),),  # empty token
+        (("x-api-key", TOKENS["table-software"]),),  # wrong header
+    ],
+    ids=["missing", "unknown", "truncated", "extended", "no-scheme", "basic", "empty", "header"],
+)
+def test_missing_or_wrong_token_is_unauthenticated(
+    auth_server: ServerHandle, logs: LogStream, metadata: tuple[tuple[str, str], ...] | None
+) -> None:
     hand_id = f"auth-{uuid.uuid4().hex}"
     outcome = call_raw(auth_server, metadata, hand_id)
     assert isinstance(outcome, grpc.RpcError), "served without a valid token"
@@ -86,8 +96,9 @@ def test_missing_or_wrong_token_is_unauthenticated(auth_server: ServerHandle, lo
 
 
 @pytest.mark.parametrize("caller", sorted(TOKENS))
-def test_a_right_token_is_served_and_logged_by_caller_name(auth_server: ServerHandle,
-                                                           logs: LogStream, caller: str) -> None:
+def test_a_right_token_is_served_and_logged_by_caller_name(
+    auth_server: ServerHandle, logs: LogStream, caller: str
+) -> None:
     hand_id = f"auth-{uuid.uuid4().hex}"
     with SettlementClient(auth_server.address, token=TOKENS[caller], timeout=5) as client:
         settlement = client.settle(good_request(hand_id)).settlement
@@ -98,8 +109,9 @@ def test_a_right_token_is_served_and_logged_by_caller_name(auth_server: ServerHa
 
 
 def test_the_bearer_scheme_is_case_insensitive(auth_server: ServerHandle) -> None:
-    outcome = call_raw(auth_server, (("authorization", f"bearer {TOKENS['cashier-desk']}"),),
-                       "auth-lower")
+    outcome = call_raw(
+        auth_server, (("authorization", f"bearer {TOKENS['cashier-desk']}"),), "auth-lower"
+    )
     assert isinstance(outcome, pb.SettleResponse)
 
 

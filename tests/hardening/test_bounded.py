@@ -35,18 +35,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 # --------------------------------------------------------------------------- profiles
 
 
-@pytest.mark.parametrize("entries,path,bound", [
-    # the attack: refused before it is parsed (an entry is 6 bytes since the hand class
-    # is an enum: 24,000 of them, like the 16,000 with string classes, pass 128 KiB)
-    (24_000, "request", "at most 131072"),
-    (10_000, "profile", "at most 49152"),  # within a valid request's size, not a profile's
-    (43, "profile.fantasyland.progressive", "at most 42"),  # one past what the rules allow
-])
-def test_a_table_past_the_rules_size_is_refused(server: Server, entries: int, path: str,
-                                                bound: str) -> None:
+@pytest.mark.parametrize(
+    "entries,path,bound",
+    [
+        # the attack: refused before it is parsed (an entry is 6 bytes since the hand class
+        # is an enum: 24,000 of them, like the 16,000 with string classes, pass 128 KiB)
+        (24_000, "request", "at most 131072"),
+        (10_000, "profile", "at most 49152"),  # within a valid request's size, not a profile's
+        (43, "profile.fantasyland.progressive", "at most 42"),  # one past what the rules allow
+    ],
+)
+def test_a_table_past_the_rules_size_is_refused(
+    server: Server, entries: int, path: str, bound: str
+) -> None:
     data = maximal_profile(0)
-    data["fantasyland"]["progressive"] = [
-        {"handClass": "HAND_CLASS_PAIR", "cards": 14}] * entries
+    data["fantasyland"]["progressive"] = [{"handClass": "HAND_CLASS_PAIR", "cards": 14}] * entries
     request = table(profile=data)
     del request["preset"]
     with SettlementClient(server.address) as c, pytest.raises(SettlementError) as e:
@@ -65,6 +68,7 @@ def test_maximal_profiles_leave_memory_bounded(server: Server) -> None:
     base = table()
     del base["preset"]
     with SettlementClient(server.address, timeout=60) as c:
+
         def settle(profile: dict[str, Any]) -> pb.SettleResponse:
             return c.settle(request_from_json({**base, "profile": profile}))
 
@@ -74,7 +78,8 @@ def test_maximal_profiles_leave_memory_bounded(server: Server) -> None:
         for n in range(200):
             padded = maximal_profile(10_000 + n)
             padded["fantasyland"]["progressive"] = [
-                {"handClass": "HAND_CLASS_PAIR", "cards": 14}] * 24_000
+                {"handClass": "HAND_CLASS_PAIR", "cards": 14}
+            ] * 24_000
             with pytest.raises(SettlementError):
                 settle(padded)
         for n in range(100, 1_100):
@@ -94,7 +99,8 @@ def test_absurd_counts_are_refused_before_the_items_are_read(server: Server, cas
     with grpc.insecure_channel(server.address) as channel:
         call: grpc.UnaryUnaryMultiCallable[Message, bytes] = channel.unary_unary(
             f"/cpsettle.v1.SettlementService/{method}",
-            request_serializer=type(request).SerializeToString)
+            request_serializer=type(request).SerializeToString,
+        )
         error = rejected(call, request)
     assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
     violations = bad_request(error).field_violations
@@ -102,8 +108,11 @@ def test_absurd_counts_are_refused_before_the_items_are_read(server: Server, cas
     assert len(violations) == 1, [v.field for v in violations]
     assert "at most" in violations[0].description
     after = server.scrape()
-    moved = sum(after.get(k, 0) - before.get(k, 0) for k in after
-                if k.startswith("cpsettle_validation_errors_total{"))
+    moved = sum(
+        after.get(k, 0) - before.get(k, 0)
+        for k in after
+        if k.startswith("cpsettle_validation_errors_total{")
+    )
     assert moved == 1, "one increment per rejected request"
 
 

@@ -69,8 +69,12 @@ def serve(tmp_path: Path, name: str, **overrides: Any) -> ServerHandle:
     tokens = tmp_path / f"{name}.tokens"
     tokens.write_text("".join(f"{caller}: {token}\n" for caller, token in TOKENS.items()))
     overrides.setdefault("engine_workers", 1)
-    return start_server(tmp_path / f"{name}.sock", max_message_bytes=1024 * 1024,
-                        auth_tokens_file=str(tokens), **overrides)
+    return start_server(
+        tmp_path / f"{name}.sock",
+        max_message_bytes=1024 * 1024,
+        auth_tokens_file=str(tokens),
+        **overrides,
+    )
 
 
 def client(handle: ServerHandle, caller: str = "table-software") -> SettlementClient:
@@ -129,13 +133,19 @@ def test_a_live_settle_goes_ahead_of_queued_cold_profiles(server: ServerHandle) 
         c.settle(good_request("warm"))  # the preset's profile: resolved once, cached
         with HeldTurns(server) as live:
             cold: list[Future[Any]] = [pool.submit(c.settle, cold_request(n)) for n in range(3)]
-            evaluate = request_from_json({"profile": maximal_profile(3, jokers=False),
-                                          "arrangement": {
-                "front": ["2c", "2d", "3h"], "middle": ["4c", "4d", "4h", "5s", "6s"],
-                "back": ["As", "Ks", "Qs", "Js", "Ts"]}}, pb.EvaluateArrangementRequest())
+            evaluate = request_from_json(
+                {
+                    "profile": maximal_profile(3, jokers=False),
+                    "arrangement": {
+                        "front": ["2c", "2d", "3h"],
+                        "middle": ["4c", "4d", "4h", "5s", "6s"],
+                        "back": ["As", "Ks", "Qs", "Js", "Ts"],
+                    },
+                },
+                pb.EvaluateArrangementRequest(),
+            )
             cold.append(pool.submit(c.evaluate, evaluate))
-            cold.append(pool.submit(c.validate_payouts, cold_request(4),
-                                    dict.fromkeys("ABCD", 0)))
+            cold.append(pool.submit(c.validate_payouts, cold_request(4), dict.fromkeys("ABCD", 0)))
             wait_until("5 cold calls queued for bulk turns", lambda: live.bulk_waiting == 5)
             # queued calls are not live calls: bulk streams and cold calls need not wait for them
             assert live.live == 0
@@ -152,7 +162,8 @@ def test_a_live_settle_goes_ahead_of_queued_cold_profiles(server: ServerHandle) 
 
 
 def test_a_profile_is_read_by_the_server_when_it_comes_back_then_it_is_live(
-        server: ServerHandle) -> None:
+    server: ServerHandle,
+) -> None:
     """A table that sends its own profile every hand: its first hand is read and settled in a
     worker, its second is read by the server (and cached), and from the third on its calls are
     live calls, even while every bulk turn is taken."""
@@ -177,7 +188,8 @@ def test_a_profile_is_read_by_the_server_when_it_comes_back_then_it_is_live(
 
 
 def test_a_cold_call_that_runs_out_of_time_in_the_queue_leaves_nothing_behind(
-        server: ServerHandle) -> None:
+    server: ServerHandle,
+) -> None:
     """Its deadline passes while it waits: DEADLINE_EXCEEDED, and the counts of live and
     queued calls come back to zero (a leak would hold bulk streams back for good)."""
     with client(server) as c:
@@ -192,14 +204,19 @@ def test_a_cold_call_that_runs_out_of_time_in_the_queue_leaves_nothing_behind(
 
 
 def test_waiting_cold_calls_never_take_the_live_budget_and_a_flooder_cannot_keep_others_out(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """At most half of CPSETTLE_MAX_CONCURRENT_RPCS may wait for bulk turns. A caller that has
     them all is refused the next (RESOURCE_EXHAUSTED, retryable); another caller's cold call
     takes the place of the flooder's newest, which is refused; a live Settle still gets in."""
     handle = serve(tmp_path, "small", max_concurrent_rpcs=4)
     try:
-        with client(handle, "flooder") as flood, client(handle) as tables, \
-                ThreadPoolExecutor(3) as pool, HeldTurns(handle) as live:
+        with (
+            client(handle, "flooder") as flood,
+            client(handle) as tables,
+            ThreadPoolExecutor(3) as pool,
+            HeldTurns(handle) as live,
+        ):
             assert live.bulk_limit == 2
             queued = [pool.submit(flood.settle, cold_request(n)) for n in (10, 11)]
             wait_until("2 cold calls queued", lambda: live.bulk_waiting == 2)
@@ -227,8 +244,12 @@ def test_callers_take_bulk_turns_round_robin(tmp_path: Path) -> None:
     handle = serve(tmp_path, "rr", engine_workers=1)
     order: list[str] = []
     try:
-        with client(handle, "flooder") as flood, client(handle) as tables, \
-                ThreadPoolExecutor(5) as pool:
+        with (
+            client(handle, "flooder") as flood,
+            client(handle) as tables,
+            ThreadPoolExecutor(5) as pool,
+        ):
+
             def settle(c: SettlementClient, request: pb.SettleRequest) -> None:
                 c.settle(request)
                 order.append(request.hand_id)
@@ -249,7 +270,8 @@ def test_callers_take_bulk_turns_round_robin(tmp_path: Path) -> None:
 
 
 def test_a_profile_resent_every_hand_stays_cached_under_a_flood_of_new_profiles(
-        server: ServerHandle) -> None:
+    server: ServerHandle,
+) -> None:
     """Beside a flood of new maximal profiles, a house profile sent again and again stops
     paying the cold read once the cache has seen it come back: every later call is live. Each
     flood profile is sent twice (first read in a worker, then by the server and offered to its

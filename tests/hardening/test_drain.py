@@ -41,7 +41,8 @@ class HealthWatch:
     def __init__(self, address: str) -> None:
         self.channel = grpc.insecure_channel(address)
         self.call = health_watch(self.channel)(
-            health_pb2.HealthCheckRequest(service=""), timeout=30)
+            health_pb2.HealthCheckRequest(service=""), timeout=30
+        )
         self.seen: list[tuple[float, int]] = []
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
@@ -180,8 +181,15 @@ def shutdown(tmp_path_factory: pytest.TempPathFactory) -> Shutdown:
         watch.close()
     finally:
         stop_process(proc)
-    return Shutdown(code, signalled, not_serving_at, exited, load, list(log_events(log)),
-                    log.read_text(errors="replace"))
+    return Shutdown(
+        code,
+        signalled,
+        not_serving_at,
+        exited,
+        load,
+        list(log_events(log)),
+        log.read_text(errors="replace"),
+    )
 
 
 def test_sigterm_under_steady_load(shutdown: Shutdown) -> None:
@@ -208,27 +216,35 @@ def test_sigterm_under_steady_load(shutdown: Shutdown) -> None:
     turned_away = {h: c for h, (c, _, _) in load.done.items() if h not in handled}
     assert set(turned_away.values()) <= {"UNAVAILABLE", "CANCELLED"}, codes
     # some calls were in flight when the signal came, and they completed
-    straddling = [h for h, (c, at, _) in load.done.items()
-                  if c == "OK" and load.sent[h] < s.signalled < at]
+    straddling = [
+        h for h, (c, at, _) in load.done.items() if c == "OK" and load.sent[h] < s.signalled < at
+    ]
     assert straddling, "no call was in flight at SIGTERM"
-    print(f"{dict(codes)}; {len(straddling)} accepted calls in flight at SIGTERM completed; "
-          f"NOT_SERVING after {1000 * (s.not_serving_at - s.signalled):.0f} ms, "
-          f"exit 0 after {s.exited - s.signalled:.2f} s")
+    print(
+        f"{dict(codes)}; {len(straddling)} accepted calls in flight at SIGTERM completed; "
+        f"NOT_SERVING after {1000 * (s.not_serving_at - s.signalled):.0f} ms, "
+        f"exit 0 after {s.exited - s.signalled:.2f} s"
+    )
 
 
-@pytest.mark.xfail(reason=(
-    "grpc core answers CANCELLED (not UNAVAILABLE) for calls it had received but not yet "
-    "matched to the application when Server.stop() begins (grpc/grpc#41785, fix proposed in "
-    "grpc/grpc#41786); under load grpc.aio (one request_call at a time) has several such calls. "
-    "They are never processed (the test above checks it), but a client cannot tell that from "
-    "CANCELLED. Passes (XPASS) once grpc is fixed: then make it strict."))
+@pytest.mark.xfail(
+    reason=(
+        "grpc core answers CANCELLED (not UNAVAILABLE) for calls it had received but not yet "
+        "matched to the application when Server.stop() begins (grpc/grpc#41785, fix proposed in "
+        "grpc/grpc#41786); under load grpc.aio (one request_call at a time) has several such "
+        "calls. "
+        "They are never processed (the test above checks it), but a client cannot tell that from "
+        "CANCELLED. Passes (XPASS) once grpc is fixed: then make it strict."
+    )
+)
 def test_no_call_is_cancelled_by_the_shutdown(shutdown: Shutdown) -> None:
     cancelled = [h for h, (c, _, _) in shutdown.load.done.items() if c == "CANCELLED"]
     assert not cancelled, f"{len(cancelled)} calls answered CANCELLED"
 
 
-def test_drain_completes_held_calls_and_refuses_new_ones(tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_drain_completes_held_calls_and_refuses_new_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """In process, deterministic: three calls held inside the handler when the drain starts."""
     held = HeldSettle()
     held.install(monkeypatch)
@@ -239,8 +255,7 @@ def test_drain_completes_held_calls_and_refuses_new_ones(tmp_path: Path,
         watch.wait_for(health_pb2.HealthCheckResponse.SERVING, 5)
         with grpc.insecure_channel(handle.address) as channel:
             stub = pb_grpc.SettlementServiceStub(channel)
-            accepted = [stub.Settle.future(good_request(f"held-{i}"), timeout=20)
-                        for i in range(3)]
+            accepted = [stub.Settle.future(good_request(f"held-{i}"), timeout=20) for i in range(3)]
             held.wait_entered(3)
 
             started = time.monotonic()

@@ -68,7 +68,7 @@ def test_a_request_with_a_duplicate_key_is_refused(tmp_path: Path) -> None:
         done = cli(*command, str(path), "--local")
         assert done.returncode == 2
         err = done.stderr.decode()
-        assert f"{path}: duplicate key \"unitValue\" at the top level" in err
+        assert f'{path}: duplicate key "unitValue" at the top level' in err
         assert "Traceback" not in err
     done = cli("settle", "-", "--local", input=path.read_bytes())
     assert done.returncode == 2 and b'duplicate key "unitValue"' in done.stderr
@@ -89,9 +89,16 @@ def test_a_history_line_with_a_duplicate_key_is_an_invalid_hand(tmp_path: Path) 
     assert data["summary"]["handsRead"] == 2 and data["summary"]["invalidHands"] == 1
     invalid = data["invalid"][0]
     assert invalid["line"] == 2 and invalid["handId"] == request["handId"]
-    assert invalid["violations"] == [{"field": "line", "reason": (
-        'duplicate key "A" in recordedPayouts: a reader that keeps the first and one that keeps '
-        "the last would see different values")}]
+    assert invalid["violations"] == [
+        {
+            "field": "line",
+            "reason": (
+                'duplicate key "A" in recordedPayouts: a reader that keeps the first and one '
+                "that keeps "
+                "the last would see different values"
+            ),
+        }
+    ]
 
 
 def test_a_checkpoint_with_a_duplicate_key_is_refused(tmp_path: Path) -> None:
@@ -99,8 +106,9 @@ def test_a_checkpoint_with_a_duplicate_key_is_refused(tmp_path: Path) -> None:
     history.write_text(TABLE.read_text().replace("\n", "") + "\n")
     report = tmp_path / "r.json"
     checkpoint = tmp_path / "r.json.checkpoint"
-    checkpoint.write_text('{"format": "cpsettle.audit-checkpoint/v1", "nextLine": 1, '
-                          '"nextLine": 2}')
+    checkpoint.write_text(
+        '{"format": "cpsettle.audit-checkpoint/v1", "nextLine": 1, "nextLine": 2}'
+    )
     done = cli("audit", str(history), "--local", "--report", str(report), "--resume")
     assert done.returncode == 2
     assert b'duplicate key "nextLine" at the top level' in done.stderr

@@ -37,8 +37,11 @@ def series(samples: dict[str, float], name: str) -> int:
 def far_proposals(settlement: pb.Settlement) -> dict[str, int]:
     """For each player the int64 extreme on the far side of what he is owed: every difference
     leaves int64 (a player who nets 0 is left out: no int64 proposal overflows for him)."""
-    return {p.player_id: INT64_MIN if p.net_money > 0 else INT64_MAX
-            for p in settlement.players if p.net_money}
+    return {
+        p.player_id: INT64_MIN if p.net_money > 0 else INT64_MAX
+        for p in settlement.players
+        if p.net_money
+    }
 
 
 # --------------------------------------------------------------------------- int64 amounts
@@ -55,8 +58,7 @@ def test_validate_payouts_near_the_int64_limits_is_invalid_argument(server: Serv
         assert {v.field for v in e.value.violations} == {"proposed"}
         assert "does not fit an int64" in e.value.violations[0].reason
         # the extremes themselves are fine where the difference fits
-        report = c.validate_payouts(table(), {p.player_id: p.net_money
-                                              for p in settlement.players})
+        report = c.validate_payouts(table(), {p.player_id: p.net_money for p in settlement.players})
         assert report.all_match
 
 
@@ -93,10 +95,13 @@ def test_inline_profile_names_make_no_series(server: Server) -> None:
     after = server.scrape()
     name = "cpsettle_settlements_total"
     assert series(after, name) - series(before, name) <= 2  # inline, western: at most new
-    assert after.get(f'{name}{{profile="inline"}}', 0) - before.get(
-        f'{name}{{profile="inline"}}', 0) == 1_000
-    assert after[f'{name}{{profile="western"}}'] - before.get(
-        f'{name}{{profile="western"}}', 0) == 20
+    assert (
+        after.get(f'{name}{{profile="inline"}}', 0) - before.get(f'{name}{{profile="inline"}}', 0)
+        == 1_000
+    )
+    assert (
+        after[f'{name}{{profile="western"}}'] - before.get(f'{name}{{profile="western"}}', 0) == 20
+    )
     assert not any("client-text" in key or "override-" in key for key in after)
 
 
@@ -113,8 +118,9 @@ def test_the_standard_process_collectors_are_registered(server: Server) -> None:
 
 def test_a_request_refused_for_size_is_counted_and_logged(server: Server) -> None:
     def handled() -> float:
-        return server.metric("grpc_server_handled_total", grpc_method="Settle",
-                             grpc_code="RESOURCE_EXHAUSTED")
+        return server.metric(
+            "grpc_server_handled_total", grpc_method="Settle", grpc_code="RESOURCE_EXHAUSTED"
+        )
 
     before = handled()
     logged = len([e for e in server.events("rpc") if e.get("code") == "RESOURCE_EXHAUSTED"])
@@ -137,8 +143,7 @@ def test_not_found_for_a_long_name_is_not_found(server: Server) -> None:
 
 
 @pytest.mark.parametrize("method", ["ListProfiles", "GetVerificationKeys"])
-def test_junk_bytes_to_an_empty_request_are_invalid_argument(server: Server,
-                                                             method: str) -> None:
+def test_junk_bytes_to_an_empty_request_are_invalid_argument(server: Server, method: str) -> None:
     junk = os.urandom(500 * 1024 // 8)  # 62.5 KB: within the test server's 64 KiB limit
     parseable_junk = b"\x0a\x05hello" * 1000  # an unknown field 1, well-formed
     with grpc.insecure_channel(server.address) as channel:
@@ -185,8 +190,9 @@ def test_a_cancelled_stream_is_cancelled_never_an_error(server: Server) -> None:
     """Streams cancelled at every moment (before, during and after a batch): each ends as
     CANCELLED in the metrics and the log, and the log holds no error and no traceback."""
     request = request_from_json(table())
-    batch = pb.SettleStreamRequest(items=[pb.AuditItem(ref=f"r{i}", request=request)
-                                  for i in range(50)])
+    batch = pb.SettleStreamRequest(
+        items=[pb.AuditItem(ref=f"r{i}", request=request) for i in range(50)]
+    )
     with SettlementClient(server.address) as c:
         for i in range(40):
             gate = threading.Event()
@@ -207,11 +213,14 @@ def test_a_cancelled_stream_is_cancelled_never_an_error(server: Server) -> None:
     time.sleep(1)
     codes = [e["code"] for e in server.events("rpc") if e.get("method") == "SettleStream"]
     assert "INTERNAL" not in codes and codes.count("CANCELLED") >= 20, codes
-    assert server.metric("grpc_server_handled_total", grpc_method="SettleStream",
-                         grpc_code="INTERNAL") == 0
+    assert (
+        server.metric("grpc_server_handled_total", grpc_method="SettleStream", grpc_code="INTERNAL")
+        == 0
+    )
     text = server.log.read_text()
     assert "Task exception was never retrieved" not in text
     assert "Traceback" not in text
     errors = [e for e in server.events("rpc.failed")] + [
-        e for e in server.events("stream.item_failed")]
+        e for e in server.events("stream.item_failed")
+    ]
     assert not errors

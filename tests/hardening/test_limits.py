@@ -44,8 +44,9 @@ def rpc_events(logs: LogStream, prefix: str) -> list[dict[str, Any]]:
 
 
 def issued_events(logs: LogStream, prefix: str) -> list[dict[str, Any]]:
-    return [e for e in logs.events("settlement.issued")
-            if str(e.get("hand_id", "")).startswith(prefix)]
+    return [
+        e for e in logs.events("settlement.issued") if str(e.get("hand_id", "")).startswith(prefix)
+    ]
 
 
 @pytest.fixture()
@@ -67,8 +68,9 @@ def test_past_the_concurrency_limit_calls_fail_fast_and_accepted_ones_succeed(
     try:
         with grpc.insecure_channel(handle.address) as channel:
             stub = pb_grpc.SettlementServiceStub(channel)
-            accepted = [stub.Settle.future(good_request(f"limit-ok-{i}"), timeout=20)
-                        for i in range(2)]
+            accepted = [
+                stub.Settle.future(good_request(f"limit-ok-{i}"), timeout=20) for i in range(2)
+            ]
             held.wait_entered(2)  # both are inside the handler: the server is at its limit
 
             rejected = []
@@ -78,8 +80,10 @@ def test_past_the_concurrency_limit_calls_fail_fast_and_accepted_ones_succeed(
                     stub.Settle(good_request(f"limit-no-{i}"), timeout=10)
                 rejected.append((e.value.code(), time.monotonic() - start))
             assert {code for code, _ in rejected} == {grpc.StatusCode.RESOURCE_EXHAUSTED}
-            with SettlementClient(handle.address) as client, \
-                    pytest.raises(SettlementError) as refused:
+            with (
+                SettlementClient(handle.address) as client,
+                pytest.raises(SettlementError) as refused,
+            ):
                 client.settle(good_request("limit-info"), timeout=10)
             assert refused.value.code is grpc.StatusCode.RESOURCE_EXHAUSTED
             assert (refused.value.reason, refused.value.domain) == ("AT_CAPACITY", "cpsettle.v1")
@@ -211,8 +215,7 @@ def test_a_call_without_a_deadline_is_capped_by_the_server(
     wait_in_flight_zero()
 
 
-def test_a_call_with_its_own_deadline_is_not_capped(capped: ServerHandle,
-                                                    held: HeldSettle) -> None:
+def test_a_call_with_its_own_deadline_is_not_capped(capped: ServerHandle, held: HeldSettle) -> None:
     held.mode = 1.0  # twice the cap
     with grpc.insecure_channel(capped.address) as channel:
         reply = pb_grpc.SettlementServiceStub(channel).Settle(good_request("cap-own"), timeout=5)
@@ -233,8 +236,10 @@ def test_cancelled_and_expired_calls_leave_no_errors_and_no_calls_in_flight(
         # 1,000 calls cancelled by the client while the server handles them
         held.mode = 5.0
         for b in range(1000 // batch):
-            futures = [stub.Settle.future(good_request(f"cancel-{b}-{i}"), timeout=10)
-                       for i in range(batch)]
+            futures = [
+                stub.Settle.future(good_request(f"cancel-{b}-{i}"), timeout=10)
+                for i in range(batch)
+            ]
             held.wait_entered((b + 1) * batch)
             assert in_flight() >= batch
             for f in futures:
@@ -248,8 +253,10 @@ def test_cancelled_and_expired_calls_leave_no_errors_and_no_calls_in_flight(
         codes: dict[grpc.StatusCode, int] = {}
         for b in range(1000 // batch):
             held.mode = 0.02 if b < 500 // batch else "pass"
-            futures = [stub.Settle.future(good_request(f"expire-{b}-{i}"), timeout=0.001)
-                       for i in range(batch)]
+            futures = [
+                stub.Settle.future(good_request(f"expire-{b}-{i}"), timeout=0.001)
+                for i in range(batch)
+            ]
             for f in futures:
                 error = f.exception(timeout=10)
                 assert error is None or isinstance(error, grpc.RpcError), error
@@ -271,13 +278,18 @@ def test_cancelled_and_expired_calls_leave_no_errors_and_no_calls_in_flight(
     # that finishes just as its deadline fires has its response refused by core, and grpc.aio
     # logs that ExecuteBatchError at ERROR unless the *client* had cancelled (it does not
     # check for an expired deadline). Nothing is lost: the client has DEADLINE_EXCEEDED.
-    noisy = [r for r in caplog.records if (r.levelno >= logging.ERROR or r.exc_info)
-             and not _deadline_race(r)]
+    noisy = [
+        r
+        for r in caplog.records
+        if (r.levelno >= logging.ERROR or r.exc_info) and not _deadline_race(r)
+    ]
     assert not noisy, [r.getMessage() for r in noisy[:3]]
 
 
 def _deadline_race(record: logging.LogRecord) -> bool:
     error = record.exc_info[1] if record.exc_info else None
-    return (record.name == "grpc._cython.cygrpc"
-            and type(error).__name__ == "ExecuteBatchError"
-            and "/cpsettle.v1.SettlementService/Settle" in record.getMessage())
+    return (
+        record.name == "grpc._cython.cygrpc"
+        and type(error).__name__ == "ExecuteBatchError"
+        and "/cpsettle.v1.SettlementService/Settle" in record.getMessage()
+    )

@@ -110,15 +110,32 @@ def test_sigterm_ends_a_stream_at_a_batch_boundary_and_the_audit_resumes(tmp_pat
     try:
         wait_serving(address, first, first_log)
         audit = subprocess.Popen(
-            [sys.executable, "-m", "cpsettle_client.cli", "audit", str(day), "--server", address,
-             "--batch", "20", "--report", str(report), "--progress", "none"],
-            env={"PYTHONPATH": ":".join(str(ROOT / d) for d in ("service", "proto",
-                                                                 "clients/python"))},
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            [
+                sys.executable,
+                "-m",
+                "cpsettle_client.cli",
+                "audit",
+                str(day),
+                "--server",
+                address,
+                "--batch",
+                "20",
+                "--report",
+                str(report),
+                "--progress",
+                "none",
+            ],
+            env={
+                "PYTHONPATH": ":".join(
+                    str(ROOT / d) for d in ("service", "proto", "clients/python")
+                )
+            },
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         # SIGTERM once the audit is well under way
         deadline = time.monotonic() + 60
-        while sum(1 for e in log_events(first_log)
-                  if e.get("event") == "settlement.issued") < 200:
+        while sum(1 for e in log_events(first_log) if e.get("event") == "settlement.issued") < 200:
             assert time.monotonic() < deadline and audit.poll() is None, audit.communicate()
             time.sleep(0.02)
         sigterm = time.monotonic()
@@ -150,19 +167,22 @@ def test_the_settlement_id_covers_the_engine_digest(tmp_path: Path) -> None:
     """Before: two builds sharing a version number but differing in code (here: one patched
     engine file) gave the same settlementId for the same request."""
     patched = tmp_path / "patched"
-    shutil.copytree(ROOT / "service", patched / "service",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "service", patched / "service", ignore=shutil.ignore_patterns("__pycache__")
+    )
     rules = patched / "service" / "cpsettle_service" / "domain" / "settle" / "settlement.py"
     rules.write_text(rules.read_text() + "\n# a patched build, same version number\n")
     ids = []
-    for name, folders in (("original", None),
-                          ("patched", [patched / "service", ROOT / "proto",
-                                       ROOT / "clients/python"])):
+    for name, folders in (
+        ("original", None),
+        ("patched", [patched / "service", ROOT / "proto", ROOT / "clients/python"]),
+    ):
         sock = tmp_path / f"{name}.sock"
         log = tmp_path / f"{name}.log"
         with open(log, "wb") as out:  # the server keeps its own copy
-            proc = spawn_server_to(out, tmp_path / f"{name}.err", folders,
-                                   CPSETTLE_UNIX_SOCKET=str(sock))
+            proc = spawn_server_to(
+                out, tmp_path / f"{name}.err", folders, CPSETTLE_UNIX_SOCKET=str(sock)
+            )
         try:
             wait_serving(f"unix://{sock}", proc, tmp_path / f"{name}.err")
             with SettlementClient(f"unix://{sock}") as client:

@@ -43,8 +43,12 @@ class Proc:
 def process_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc]:
     directory = tmp_path_factory.mktemp("malformed")
     sock, log = directory / "s.sock", directory / "server.log"
-    proc = spawn_server(log, CPSETTLE_UNIX_SOCKET=str(sock), CPSETTLE_GRACE_SECONDS="2",
-                        CPSETTLE_MAX_MESSAGE_BYTES=str(LIMIT))
+    proc = spawn_server(
+        log,
+        CPSETTLE_UNIX_SOCKET=str(sock),
+        CPSETTLE_GRACE_SECONDS="2",
+        CPSETTLE_MAX_MESSAGE_BYTES=str(LIMIT),
+    )
     address = f"unix://{sock}"
     try:
         wait_serving(address, proc, log)
@@ -108,8 +112,11 @@ def test_ten_thousand_malformed_payloads_are_each_invalid_argument(process_serve
         codes[(kind, code)] += 1
         if code != "INVALID_ARGUMENT" or violations < 1:
             wrong.append((kind, len(data), code, violations, message))
-    assert not wrong, (f"{len(wrong)} of {len(payloads)} not INVALID_ARGUMENT with violations",
-                       wrong[:10], dict(codes))
+    assert not wrong, (
+        f"{len(wrong)} of {len(payloads)} not INVALID_ARGUMENT with violations",
+        wrong[:10],
+        dict(codes),
+    )
     print(f"10,000 malformed payloads in {elapsed:.1f} s ({len(payloads) / elapsed:.0f}/s)")
 
     events = assert_server_clean(process_server)
@@ -119,7 +126,8 @@ def test_ten_thousand_malformed_payloads_are_each_invalid_argument(process_serve
     # still settles real hands afterwards
     with grpc.insecure_channel(process_server.address) as channel:
         reply = pb.SettleResponse.FromString(
-            raw_settle(channel)(good_request().SerializeToString(), timeout=10))
+            raw_settle(channel)(good_request().SerializeToString(), timeout=10)
+        )
     assert len(reply.settlement.players) == 4
 
 
@@ -154,7 +162,7 @@ def codes_of(call: Any, payloads: list[bytes], parallel: int = 16) -> list[grpc.
     """Send the payloads, ``parallel`` at a time; the status code of each."""
     codes: list[grpc.StatusCode] = []
     for i in range(0, len(payloads), parallel):
-        futures = [call.future(data, timeout=20) for data in payloads[i:i + parallel]]
+        futures = [call.future(data, timeout=20) for data in payloads[i : i + parallel]]
         for f in futures:
             error = f.exception()
             codes.append(grpc.StatusCode.OK if error is None else error.code())

@@ -50,9 +50,13 @@ class Replica:
         sock = tmp_path / "s.sock"
         self.health_port = free_port()
         self.proc = spawn_server(
-            self.log, CPSETTLE_UNIX_SOCKET=str(sock), CPSETTLE_HOST="127.0.0.1",
-            CPSETTLE_HEALTH_PORT=str(self.health_port), CPSETTLE_ENGINE_WORKERS=str(workers),
-            CPSETTLE_TEST_WORKER_SPIN_SECONDS=SPIN)
+            self.log,
+            CPSETTLE_UNIX_SOCKET=str(sock),
+            CPSETTLE_HOST="127.0.0.1",
+            CPSETTLE_HEALTH_PORT=str(self.health_port),
+            CPSETTLE_ENGINE_WORKERS=str(workers),
+            CPSETTLE_TEST_WORKER_SPIN_SECONDS=SPIN,
+        )
         self.address = f"unix://{sock}"
         wait_serving(self.address, self.proc, self.log)
         deadline = time.monotonic() + 30  # the fork server and a first worker, started at once
@@ -83,13 +87,16 @@ def test_workers_yield_to_the_server_at_once(replica: Replica) -> None:
         while os.sched_getscheduler(pid) != os.SCHED_IDLE and time.monotonic() < deadline:
             time.sleep(0.05)
         assert os.sched_getscheduler(pid) == os.SCHED_IDLE, pid
-        assert os.getpriority(os.PRIO_PROCESS, pid) == os.getpriority(
-            os.PRIO_PROCESS, replica.proc.pid) + 10, pid
+        assert (
+            os.getpriority(os.PRIO_PROCESS, pid)
+            == os.getpriority(os.PRIO_PROCESS, replica.proc.pid) + 10
+        ), pid
     assert os.sched_getscheduler(replica.proc.pid) == os.SCHED_OTHER
 
 
 def test_health_on_both_ports_and_live_settles_answer_beside_8_clients_of_the_worst(
-        replica: Replica) -> None:
+    replica: Replica,
+) -> None:
     requests = worst_section_16_requests()
     stop = threading.Event()
     outcomes: list[str] = []
@@ -118,20 +125,27 @@ def test_health_on_both_ports_and_live_settles_answer_beside_8_clients_of_the_wo
             busy_before = {pid: cpu_ticks(pid) for pid in replica.workers()}
             end = time.monotonic() + 6
             while time.monotonic() < end:
-                for name, channel, service in (("main", main, ""), ("main", main, "liveness"),
-                                               ("health port", health, ""),
-                                               ("health port", health, "liveness")):
+                for name, channel, service in (
+                    ("main", main, ""),
+                    ("main", main, "liveness"),
+                    ("health port", health, ""),
+                    ("health port", health, "liveness"),
+                ):
                     start = time.monotonic()
                     reply = health_check(channel)(
-                        health_pb2.HealthCheckRequest(service=service), timeout=1)
+                        health_pb2.HealthCheckRequest(service=service), timeout=1
+                    )
                     assert reply.status == health_pb2.HealthCheckResponse.SERVING
                     probes.append((name, time.monotonic() - start))
                 answer = client.settle(good_request(f"live-{settles}"), timeout=2)
                 assert answer.settlement.context.hand_id == f"live-{settles}"
                 settles += 1
                 time.sleep(0.1)
-            busy = {pid: cpu_ticks(pid) - ticks for pid, ticks in busy_before.items()
-                    if pid in replica.workers()}
+            busy = {
+                pid: cpu_ticks(pid) - ticks
+                for pid, ticks in busy_before.items()
+                if pid in replica.workers()
+            }
     finally:
         stop.set()
         for t in attackers:
@@ -142,8 +156,7 @@ def test_health_on_both_ports_and_live_settles_answer_beside_8_clients_of_the_wo
     assert max(seconds for _, seconds in probes) < 1
     # the attack was real: the workers computed all along, the attackers' calls timed out
     assert busy and all(ticks > 50 for ticks in busy.values()), busy  # > 0.5 s of CPU each
-    assert outcomes and set(outcomes) <= {"DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED"}, \
-        set(outcomes)
+    assert outcomes and set(outcomes) <= {"DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED"}, set(outcomes)
     assert "DEADLINE_EXCEEDED" in outcomes
 
 
@@ -155,7 +168,8 @@ def idle(pid: int, seconds: float = 1.0) -> bool:
 
 
 def test_a_call_past_its_deadline_or_cancelled_stops_its_worker_which_takes_the_next_call(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     r = Replica(tmp_path, workers=1)
     try:
         [worker] = r.workers()
@@ -173,7 +187,8 @@ def test_a_call_past_its_deadline_or_cancelled_stops_its_worker_which_takes_the_
             # the next call gets it at once (it computes), and a client that leaves stops it
             with grpc.insecure_channel(r.address) as channel:
                 call: Any = pb_grpc.SettlementServiceStub(channel).Settle.future(
-                    request, timeout=20)
+                    request, timeout=20
+                )
                 time.sleep(0.5)
                 assert not idle(worker, 0.5), "the next call did not reach the worker"
                 call.cancel()
@@ -183,8 +198,11 @@ def test_a_call_past_its_deadline_or_cancelled_stops_its_worker_which_takes_the_
             assert client.settle(good_request("live")).settlement.context.hand_id == "live"
     finally:
         stop_process(r.proc)
-    codes = [e.get("code") for e in log_events(r.log)
-             if e.get("event") == "rpc" and e.get("method") == "Settle"]
+    codes = [
+        e.get("code")
+        for e in log_events(r.log)
+        if e.get("event") == "rpc" and e.get("method") == "Settle"
+    ]
     assert codes == ["CANCELLED", "CANCELLED"], codes  # the server's view of both calls
 
 
@@ -196,9 +214,12 @@ def test_a_stream_hand_of_the_worst_kind_leaves_the_loop_too(tmp_path: Path) -> 
     try:
         [worker] = r.workers()
         request = worst_section_16_settle()
-        batch = pb.SettleStreamRequest(items=[
-            pb.AuditItem(ref="plain", request=good_request("plain")),
-            pb.AuditItem(ref="worst", request=request)])
+        batch = pb.SettleStreamRequest(
+            items=[
+                pb.AuditItem(ref="plain", request=good_request("plain")),
+                pb.AuditItem(ref="worst", request=request),
+            ]
+        )
         outcome: list[str] = []
 
         def stream() -> None:

@@ -33,10 +33,12 @@ def test_a_request_unit_value_too_big_for_int64_money_is_invalid_argument(
 def test_a_profile_at_its_documented_maxima_does_not_end_internal(
     client: SettlementClient,
 ) -> None:
-    request = table(profileOverrides={
-        "money": {"unitValue": 10**12},  # the documented maximum
-        "scoring": {"rowUnit": 10**6, "scoopMultiplier": 100},  # documented maxima
-    })
+    request = table(
+        profileOverrides={
+            "money": {"unitValue": 10**12},  # the documented maximum
+            "scoring": {"rowUnit": 10**6, "scoopMultiplier": 100},  # documented maxima
+        }
+    )
     try:
         client.settle(request)
     except SettlementError as e:

@@ -35,8 +35,11 @@ def item(ref: str) -> pb.AuditItem:
 
 
 def settled_ids(result: pb.SettleStreamResponse) -> list[str]:
-    return [r.settlement.settlement_id for r in result.results
-            if r.WhichOneof("outcome") == "settlement"]
+    return [
+        r.settlement.settlement_id
+        for r in result.results
+        if r.WhichOneof("outcome") == "settlement"
+    ]
 
 
 def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -> None:
@@ -44,8 +47,12 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
     sock = tmp_path / "s.sock"
     # A small message limit (4 KiB in, 16 KiB out), so a batch of 12 hands is one whose
     # results are too big to send.
-    proc = spawn_server(log, CPSETTLE_UNIX_SOCKET=str(sock), CPSETTLE_MAX_MESSAGE_BYTES="4096",
-                        CPSETTLE_GRACE_SECONDS="3")
+    proc = spawn_server(
+        log,
+        CPSETTLE_UNIX_SOCKET=str(sock),
+        CPSETTLE_MAX_MESSAGE_BYTES="4096",
+        CPSETTLE_GRACE_SECONDS="3",
+    )
     address = f"unix://{sock}"
     received: list[str] = []
     rejected_hands: list[str] = []
@@ -61,8 +68,7 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
                 except SettlementError as e:
                     assert e.code is grpc.StatusCode.DEADLINE_EXCEEDED, e
             request = good_request("paid-ok")
-            nets = {p.player_id: p.net_money for p in
-                    client.settle(request).settlement.players}
+            nets = {p.player_id: p.net_money for p in client.settle(request).settlement.players}
             received.append(client.settle(request).settlement.settlement_id)  # same id again
             checked = client.validate_payouts(request, nets)
             assert checked.all_match
@@ -75,13 +81,17 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
                 assert err.value.code is grpc.StatusCode.INVALID_ARGUMENT
 
             # a stream: an oversized batch (answered with a batch error), then one that fits
-            batches = [pb.SettleStreamRequest(items=[item(f"big-{j}") for j in range(12)]),
-                       pb.SettleStreamRequest(items=[item("small-0"), item("small-1")])]
+            batches = [
+                pb.SettleStreamRequest(items=[item(f"big-{j}") for j in range(12)]),
+                pb.SettleStreamRequest(items=[item("small-0"), item("small-1")]),
+            ]
             big, small = list(client.settle_stream(batches, timeout=30))
             assert len(big.results) == 1
             refused = SettlementError.from_status(big.results[0].error)
-            assert (refused.code, refused.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                                      "RESULT_TOO_LARGE")
+            assert (refused.code, refused.reason) == (
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "RESULT_TOO_LARGE",
+            )
             received += settled_ids(small)
             assert len(settled_ids(small)) == 2
 
@@ -129,11 +139,15 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
 
     events = list(log_events(log))
     issued = Counter(e["settlement_id"] for e in events if e.get("event") == "settlement.issued")
-    not_delivered = Counter(e["settlement_id"] for e in events
-                            if e.get("event") == "settlement.not_delivered")
+    not_delivered = Counter(
+        e["settlement_id"] for e in events if e.get("event") == "settlement.not_delivered"
+    )
     got = set(received)
-    maybe = {e["settlement_id"] for e in events if e.get("event") == "settlement.not_delivered"
-             and e["reason"] == "cancelled_while_sending"}  # the client may have it: it says so
+    maybe = {
+        e["settlement_id"]
+        for e in events
+        if e.get("event") == "settlement.not_delivered" and e["reason"] == "cancelled_while_sending"
+    }  # the client may have it: it says so
     # the request of "paid-ok" was settled twice (same id) and checked once: each call issued
     assert issued[checked.settlement.settlement_id] == 3
     for sid in got - {checked.settlement.settlement_id}:
@@ -141,8 +155,9 @@ def test_every_issued_settlement_was_delivered_or_says_why_not(tmp_path: Path) -
         assert sid not in not_delivered or sid in maybe, sid
     undelivered = set(issued) - got
     assert undelivered, "the workload left nothing undelivered: it tests nothing"
-    hands = {e["settlement_id"]: e["hand_id"] for e in events
-             if e.get("event") == "settlement.issued"}
+    hands = {
+        e["settlement_id"]: e["hand_id"] for e in events if e.get("event") == "settlement.issued"
+    }
     odd = undelivered ^ (set(not_delivered) - (maybe & got))
     assert not odd, sorted(hands.get(sid, sid) for sid in odd)
     for sid, count in not_delivered.items():

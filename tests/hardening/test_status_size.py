@@ -23,8 +23,12 @@ def trailer_bytes(status: grpc.Status) -> int:
 
 @pytest.mark.parametrize("count,size", [(1, 300_000), (5_000, 40), (40, 5_000)])
 def test_the_status_keeps_to_a_budget(count: int, size: int) -> None:
-    error = InvalidInput([Violation(f"players[{i}].{'f' * size}", "r" * size, ViolationCode.OTHER)
-                          for i in range(count)])
+    error = InvalidInput(
+        [
+            Violation(f"players[{i}].{'f' * size}", "r" * size, ViolationCode.OTHER)
+            for i in range(count)
+        ]
+    )
     status = invalid_argument_status(error)
     assert trailer_bytes(status) < 6 * 1024
     (packed,) = [v for k, v in status.trailing_metadata if k == "grpc-status-details-bin"]
@@ -38,16 +42,19 @@ def test_the_status_keeps_to_a_budget(count: int, size: int) -> None:
 
 
 def test_a_small_status_is_unchanged() -> None:
-    violations = [Violation("players[0].seat", "must be 0 or more, got -1", ViolationCode.OTHER),
-                  Violation("buttonSeat", "must be a seat at the table", ViolationCode.BUTTON_SEAT)]
+    violations = [
+        Violation("players[0].seat", "must be 0 or more, got -1", ViolationCode.OTHER),
+        Violation("buttonSeat", "must be a seat at the table", ViolationCode.BUTTON_SEAT),
+    ]
     status = invalid_argument_status(InvalidInput(violations))
-    assert status.details == ("2 problems: players[0].seat: must be 0 or more, got -1; "
-                              "buttonSeat: must be a seat at the table")
+    assert status.details == (
+        "2 problems: players[0].seat: must be 0 or more, got -1; "
+        "buttonSeat: must be a seat at the table"
+    )
 
 
 @pytest.mark.parametrize("where", ["huge-card", "many-cards", "many-dead-cards"])
-def test_over_the_wire_the_client_gets_the_violations(client: SettlementClient,
-                                                      where: str) -> None:
+def test_over_the_wire_the_client_gets_the_violations(client: SettlementClient, where: str) -> None:
     request = table()
     if where == "huge-card":
         request["players"][0]["arrangement"]["back"][0] = "X" * 50_000

@@ -32,8 +32,9 @@ BATCHES = 40
 HANDS = 20
 
 
-def batches(answered: threading.Semaphore,
-            halfway: threading.Event) -> Iterator[pb.SettleStreamRequest]:
+def batches(
+    answered: threading.Semaphore, halfway: threading.Event
+) -> Iterator[pb.SettleStreamRequest]:
     """One batch after the other's answer (grpc reads a request iterator eagerly)."""
     for b in range(BATCHES):
         if b:
@@ -79,8 +80,17 @@ def test_killed_workers_cost_one_batch_error_each_and_the_stream_goes_on(tmp_pat
             stop.set()
             thread.join(10)
             # the server is whole afterwards: a new stream settles every hand
-            after = list(client.settle_stream(iter([pb.SettleStreamRequest(items=[
-                pb.AuditItem(ref="after", request=good_request("after"))])])))
+            after = list(
+                client.settle_stream(
+                    iter(
+                        [
+                            pb.SettleStreamRequest(
+                                items=[pb.AuditItem(ref="after", request=good_request("after"))]
+                            )
+                        ]
+                    )
+                )
+            )
     finally:
         stop.set()
         stop_process(proc)
@@ -94,8 +104,9 @@ def test_killed_workers_cost_one_batch_error_each_and_the_stream_goes_on(tmp_pat
             failed.append(b)
         else:
             assert refs == [f"r{b}-{i}" for i in range(HANDS)]
-            assert all(r.settlement.settlement_id and not r.HasField("error")
-                       for r in answer.results)
+            assert all(
+                r.settlement.settlement_id and not r.HasField("error") for r in answer.results
+            )
     assert failed, "the kills hit no batch: nothing was shown"
     assert max(failed) < BATCHES // 2 + 2, "batches after the kills stopped must settle"
     assert after[0].results[0].settlement.context.hand_id == "after"
@@ -104,8 +115,7 @@ def test_killed_workers_cost_one_batch_error_each_and_the_stream_goes_on(tmp_pat
     assert len(lost) == len(failed)
     # nothing of a lost batch was issued: every settlement.issued was delivered
     issued = {e["hand_id"] for e in events if e.get("event") == "settlement.issued"}
-    delivered = {r.settlement.context.hand_id for a in answers + after for r in a.results
-                 if r.ref}
+    delivered = {r.settlement.context.hand_id for a in answers + after for r in a.results if r.ref}
     assert issued == delivered
     rpc = [e for e in events if e.get("event") == "rpc" and e.get("method") == "SettleStream"]
     assert [e["code"] for e in rpc] == ["OK", "OK"]

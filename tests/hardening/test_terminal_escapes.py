@@ -21,8 +21,7 @@ from tests.hardening.cli_process import cli, raw_controls
 
 # Clear the screen and home the cursor, carriage return, BEL, a C1 CSI (8-bit ESC [) and NEL,
 # a right-to-left override, a line separator, a zero-width joiner and a tag character.
-ATTACK = ("\x1b[2J\x1b[H\r\x07\x9b31m\x85\u202eall payouts verified\u2028\u200d\U000e0041"
-          "\\x1b")
+ATTACK = "\x1b[2J\x1b[H\r\x07\x9b31m\x85\u202eall payouts verified\u2028\u200d\U000e0041\\x1b"
 
 
 def hostile_request() -> dict[str, Any]:
@@ -75,14 +74,25 @@ def test_validate_and_errors_show_hostile_ids_escaped(
     request_file: Path, server: ServerHandle, tmp_path: Path, mode: str
 ) -> None:
     players = [p["playerId"] for p in hostile_request()["players"]]
-    done = cli("validate", str(request_file), *where(server, mode),
-               "--proposed", *(f"{p}=5" for p in players))
+    done = cli(
+        "validate",
+        str(request_file),
+        *where(server, mode),
+        "--proposed",
+        *(f"{p}=5" for p in players),
+    )
     assert done.returncode == 1
     assert raw_controls(done.stdout + done.stderr) == []
     assert "MISMATCH" in done.stdout.decode()
     # A proposed payout for a player not at the table: the error quotes the name.
-    done = cli("validate", str(request_file), *where(server, mode),
-               "--proposed", *(f"{p}=0" for p in players), f"X{ATTACK}=0")
+    done = cli(
+        "validate",
+        str(request_file),
+        *where(server, mode),
+        "--proposed",
+        *(f"{p}=0" for p in players),
+        f"X{ATTACK}=0",
+    )
     assert done.returncode == 2
     assert raw_controls(done.stdout + done.stderr) == []
     bad = hostile_request()
@@ -99,8 +109,9 @@ def hostile_history(tmp_path: Path) -> Path:
     lines = []
     request = hostile_request()
     # Recorded payouts of 0 for everyone: a payout difference listed with every id.
-    lines.append(json.dumps({**request, "recordedPayouts": {
-        p["playerId"]: 0 for p in request["players"]}}))
+    lines.append(
+        json.dumps({**request, "recordedPayouts": {p["playerId"]: 0 for p in request["players"]}})
+    )
     lines.append(json.dumps({**request, f"field{ATTACK}": 1}))  # unknown field: named in the reason
     lines.append(json.dumps(request)[:200])  # cut short: the ids are salvaged from the text
     path = tmp_path / f"day{ATTACK[:4]}.jsonl"
@@ -114,8 +125,9 @@ def test_audit_summary_shows_hostile_ids_escaped(
 ) -> None:
     history = hostile_history(tmp_path)
     report = tmp_path / "report.json"
-    done = cli("audit", str(history), *where(server, mode), "--progress", "lines",
-               "--report", str(report))
+    done = cli(
+        "audit", str(history), *where(server, mode), "--progress", "lines", "--report", str(report)
+    )
     assert done.returncode == 1, done.stderr
     assert raw_controls(done.stdout + done.stderr) == []
     out = done.stdout.decode()
@@ -135,14 +147,16 @@ def test_audit_summary_shows_hostile_ids_escaped(
 def test_escape_helpers() -> None:
     assert escape.shown("PL1 张伟 ♠") == "PL1 张伟 ♠"
     assert escape.shown("a\\b\nc\td\x1b\x9b\u202e\U000e0041") == (
-        "a\\\\b\\nc\\td\\x1b\\x9b\\u202e\\U000e0041")
+        "a\\\\b\\nc\\td\\x1b\\x9b\\u202e\\U000e0041"
+    )
     assert escape.shown("\ud800") == "\\ud800"  # a lone surrogate would crash the print
     value = {"k\x1b": ["\u202e", "张", "\U000e0041", "\x9b", "\u2028"]}
     text = escape.json_text(value)
     assert raw_controls(text.encode("utf-8", "surrogatepass")) == []
     assert "张" in text and json.loads(text) == value
-    assert escape.shown_data(value) == {"k\\x1b": ["\\u202e", "张", "\\U000e0041", "\\x9b",
-                                                   "\\u2028"]}
+    assert escape.shown_data(value) == {
+        "k\\x1b": ["\\u202e", "张", "\\U000e0041", "\\x9b", "\\u2028"]
+    }
     for module in (escape, strict_json):
         assert doctest.testmod(module).failed == 0
 
@@ -159,8 +173,11 @@ def fill_strings(message: Message, text: str) -> None:
             assert field.message_type is not None  # a message field has its type
             if field.message_type.full_name == message.DESCRIPTOR.full_name:
                 continue
-            sub = getattr(message, field.name).add() if field.is_repeated else getattr(
-                message, field.name)
+            sub = (
+                getattr(message, field.name).add()
+                if field.is_repeated
+                else getattr(message, field.name)
+            )
             if field.message_type.full_name.startswith("cpsettle."):
                 fill_strings(sub, text)
 
@@ -188,8 +205,9 @@ def test_every_string_of_an_answer_is_escaped_by_the_renderers(kind: str) -> Non
     assert escape.shown(ATTACK) in text
 
 
-def test_verify_shows_a_hostile_stored_settlement_escaped(request_file: Path,
-                                                          tmp_path: Path) -> None:
+def test_verify_shows_a_hostile_stored_settlement_escaped(
+    request_file: Path, tmp_path: Path
+) -> None:
     done = cli("settle", str(request_file), "--local", "--output", "json")
     assert done.returncode == 0, done.stderr
     stored = strict_json.loads(done.stdout)

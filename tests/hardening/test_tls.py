@@ -32,17 +32,18 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 
 @pytest.fixture(scope="module")
 def tls_server(pki: Pki) -> Iterator[ServerHandle]:
-    handle = start_tcp_server(tls_cert_file=pki.server.cert_file,
-                              tls_key_file=pki.server.key_file)
+    handle = start_tcp_server(tls_cert_file=pki.server.cert_file, tls_key_file=pki.server.key_file)
     yield handle
     stop_server(handle)
 
 
 @pytest.fixture(scope="module")
 def mtls_server(pki: Pki) -> Iterator[ServerHandle]:
-    handle = start_tcp_server(tls_cert_file=pki.server.cert_file,
-                              tls_key_file=pki.server.key_file,
-                              tls_client_ca_file=pki.ca.cert_file)
+    handle = start_tcp_server(
+        tls_cert_file=pki.server.cert_file,
+        tls_key_file=pki.server.key_file,
+        tls_client_ca_file=pki.ca.cert_file,
+    )
     yield handle
     stop_server(handle)
 
@@ -74,8 +75,7 @@ def refused(address: str, tls: TlsConfig | None, logs: LogStream) -> SettlementE
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
-def test_tls_serves_a_client_trusting_the_ca(tls_server: ServerHandle, pki: Pki,
-                                             host: str) -> None:
+def test_tls_serves_a_client_trusting_the_ca(tls_server: ServerHandle, pki: Pki, host: str) -> None:
     settle(f"{host}:{tls_server.running.port}", TlsConfig(ca_file=pki.ca.cert_file))
 
 
@@ -83,15 +83,20 @@ def test_tls_refuses_a_plaintext_client(tls_server: ServerHandle, logs: LogStrea
     refused(tls_server.address, None, logs)
 
 
-def test_tls_client_refuses_a_server_from_an_untrusted_ca(tls_server: ServerHandle, pki: Pki,
-                                                          logs: LogStream) -> None:
+def test_tls_client_refuses_a_server_from_an_untrusted_ca(
+    tls_server: ServerHandle, pki: Pki, logs: LogStream
+) -> None:
     refused(tls_server.address, TlsConfig(ca_file=pki.other_ca.cert_file), logs)
 
 
-def test_tls_client_checks_the_server_name(tls_server: ServerHandle, pki: Pki,
-                                           logs: LogStream) -> None:
-    refused(tls_server.address,
-            TlsConfig(ca_file=pki.ca.cert_file, server_name="not-cpsettle.example"), logs)
+def test_tls_client_checks_the_server_name(
+    tls_server: ServerHandle, pki: Pki, logs: LogStream
+) -> None:
+    refused(
+        tls_server.address,
+        TlsConfig(ca_file=pki.ca.cert_file, server_name="not-cpsettle.example"),
+        logs,
+    )
 
 
 # --------------------------------------------------------------------------- mutual TLS
@@ -100,21 +105,25 @@ def test_tls_client_checks_the_server_name(tls_server: ServerHandle, pki: Pki,
 def test_mtls_serves_a_client_with_a_certificate_from_the_client_ca(
     mtls_server: ServerHandle, pki: Pki
 ) -> None:
-    tls = TlsConfig(ca_file=pki.ca.cert_file, cert_file=pki.client.cert_file,
-                    key_file=pki.client.key_file)
+    tls = TlsConfig(
+        ca_file=pki.ca.cert_file, cert_file=pki.client.cert_file, key_file=pki.client.key_file
+    )
     settle(mtls_server.address, tls)
 
 
-def test_mtls_refuses_a_client_without_a_certificate(mtls_server: ServerHandle, pki: Pki,
-                                                      logs: LogStream) -> None:
+def test_mtls_refuses_a_client_without_a_certificate(
+    mtls_server: ServerHandle, pki: Pki, logs: LogStream
+) -> None:
     refused(mtls_server.address, TlsConfig(ca_file=pki.ca.cert_file), logs)
 
 
-def test_mtls_refuses_a_certificate_from_another_ca(mtls_server: ServerHandle, pki: Pki,
-                                                     logs: LogStream) -> None:
+def test_mtls_refuses_a_certificate_from_another_ca(
+    mtls_server: ServerHandle, pki: Pki, logs: LogStream
+) -> None:
     stranger: Issued = pki.stranger
-    tls = TlsConfig(ca_file=pki.ca.cert_file, cert_file=stranger.cert_file,
-                    key_file=stranger.key_file)
+    tls = TlsConfig(
+        ca_file=pki.ca.cert_file, cert_file=stranger.cert_file, key_file=stranger.key_file
+    )
     refused(mtls_server.address, tls, logs)
 
 
@@ -122,8 +131,9 @@ def test_mtls_refuses_a_server_certificate_used_as_a_client_certificate(
     mtls_server: ServerHandle, pki: Pki, logs: LogStream
 ) -> None:
     """Same CA, but the certificate is for serverAuth only: not a client identity."""
-    tls = TlsConfig(ca_file=pki.ca.cert_file, cert_file=pki.server.cert_file,
-                    key_file=pki.server.key_file)
+    tls = TlsConfig(
+        ca_file=pki.ca.cert_file, cert_file=pki.server.cert_file, key_file=pki.server.key_file
+    )
     refused(mtls_server.address, tls, logs)
 
 

@@ -34,8 +34,11 @@ MODULES = _modules_with_examples()
 
 def test_the_examples_are_found() -> None:
     """The walk finds the modules known to hold examples (a broken walk would pass vacuously)."""
-    assert {"cpsettle_service.domain.cards.hands", "cpsettle_service.proof.times",
-            "cpsettle_client.strict_json"} <= set(MODULES)
+    assert {
+        "cpsettle_service.domain.cards.hands",
+        "cpsettle_service.proof.times",
+        "cpsettle_client.strict_json",
+    } <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -36,9 +36,13 @@ PACKAGES = [n for n in ALL_MODULES if hasattr(importlib.import_module(n), "__pat
 
 
 def test_the_walk_finds_the_wings() -> None:
-    assert {"cpsettle_service.domain.cards", "cpsettle_service.domain.settle",
-            "cpsettle_service.proof", "cpsettle_service.api", "cpsettle_client.views"} <= set(
-        PACKAGES)
+    assert {
+        "cpsettle_service.domain.cards",
+        "cpsettle_service.domain.settle",
+        "cpsettle_service.proof",
+        "cpsettle_service.api",
+        "cpsettle_client.views",
+    } <= set(PACKAGES)
 
 
 def _has(module: ModuleType, name: str) -> bool:
@@ -59,10 +63,13 @@ def test_each_package_says_what_it_offers(name: str) -> None:
     assert offered is not None, f"{name} has no __all__"
     assert len(offered) == len(set(offered)), f"{name}.__all__ lists a name twice"
     assert [n for n in offered if not _has(package, n)] == [], f"{name}.__all__ names a ghost"
-    bound = {n for n, v in vars(package).items()
-             if not n.startswith("_") and not (inspect.ismodule(v)
-                                              and v.__name__.startswith(name + "."))
-             and n != "annotations"}
+    bound = {
+        n
+        for n, v in vars(package).items()
+        if not n.startswith("_")
+        and not (inspect.ismodule(v) and v.__name__.startswith(name + "."))
+        and n != "annotations"
+    }
     assert sorted(bound - set(offered)) == [], f"{name} binds public names not in __all__"
 
 
@@ -73,7 +80,11 @@ def test_a_declared_all_lists_every_public_definition(name: str) -> None:
     if offered is None:
         pytest.skip("declares no __all__")
     assert [n for n in offered if not hasattr(module, n)] == [], f"{name}.__all__ names a ghost"
-    defined = {n for n, v in vars(module).items()
-               if not n.startswith("_") and (inspect.isclass(v) or inspect.isfunction(v))
-               and getattr(v, "__module__", None) == name}
+    defined = {
+        n
+        for n, v in vars(module).items()
+        if not n.startswith("_")
+        and (inspect.isclass(v) or inspect.isfunction(v))
+        and getattr(v, "__module__", None) == name
+    }
     assert sorted(defined - set(offered)) == [], f"{name} defines public names not in __all__"

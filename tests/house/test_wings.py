@@ -18,36 +18,54 @@ ALLOWED: dict[str, set[str]] = {
     f"{S}.domain.cards": {f"{S}.domain.errors"},
     f"{S}.domain.reading": {f"{S}.domain.errors", f"{S}.domain.cards"},
     f"{S}.domain.naturals": {f"{S}.domain.errors", f"{S}.domain.cards", f"{S}.domain.reading"},
-    f"{S}.domain.profile": {f"{S}.domain.errors", f"{S}.domain.cards", f"{S}.domain.reading",
-                            f"{S}.domain.naturals"},
-    f"{S}.domain.settle": {f"{S}.domain.errors", f"{S}.domain.cards", f"{S}.domain.reading",
-                           f"{S}.domain.naturals", f"{S}.domain.profile"},
-    f"{S}.domain": {f"{S}.domain.errors", f"{S}.domain.cards", f"{S}.domain.reading",
-                    f"{S}.domain.naturals", f"{S}.domain.profile", f"{S}.domain.settle"},
+    f"{S}.domain.profile": {
+        f"{S}.domain.errors",
+        f"{S}.domain.cards",
+        f"{S}.domain.reading",
+        f"{S}.domain.naturals",
+    },
+    f"{S}.domain.settle": {
+        f"{S}.domain.errors",
+        f"{S}.domain.cards",
+        f"{S}.domain.reading",
+        f"{S}.domain.naturals",
+        f"{S}.domain.profile",
+    },
+    f"{S}.domain": {
+        f"{S}.domain.errors",
+        f"{S}.domain.cards",
+        f"{S}.domain.reading",
+        f"{S}.domain.naturals",
+        f"{S}.domain.profile",
+        f"{S}.domain.settle",
+    },
 }
 DOMAIN = set(ALLOWED)
-ALLOWED.update({
-    f"{S}.errors": DOMAIN,
-    f"{S}.config": {f"{S}.errors"} | DOMAIN,
-    f"{S}.wireformat": set(),
-    f"{S}.profile_files": DOMAIN,
-    f"{S}.proof": DOMAIN | {f"{S}.errors", f"{S}.config", f"{S}.wireformat"},
-    f"{S}.observability": DOMAIN | {f"{S}.errors", f"{S}.config", f"{S}.proof"},
-    f"{S}.security": {f"{S}.errors", f"{S}.config", f"{S}.observability"},
-})
+ALLOWED.update(
+    {
+        f"{S}.errors": DOMAIN,
+        f"{S}.config": {f"{S}.errors"} | DOMAIN,
+        f"{S}.wireformat": set(),
+        f"{S}.profile_files": DOMAIN,
+        f"{S}.proof": DOMAIN | {f"{S}.errors", f"{S}.config", f"{S}.wireformat"},
+        f"{S}.observability": DOMAIN | {f"{S}.errors", f"{S}.config", f"{S}.proof"},
+        f"{S}.security": {f"{S}.errors", f"{S}.config", f"{S}.observability"},
+    }
+)
 BELOW_API = set(ALLOWED)
-ALLOWED.update({
-    f"{S}.api": BELOW_API,
-    # HTTP/JSON beside gRPC: it drives the gRPC side's handlers; nothing of the gRPC side (nor
-    # the CLI's --local) imports it, so the service runs without it
-    f"{S}.api.connect": BELOW_API | {f"{S}.api"},
-    f"{S}.local": BELOW_API | {f"{S}.api"},
-    f"{S}.server": BELOW_API | {f"{S}.api", f"{S}.api.connect"},
-    # the witness: a program of its own beside the server, on the proof wing only
-    f"{S}.witness": {f"{S}.errors", f"{S}.proof"} | DOMAIN | {f"{S}.config",
-                                                             f"{S}.wireformat"},
-    S: set(),
-})
+ALLOWED.update(
+    {
+        f"{S}.api": BELOW_API,
+        # HTTP/JSON beside gRPC: it drives the gRPC side's handlers; nothing of the gRPC side (nor
+        # the CLI's --local) imports it, so the service runs without it
+        f"{S}.api.connect": BELOW_API | {f"{S}.api"},
+        f"{S}.local": BELOW_API | {f"{S}.api"},
+        f"{S}.server": BELOW_API | {f"{S}.api", f"{S}.api.connect"},
+        # the witness: a program of its own beside the server, on the proof wing only
+        f"{S}.witness": {f"{S}.errors", f"{S}.proof"} | DOMAIN | {f"{S}.config", f"{S}.wireformat"},
+        S: set(),
+    }
+)
 
 
 def wing_of(module: str) -> str:
@@ -71,7 +89,8 @@ def test_every_module_lies_in_a_wing() -> None:
 def test_a_module_imports_only_wings_below_its_own(module: str) -> None:
     own = wing_of(module)
     wrong = sorted(
-        target for target in imports(module, FOUND[module], set(FOUND))
+        target
+        for target in imports(module, FOUND[module], set(FOUND))
         if wing_of(target) != own and wing_of(target) not in ALLOWED[own]
     )
     assert wrong == [], f"{module} ({own}) imports {wrong}"

@@ -50,15 +50,21 @@ def url(handle: ServerHandle, method: str, scheme: str = "http") -> str:
     return f"{scheme}://127.0.0.1:{handle.running.http_port}/{SERVICE}/{method}"
 
 
-def grpc_call(handle: ServerHandle, method: str, request: Serializable,
-              metadata: tuple[tuple[str, str], ...] = ()) -> tuple[bytes, status_pb2.Status | None]:
+def grpc_call(
+    handle: ServerHandle,
+    method: str,
+    request: Serializable,
+    metadata: tuple[tuple[str, str], ...] = (),
+) -> tuple[bytes, status_pb2.Status | None]:
     """``method`` over gRPC on the same server: the response's bytes, or the status of its
     error (code, message and details, as the trailer carries them)."""
     with grpc.insecure_channel(handle.address) as channel:
         # the raw bytes, as the server sent them
         raw: grpc.UnaryUnaryMultiCallable[Serializable, bytes] = channel.unary_unary(
-            f"/{SERVICE}/{method}", request_serializer=lambda m: m.SerializeToString(),
-            response_deserializer=lambda b: b)
+            f"/{SERVICE}/{method}",
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=lambda b: b,
+        )
         try:
             return raw(request, timeout=10, metadata=metadata or None), None
         except grpc.RpcError as e:
@@ -71,8 +77,10 @@ def grpc_call(handle: ServerHandle, method: str, request: Serializable,
 def connect_status(response: httpx.Response) -> tuple[str, str, list[tuple[str, bytes]]]:
     """A Connect error answer: its code, message and details (type and bytes)."""
     body = response.json()
-    details = [(d["type"], base64.b64decode(d["value"] + "=" * (-len(d["value"]) % 4)))
-               for d in body.get("details", [])]
+    details = [
+        (d["type"], base64.b64decode(d["value"] + "=" * (-len(d["value"]) % 4)))
+        for d in body.get("details", [])
+    ]
     return body["code"], body["message"], details
 
 

@@ -19,8 +19,15 @@ ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = "cpsettle_service/_manifest.json"
 
 
-BUILD_INPUTS = ("pyproject.toml", "README.md", "hatch_build.py", ".gitignore",
-                "service", "clients", "proto")
+BUILD_INPUTS = (
+    "pyproject.toml",
+    "README.md",
+    "hatch_build.py",
+    ".gitignore",
+    "service",
+    "clients",
+    "proto",
+)
 
 
 @dataclass(frozen=True)
@@ -44,9 +51,23 @@ def build_wheel(out: Path, source: Path = ROOT) -> Wheel:
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "-q", "-w", str(out)],
-        cwd=source, capture_output=True, text=True, timeout=240,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            ".",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "-q",
+            "-w",
+            str(out),
+        ],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     seconds = time.monotonic() - start
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -60,8 +81,9 @@ def snapshot_checkout(target: Path) -> Path:
     for name in BUILD_INPUTS:
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, target / name,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(
+                src, target / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+            )
         elif src.exists():
             shutil.copy2(src, target / name)
     return target

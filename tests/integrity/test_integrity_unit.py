@@ -59,7 +59,10 @@ def test_attest_rejects_a_text_nonce() -> None:
 def test_report_shape() -> None:
     report = IntegrityReport("d", 3, ("modified: x",), False)
     assert [f.name for f in dataclasses.fields(report)] == [
-        "manifest_digest", "files_checked", "problems", "development",
+        "manifest_digest",
+        "files_checked",
+        "problems",
+        "development",
     ]
     assert report.intact is False
     assert IntegrityReport("d", 3, (), False).intact is True
@@ -92,7 +95,10 @@ def make_site(tmp_path: Path, files: dict[str, bytes], **manifest_fields: object
         entries.append({"path": path, "sha256": hashlib.sha256(data).hexdigest()})
     pairs = [(e["path"], e["sha256"]) for e in entries]
     manifest = {
-        "format": 1, "name": "cpsettle", "version": "0.1.0", "files": entries,
+        "format": 1,
+        "name": "cpsettle",
+        "version": "0.1.0",
+        "files": entries,
         "engine_digest": integrity._engine_digest_of(pairs),
     }
     manifest.update(manifest_fields)

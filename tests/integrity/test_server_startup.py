@@ -49,7 +49,11 @@ def start(cwd: Path, pythonpath: str, sock: Path, **env: str) -> subprocess.Pope
     )
     return subprocess.Popen(
         [sys.executable, "-m", "cpsettle_service.server"],
-        cwd=cwd, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=cwd,
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
 
 
@@ -162,8 +166,9 @@ def _verify(address: str, nonce: bytes) -> Any:
         return stub.VerifyIntegrity(settlement_pb2.VerifyIntegrityRequest(nonce=nonce), timeout=10)
 
 
-def test_verify_integrity_attests_the_installed_manifest(site: Path, wheel: Any,
-                                                         tmp_path: Path) -> None:
+def test_verify_integrity_attests_the_installed_manifest(
+    site: Path, wheel: Any, tmp_path: Path
+) -> None:
     """A regulator's check: HMAC(nonce, certified manifest digest) from the running service."""
     import hashlib
     import hmac

@@ -56,14 +56,20 @@ class Prometheus:
         spec = yaml.safe_load(RULE.read_text(encoding="utf-8"))["spec"]
         (directory / "cpsettle.rules.yaml").write_text(yaml.safe_dump(spec))
         config = {
-            "global": {"scrape_interval": "1s", "scrape_timeout": "900ms",
-                       "evaluation_interval": "1s"},
+            "global": {
+                "scrape_interval": "1s",
+                "scrape_timeout": "900ms",
+                "evaluation_interval": "1s",
+            },
             "rule_files": ["cpsettle.rules.yaml"],
-            "scrape_configs": [{
-                "job_name": JOB,
-                "file_sd_configs": [{"files": [str(self.targets / "*.json")],
-                                     "refresh_interval": "1s"}],
-            }],
+            "scrape_configs": [
+                {
+                    "job_name": JOB,
+                    "file_sd_configs": [
+                        {"files": [str(self.targets / "*.json")], "refresh_interval": "1s"}
+                    ],
+                }
+            ],
         }
         (directory / "prometheus.yml").write_text(yaml.safe_dump(config))
         self.port = free_port()
@@ -71,11 +77,18 @@ class Prometheus:
         self.log = directory / "prometheus.log"
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
-                [binary("prometheus"), f"--config.file={directory / 'prometheus.yml'}",
-                 f"--storage.tsdb.path={directory / 'data'}",
-                 f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn",
-                 "--storage.tsdb.retention.time=1h"],
-                cwd=directory, stdout=log, stderr=subprocess.STDOUT)
+                [
+                    binary("prometheus"),
+                    f"--config.file={directory / 'prometheus.yml'}",
+                    f"--storage.tsdb.path={directory / 'data'}",
+                    f"--web.listen-address=127.0.0.1:{self.port}",
+                    "--log.level=warn",
+                    "--storage.tsdb.retention.time=1h",
+                ],
+                cwd=directory,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         self.wait(lambda: self.get("/-/ready") is not None, 60, "Prometheus never became ready")
 
     def stop(self) -> None:
@@ -91,8 +104,9 @@ class Prometheus:
 
     def scrape(self, namespace: str, *ports: int) -> None:
         """Scrape these metrics ports as the replicas of ``namespace`` (replaces the list)."""
-        groups = [{"targets": [f"127.0.0.1:{p}" for p in ports],
-                   "labels": {"namespace": namespace}}]
+        groups = [
+            {"targets": [f"127.0.0.1:{p}" for p in ports], "labels": {"namespace": namespace}}
+        ]
         tmp = self.targets / f".{namespace}.tmp"
         tmp.write_text(json.dumps(groups))
         tmp.rename(self.targets / f"{namespace}.json")  # one atomic change for the watcher
@@ -122,29 +136,42 @@ class Prometheus:
 
     def active(self, namespace: str) -> dict[str, dict[str, Any]]:
         """alert name -> the alert, pending or firing, for ``namespace``."""
-        return {a["labels"]["alertname"]: a for a in self.alerts()
-                if a["labels"].get("namespace") == namespace}
+        return {
+            a["labels"]["alertname"]: a
+            for a in self.alerts()
+            if a["labels"].get("namespace") == namespace
+        }
 
-    def wait_alert(self, name: str, namespace: str, seconds: float = 60,
-                   **labels: str) -> dict[str, Any]:
+    def wait_alert(
+        self, name: str, namespace: str, seconds: float = 60, **labels: str
+    ) -> dict[str, Any]:
         """Until alert ``name`` is pending or firing for ``namespace`` (and ``labels``)."""
         found: list[dict[str, Any]] = []
 
         def there() -> bool:
-            found[:] = [a for a in self.alerts()
-                        if a["labels"]["alertname"] == name
-                        and a["labels"].get("namespace") == namespace
-                        and all(a["labels"].get(k) == v for k, v in labels.items())
-                        and a["state"] in ("pending", "firing")]
+            found[:] = [
+                a
+                for a in self.alerts()
+                if a["labels"]["alertname"] == name
+                and a["labels"].get("namespace") == namespace
+                and all(a["labels"].get(k) == v for k, v in labels.items())
+                and a["state"] in ("pending", "firing")
+            ]
             return bool(found)
 
-        self.wait(there, seconds,
-                  lambda: f"{name} never pending for {namespace} {labels}; active: "
-                          f"{sorted(self.active(namespace))}")
+        self.wait(
+            there,
+            seconds,
+            lambda: (
+                f"{name} never pending for {namespace} {labels}; active: "
+                f"{sorted(self.active(namespace))}"
+            ),
+        )
         return found[0]
 
-    def wait(self, condition: Callable[[], bool], seconds: float,
-             why: str | Callable[[], str]) -> None:
+    def wait(
+        self, condition: Callable[[], bool], seconds: float, why: str | Callable[[], str]
+    ) -> None:
         deadline = time.monotonic() + seconds
         while not condition():
             if self.proc.poll() is not None:

@@ -31,27 +31,42 @@ from tests.support.fixed_keys import fixed_test_key
 class Replica:
     """One server process: gRPC on a unix socket (or TLS on a TCP port), /metrics on a port."""
 
-    def __init__(self, tmp: Path, name: str, stdout: Any, *, key: bool = True,
-                 pythonpath: list[Path] | None = None, **env: str) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        name: str,
+        stdout: Any,
+        *,
+        key: bool = True,
+        pythonpath: list[Path] | None = None,
+        **env: str,
+    ) -> None:
         self.name = name
         self.metrics_port = free_port()
         self.sock = tmp / f"{name}.sock"
         self.stderr = tmp / f"{name}.stderr"
-        settings = dict(CPSETTLE_UNIX_SOCKET=str(self.sock), CPSETTLE_HOST="127.0.0.1",
-                        CPSETTLE_METRICS_PORT=str(self.metrics_port),
-                        CPSETTLE_GRACE_SECONDS="1")
+        settings = dict(
+            CPSETTLE_UNIX_SOCKET=str(self.sock),
+            CPSETTLE_HOST="127.0.0.1",
+            CPSETTLE_METRICS_PORT=str(self.metrics_port),
+            CPSETTLE_GRACE_SECONDS="1",
+        )
         if key:
             key_file = tmp / f"{name}.key"
             key_file.write_bytes(fixed_test_key(1))
             settings["CPSETTLE_SIGNING_KEY_FILE"] = str(key_file)
         settings.update(env)
-        self.address = (f"127.0.0.1:{env['CPSETTLE_PORT']}" if "CPSETTLE_PORT" in env
-                        else f"unix://{self.sock}")
+        self.address = (
+            f"127.0.0.1:{env['CPSETTLE_PORT']}" if "CPSETTLE_PORT" in env else f"unix://{self.sock}"
+        )
         if "CPSETTLE_PORT" in env:
             del settings["CPSETTLE_UNIX_SOCKET"]
         # what wait_answering probes: the plaintext health port when the main port is TLS
-        self.probe = (f"127.0.0.1:{env['CPSETTLE_HEALTH_PORT']}"
-                      if "CPSETTLE_HEALTH_PORT" in env else self.address)
+        self.probe = (
+            f"127.0.0.1:{env['CPSETTLE_HEALTH_PORT']}"
+            if "CPSETTLE_HEALTH_PORT" in env
+            else self.address
+        )
         self.proc = spawn_server_to(stdout, self.stderr, pythonpath, **settings)
 
     @property
@@ -83,8 +98,15 @@ def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("replicas")
 
 
-def start(prom: Prometheus, replicas: list[Replica], tmp: Path, namespace: str, stdout: Any,
-          count: int = 1, **kw: Any) -> list[Replica]:
+def start(
+    prom: Prometheus,
+    replicas: list[Replica],
+    tmp: Path,
+    namespace: str,
+    stdout: Any,
+    count: int = 1,
+    **kw: Any,
+) -> list[Replica]:
     """Start ``count`` replicas of an install, scraped as ``namespace``; once Prometheus has
     scraped each of them (so the calls that follow are a change it sees)."""
     group = [Replica(tmp, f"{namespace}-{i}", stdout, **kw) for i in range(count)]
@@ -92,8 +114,11 @@ def start(prom: Prometheus, replicas: list[Replica], tmp: Path, namespace: str, 
     for r in group:
         wait_answering(r.probe, r.proc, r.stderr)
     prom.scrape(namespace, *(r.metrics_port for r in group))
-    prom.wait(lambda: len([s for s in prom.query(f'up{{namespace="{namespace}"}} == 1')])
-              == count, 30, f"{namespace}: Prometheus did not scrape every replica")
+    prom.wait(
+        lambda: len([s for s in prom.query(f'up{{namespace="{namespace}"}} == 1')]) == count,
+        30,
+        f"{namespace}: Prometheus did not scrape every replica",
+    )
     return group
 
 
@@ -121,6 +146,7 @@ def settle_until_refused(address: str, limit: int = 400) -> SettlementError:
 
 def drain(fd: int, stop: threading.Event, pause: float = 0.0) -> threading.Thread:
     """Read a pipe until ``stop`` (``pause`` seconds between reads of 4 KiB: a slow sink)."""
+
     def run() -> None:
         while not stop.is_set():
             try:
@@ -147,8 +173,9 @@ def healthy(prom: Prometheus, replicas: list[Replica], tmp: Path) -> Replica:
     return r
 
 
-def test_the_audit_log_stuck_on_a_pipe_nobody_reads(prom: Prometheus, replicas: list[Replica],
-                                                    tmp: Path, healthy: Replica) -> None:
+def test_the_audit_log_stuck_on_a_pipe_nobody_reads(
+    prom: Prometheus, replicas: list[Replica], tmp: Path, healthy: Replica
+) -> None:
     """The failure of issue #30: readiness NOT_SERVING, liveness SERVING, nothing in flight,
     settlements no longer counted; the sink's own metric makes the alert fire."""
     read_end, write_end = os.pipe()
@@ -175,8 +202,9 @@ def test_the_audit_log_stuck_on_a_pipe_nobody_reads(prom: Prometheus, replicas: 
         os.close(write_end)
 
 
-def test_the_audit_log_on_a_closed_pipe(prom: Prometheus, replicas: list[Replica],
-                                        tmp: Path) -> None:
+def test_the_audit_log_on_a_closed_pipe(
+    prom: Prometheus, replicas: list[Replica], tmp: Path
+) -> None:
     read_end, write_end = os.pipe()
     stop = threading.Event()
     reader = drain(read_end, stop)
@@ -192,8 +220,7 @@ def test_the_audit_log_on_a_closed_pipe(prom: Prometheus, replicas: list[Replica
     prom.wait_alert("CpsettleNotReady", "closed-pipe", instance=r.instance)
 
 
-def test_the_audit_log_on_a_full_disk(prom: Prometheus, replicas: list[Replica],
-                                      tmp: Path) -> None:
+def test_the_audit_log_on_a_full_disk(prom: Prometheus, replicas: list[Replica], tmp: Path) -> None:
     with open("/dev/full", "wb") as full:  # every write: ENOSPC
         [r] = start(prom, replicas, tmp, "full-disk", full)
     failed = settle(r.address, 2)
@@ -207,26 +234,36 @@ def test_the_audit_log_on_a_full_disk(prom: Prometheus, replicas: list[Replica],
 def test_audit_events_filtered_out(prom: Prometheus, replicas: list[Replica], tmp: Path) -> None:
     """Settlements go out but their events are filtered by a log level above info."""
     with open(tmp / "level.log", "wb") as log:
-        [r] = start(prom, replicas, tmp, "log-level", log,
-                    CPSETTLE_LOG_LEVEL="warning")
+        [r] = start(prom, replicas, tmp, "log-level", log, CPSETTLE_LOG_LEVEL="warning")
     # the first settlement makes its profile's series; rate() counts from its first sample,
     # so the hands that follow are the increase (as on a replica that keeps settling)
     assert settle(r.address, 1) == []
-    prom.wait(lambda: bool(prom.query('cpsettle_settlements_total{namespace="log-level"}')),
-              30, "the settlements series was never scraped")
+    prom.wait(
+        lambda: bool(prom.query('cpsettle_settlements_total{namespace="log-level"}')),
+        30,
+        "the settlements series was never scraped",
+    )
     assert settle(r.address, 5) == []
     prom.wait_alert("CpsettleAuditLogStuck", "log-level", instance=r.instance)
 
 
-def test_a_slow_log_sink_saturates_a_replica(prom: Prometheus, replicas: list[Replica],
-                                             tmp: Path) -> None:
+def test_a_slow_log_sink_saturates_a_replica(
+    prom: Prometheus, replicas: list[Replica], tmp: Path
+) -> None:
     """A log agent that reads slowly: each answer waits for its line, calls take hundreds of
     milliseconds and pile up to the concurrency limit (latency alerts, the latency SLO)."""
     read_end, write_end = os.pipe()
     stop, stop_reading = threading.Event(), threading.Event()
     reader = drain(read_end, stop_reading, pause=0.05)
-    [r] = start(prom, replicas, tmp, "slow-sink", write_end,
-                CPSETTLE_MAX_CONCURRENT_RPCS="4", CPSETTLE_AUDIT_LOG_STALL_SECONDS="10")
+    [r] = start(
+        prom,
+        replicas,
+        tmp,
+        "slow-sink",
+        write_end,
+        CPSETTLE_MAX_CONCURRENT_RPCS="4",
+        CPSETTLE_AUDIT_LOG_STALL_SECONDS="10",
+    )
     os.close(write_end)
     errors: list[SettlementError] = []
 
@@ -261,8 +298,7 @@ def test_a_slow_log_sink_saturates_a_replica(prom: Prometheus, replicas: list[Re
     assert {e.reason for e in errors} <= {"AT_CAPACITY"}, errors
 
 
-def test_dealer_payouts_that_disagree(prom: Prometheus, replicas: list[Replica],
-                                      tmp: Path) -> None:
+def test_dealer_payouts_that_disagree(prom: Prometheus, replicas: list[Replica], tmp: Path) -> None:
     with open(tmp / "mismatch.log", "wb") as log:
         [r] = start(prom, replicas, tmp, "mismatch", log)
     with SettlementClient(r.address, timeout=10) as c:
@@ -278,16 +314,21 @@ def test_dealer_payouts_that_disagree(prom: Prometheus, replicas: list[Replica],
 def test_replicas_of_two_builds(prom: Prometheus, replicas: list[Replica], tmp: Path) -> None:
     """One replica runs engine code that differs by a line (another build's image)."""
     other = tmp / "other-build"
-    shutil.copytree(ROOT / "service", other / "service",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "service", other / "service", ignore=shutil.ignore_patterns("__pycache__")
+    )
     # any file of the engine (the domain package) will do: the first one found
     hands = next(iter(sorted((other / "service" / "cpsettle_service" / "domain").rglob("*.py"))))
     hands.write_text(hands.read_text() + "\n# another build\n")
     with open(tmp / "build-a.log", "wb") as log:
         a = start(prom, replicas, tmp, "two-builds", log)
     with open(tmp / "build-b.log", "wb") as log:
-        b = Replica(tmp, "two-builds-b", log,
-                    pythonpath=[other / "service", ROOT / "proto", ROOT / "clients" / "python"])
+        b = Replica(
+            tmp,
+            "two-builds-b",
+            log,
+            pythonpath=[other / "service", ROOT / "proto", ROOT / "clients" / "python"],
+        )
     replicas.append(b)
     wait_answering(b.probe, b.proc, b.stderr)
     prom.scrape("two-builds", a[0].metrics_port, b.metrics_port)
@@ -295,8 +336,9 @@ def test_replicas_of_two_builds(prom: Prometheus, replicas: list[Replica], tmp: 
     assert alert["value"] in ("2", "2e+00")
 
 
-def test_a_replica_without_its_signing_key(prom: Prometheus, replicas: list[Replica],
-                                           tmp: Path) -> None:
+def test_a_replica_without_its_signing_key(
+    prom: Prometheus, replicas: list[Replica], tmp: Path
+) -> None:
     with open(tmp / "unsigned.log", "wb") as log:
         [r] = start(prom, replicas, tmp, "unsigned", log, key=False)
     prom.wait_alert("CpsettleSigningDisabled", "unsigned", instance=r.instance)
@@ -314,16 +356,25 @@ def test_a_replica_gone_then_all(prom: Prometheus, replicas: list[Replica], tmp:
     prom.wait_alert("CpsettleNoReplicaUp", "replica-gone")
 
 
-def test_a_certificate_near_its_expiry(prom: Prometheus, replicas: list[Replica],
-                                       tmp: Path) -> None:
+def test_a_certificate_near_its_expiry(
+    prom: Prometheus, replicas: list[Replica], tmp: Path
+) -> None:
     """The serving certificate (valid one day) as the replica loaded it."""
     ca = Authority.create(tmp, "alerts-ca")
     cert = ca.issue(tmp, "alerts-server", server=True)
     port = free_port()
     with open(tmp / "cert.log", "wb") as log:
-        [r] = start(prom, replicas, tmp, "cert-expiry", log,
-                    CPSETTLE_PORT=str(port), CPSETTLE_TLS_CERT_FILE=cert.cert_file,
-                    CPSETTLE_TLS_KEY_FILE=cert.key_file, CPSETTLE_HEALTH_PORT=str(free_port()))
+        [r] = start(
+            prom,
+            replicas,
+            tmp,
+            "cert-expiry",
+            log,
+            CPSETTLE_PORT=str(port),
+            CPSETTLE_TLS_CERT_FILE=cert.cert_file,
+            CPSETTLE_TLS_KEY_FILE=cert.key_file,
+            CPSETTLE_HEALTH_PORT=str(free_port()),
+        )
     prom.wait_alert("CpsettleCertificateExpiresSoon", "cert-expiry", instance=r.instance)
 
 

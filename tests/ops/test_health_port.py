@@ -36,8 +36,11 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> tuple[Authority, Issued]:
 @pytest.fixture(scope="module")
 def tls_with_health(pki: tuple[Authority, Issued]) -> Iterator[ServerHandle]:
     _, server_cert = pki
-    handle = start_tcp_server(tls_cert_file=server_cert.cert_file,
-                              tls_key_file=server_cert.key_file, health_port=free_port())
+    handle = start_tcp_server(
+        tls_cert_file=server_cert.cert_file,
+        tls_key_file=server_cert.key_file,
+        health_port=free_port(),
+    )
     yield handle
     handle.run(handle.running.drain())
     handle.loop.call_soon_threadsafe(handle.loop.stop)
@@ -47,13 +50,14 @@ def health_address(handle: ServerHandle) -> str:
     return f"127.0.0.1:{handle.running.health_port}"
 
 
-def test_the_main_port_serves_tls_only(tls_with_health: ServerHandle,
-                                       pki: tuple[Authority, Issued], logs: LogStream) -> None:
+def test_the_main_port_serves_tls_only(
+    tls_with_health: ServerHandle, pki: tuple[Authority, Issued], logs: LogStream
+) -> None:
     ca, _ = pki
-    with SettlementClient(tls_with_health.address, tls=TlsConfig(ca_file=ca.cert_file),
-                          timeout=5) as c:
-        assert c.settle(good_request("tls-health-ok")).settlement.context.hand_id \
-            == "tls-health-ok"
+    with SettlementClient(
+        tls_with_health.address, tls=TlsConfig(ca_file=ca.cert_file), timeout=5
+    ) as c:
+        assert c.settle(good_request("tls-health-ok")).settlement.context.hand_id == "tls-health-ok"
     with SettlementClient(tls_with_health.address, timeout=3) as plain:
         with pytest.raises(SettlementError) as e:
             plain.settle(good_request("tls-health-plaintext"))
@@ -81,11 +85,13 @@ def test_the_health_port_serves_nothing_else(tls_with_health: ServerHandle) -> N
             assert e.value.code is grpc.StatusCode.UNIMPLEMENTED
 
 
-def test_the_health_port_speaks_no_tls(tls_with_health: ServerHandle,
-                                       pki: tuple[Authority, Issued]) -> None:
+def test_the_health_port_speaks_no_tls(
+    tls_with_health: ServerHandle, pki: tuple[Authority, Issued]
+) -> None:
     ca, _ = pki
-    with SettlementClient(health_address(tls_with_health), tls=TlsConfig(ca_file=ca.cert_file),
-                          timeout=3) as c:
+    with SettlementClient(
+        health_address(tls_with_health), tls=TlsConfig(ca_file=ca.cert_file), timeout=3
+    ) as c:
         with pytest.raises(SettlementError) as e:
             c.health()
         assert e.value.code is grpc.StatusCode.UNAVAILABLE
@@ -97,8 +103,11 @@ def test_readiness_drops_on_the_health_port_while_draining(
     """The probes read the same health servicer: a draining pod leaves the endpoints, and
     liveness still answers until the drain is over."""
     _, server_cert = pki
-    handle = start_tcp_server(tls_cert_file=server_cert.cert_file,
-                              tls_key_file=server_cert.key_file, health_port=free_port())
+    handle = start_tcp_server(
+        tls_cert_file=server_cert.cert_file,
+        tls_key_file=server_cert.key_file,
+        health_port=free_port(),
+    )
     try:
         handle.run(handle.running.set_serving(False))
         with SettlementClient(health_address(handle), timeout=3) as c:
@@ -138,17 +147,25 @@ def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
     environment = env(docs)
     assert environment["CPSETTLE_TLS_CERT_FILE"] and environment["CPSETTLE_TLS_KEY_FILE"]
     settings = Settings.from_env(environment)
-    probes = {kind: container(docs)[kind]["grpc"]
-              for kind in ("startupProbe", "readinessProbe", "livenessProbe")}
+    probes = {
+        kind: container(docs)[kind]["grpc"]
+        for kind in ("startupProbe", "readinessProbe", "livenessProbe")
+    }
     assert {p["port"] for p in probes.values()} == {settings.health_port}
     key_file = tmp_path / "signing.pem"  # in place of the mounted Secrets
     key_file.write_bytes(fixed_test_key(1))
     key_file.chmod(0o600)  # as the Secret is mounted: no other user reads it
     settings = dataclasses.replace(
-        settings, host="127.0.0.1", port=0, health_port=free_port(), metrics_port=0,
-        tls_cert_file=server_cert.cert_file, tls_key_file=server_cert.key_file,
+        settings,
+        host="127.0.0.1",
+        port=0,
+        health_port=free_port(),
+        metrics_port=0,
+        tls_cert_file=server_cert.cert_file,
+        tls_key_file=server_cert.key_file,
         tls_client_ca_file=ca.cert_file,  # the overlay's ca.crt: callers need a certificate
-        signing_key_file=str(key_file), profile_dir=str(REPO / "deploy" / "base" / "profiles"),
+        signing_key_file=str(key_file),
+        profile_dir=str(REPO / "deploy" / "base" / "profiles"),
     )
     assert settings.require_caller_auth
     caller = ca.issue(tmp_path, "table-software", server=False)
@@ -164,19 +181,20 @@ def test_the_prod_overlay_environment_serves_tls_and_its_probes_answer(
             with pytest.raises(SettlementError) as e:
                 plain.health()
             assert e.value.code is grpc.StatusCode.UNAVAILABLE
-        with SettlementClient(handle.address, tls=TlsConfig(ca_file=ca.cert_file),
-                              timeout=5) as anonymous:  # TLS without a client certificate
+        with SettlementClient(
+            handle.address, tls=TlsConfig(ca_file=ca.cert_file), timeout=5
+        ) as anonymous:  # TLS without a client certificate
             with pytest.raises(SettlementError) as e:
                 anonymous.settle(good_request("prod-env-anonymous"))
             assert e.value.code is grpc.StatusCode.UNAVAILABLE
-        tls = TlsConfig(ca_file=ca.cert_file, cert_file=caller.cert_file,
-                        key_file=caller.key_file)
+        tls = TlsConfig(ca_file=ca.cert_file, cert_file=caller.cert_file, key_file=caller.key_file)
         with SettlementClient(handle.address, tls=tls, timeout=5) as c:
             request = good_request("prod-env-hand")
             request.preset = "house-western-500"
             settlement = c.settle(request).settlement
             assert settlement.unit_value == 500 and settlement.signature.algorithm == (
-                pb.SIGNATURE_ALGORITHM_ED25519)
+                pb.SIGNATURE_ALGORITHM_ED25519
+            )
     finally:
         handle.run(handle.running.drain())
         handle.loop.call_soon_threadsafe(handle.loop.stop)

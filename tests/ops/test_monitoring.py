@@ -45,8 +45,9 @@ def promtool() -> str:
 
 
 def run_promtool(*args: str, cwd: Path, stdin: str | None = None) -> str:
-    done = subprocess.run([promtool(), *args], cwd=cwd, input=stdin, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [promtool(), *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"promtool {' '.join(args)} failed:\n{output}"
     return output
@@ -108,9 +109,14 @@ def exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     sock = tmp / "s.sock"
     key_file = tmp / "signing.pem"
     key_file.write_bytes(fixed_test_key(1))
-    proc = start(sock, tmp / "server.log", CPSETTLE_METRICS_PORT=str(port),
-                 CPSETTLE_HOST="127.0.0.1", CPSETTLE_SIGNING_KEY_FILE=str(key_file),
-                 CPSETTLE_WITNESS_URL=f"http://127.0.0.1:{free_port()}")
+    proc = start(
+        sock,
+        tmp / "server.log",
+        CPSETTLE_METRICS_PORT=str(port),
+        CPSETTLE_HOST="127.0.0.1",
+        CPSETTLE_SIGNING_KEY_FILE=str(key_file),
+        CPSETTLE_WITNESS_URL=f"http://127.0.0.1:{free_port()}",
+    )
     try:
         wait_serving(f"unix://{sock}", proc)
         with SettlementClient(f"unix://{sock}", timeout=10) as c:
@@ -118,8 +124,9 @@ def exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             c.settle(example("classic-1-6"))  # naturals
             c.settle(example("two-four"))  # fouls
             s = c.settle(example("one-six")).settlement
-            nets = {p.player_id: p.net_money + (1 if i == 0 else 0)
-                    for i, p in enumerate(s.players)}
+            nets = {
+                p.player_id: p.net_money + (1 if i == 0 else 0) for i, p in enumerate(s.players)
+            }
             c.validate_payouts(example("one-six"), nets)  # a mismatch
             bad = example("one-six")
             bad["players"][0]["arrangement"]["front"][0] = "Zz"
@@ -136,8 +143,11 @@ def exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def sample_names(text: str) -> set[str]:
-    return {line.split("{")[0].split(" ")[0] for line in text.splitlines()
-            if line and not line.startswith("#")}
+    return {
+        line.split("{")[0].split(" ")[0]
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+    }
 
 
 def test_promtool_accepts_a_real_scrape(exposition: str, tmp_path: Path) -> None:
@@ -160,8 +170,14 @@ def metric_names(query: str) -> set[str]:
 def queries() -> dict[str, str]:
     """Where -> PromQL, for every alert and every dashboard panel target and variable."""
     out = {f"alert {a['alert']}": a["expr"] for a in alerts()}
-    out.update({f"record {r['record']}": r["expr"] for g in rule_spec()["groups"]
-                for r in g["rules"] if "record" in r})
+    out.update(
+        {
+            f"record {r['record']}": r["expr"]
+            for g in rule_spec()["groups"]
+            for r in g["rules"]
+            if "record" in r
+        }
+    )
     dashboard = json.loads(DASHBOARD.read_text(encoding="utf-8"))
     for panel in dashboard["panels"]:
         for target in panel.get("targets", []):
@@ -189,36 +205,53 @@ def test_dashboard_and_rules_use_only_metrics_the_server_exposes(exposition: str
         assert not missing, f"{where} reads {sorted(missing)}, which the server does not expose"
         used |= names
     # The names the issue asks to watch are all on the dashboard or in an alert.
-    for name in ("cpsettle_max_concurrent_rpcs", "cpsettle_signing_enabled",
-                 "cpsettle_audit_events_total", "cpsettle_audit_last_write_timestamp_seconds",
-                 "cpsettle_build_info", "cpsettle_stream_duration_seconds_bucket",
-                 "cpsettle_naturals_total", "cpsettle_caps_applied_total",
-                 "cpsettle_fouls_total", "cpsettle_ready", "cpsettle_audit_log_stuck",
-                 "cpsettle_audit_log_queued_lines",
-                 "cpsettle_tls_certificate_expiry_timestamp_seconds", "up"):
+    for name in (
+        "cpsettle_max_concurrent_rpcs",
+        "cpsettle_signing_enabled",
+        "cpsettle_audit_events_total",
+        "cpsettle_audit_last_write_timestamp_seconds",
+        "cpsettle_build_info",
+        "cpsettle_stream_duration_seconds_bucket",
+        "cpsettle_naturals_total",
+        "cpsettle_caps_applied_total",
+        "cpsettle_fouls_total",
+        "cpsettle_ready",
+        "cpsettle_audit_log_stuck",
+        "cpsettle_audit_log_queued_lines",
+        "cpsettle_tls_certificate_expiry_timestamp_seconds",
+        "up",
+    ):
         assert name in used, name
 
 
 def test_the_name_check_catches_a_renamed_metric(exposition: str) -> None:
     exposed = sample_names(exposition)
-    assert metric_names('rate(cpsettle_settlement_total{profile="cpsettle_x"}[5m])') \
-        == {"cpsettle_settlement_total"}
+    assert metric_names('rate(cpsettle_settlement_total{profile="cpsettle_x"}[5m])') == {
+        "cpsettle_settlement_total"
+    }
     assert "cpsettle_settlement_total" not in exposed
     assert "cpsettle_settlements_total" in exposed
 
 
 def test_new_gauges_report_the_configuration(exposition: str) -> None:
-    values = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
-              for line in exposition.splitlines() if line and not line.startswith("#")}
+    values = {
+        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+        for line in exposition.splitlines()
+        if line and not line.startswith("#")
+    }
     assert values["cpsettle_max_concurrent_rpcs"] == 64
     assert values["cpsettle_signing_enabled"] == 1
     # 4 Settle + 1 ValidatePayouts + 1 stream hand settled: one settlement.issued each
     assert values['cpsettle_audit_events_total{event="settlement.issued"}'] == 6
     assert values['cpsettle_audit_events_total{event="payout.mismatch"}'] == 1
     assert values["cpsettle_audit_last_write_timestamp_seconds"] > 1.7e9
-    stream = {k: v for k, v in values.items()
-              if k.startswith("cpsettle_stream_duration_seconds_count")}
+    stream = {
+        k: v for k, v in values.items() if k.startswith("cpsettle_stream_duration_seconds_count")
+    }
     assert list(stream.values()) == [1]
     # the stream is not in the unary histogram any more
-    assert not [k for k in values if k.startswith("grpc_server_handling_seconds_count")
-                and "SettleStream" in k]
+    assert not [
+        k
+        for k in values
+        if k.startswith("grpc_server_handling_seconds_count") and "SettleStream" in k
+    ]

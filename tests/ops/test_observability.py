@@ -50,8 +50,9 @@ def scrape_settled(port: int, calls: int) -> dict[str, float]:
     while True:
         samples = scrape(port)
         handled = metric(samples, "grpc_server_handled_total")
-        if (handled >= calls and metric(samples, "cpsettle_rpcs_in_flight") == 0) \
-                or time.monotonic() > deadline:
+        if (
+            handled >= calls and metric(samples, "cpsettle_rpcs_in_flight") == 0
+        ) or time.monotonic() > deadline:
             return samples
         time.sleep(0.05)
 
@@ -76,8 +77,9 @@ def example(name: str) -> dict[str, Any]:
 def test_metrics_move_after_real_calls(tmp_path: Path) -> None:
     port = free_port()
     sock = tmp_path / "m.sock"
-    proc = start(sock, tmp_path / "m.log", CPSETTLE_METRICS_PORT=str(port),
-                 CPSETTLE_HOST="127.0.0.1")
+    proc = start(
+        sock, tmp_path / "m.log", CPSETTLE_METRICS_PORT=str(port), CPSETTLE_HOST="127.0.0.1"
+    )
     try:
         wait_serving(f"unix://{sock}", proc)
         before = scrape(port)
@@ -88,8 +90,9 @@ def test_metrics_move_after_real_calls(tmp_path: Path) -> None:
             c.settle(example("classic-1-6"))  # naturals
             c.settle(example("two-four"))  # fouls
             s = c.settle(example("one-six")).settlement
-            nets = {p.player_id: p.net_money + (1 if i == 0 else 0)
-                    for i, p in enumerate(s.players)}
+            nets = {
+                p.player_id: p.net_money + (1 if i == 0 else 0) for i, p in enumerate(s.players)
+            }
             c.validate_payouts(example("one-six"), nets)
             bad = example("one-six")
             bad["players"][0]["arrangement"]["front"][0] = "Zz"
@@ -106,8 +109,9 @@ def test_metrics_move_after_real_calls(tmp_path: Path) -> None:
     svc = "cpsettle.v1.SettlementService"
     assert moved("grpc_server_started_total", grpc_service=svc, grpc_method="Settle") == 7
     assert moved("grpc_server_handled_total", grpc_method="Settle", grpc_code="OK") == 6
-    assert moved("grpc_server_handled_total", grpc_method="Settle",
-                 grpc_code="INVALID_ARGUMENT") == 1
+    assert (
+        moved("grpc_server_handled_total", grpc_method="Settle", grpc_code="INVALID_ARGUMENT") == 1
+    )
     assert moved("grpc_server_handling_seconds_count", grpc_method="Settle") == 7
     assert moved("cpsettle_settlements_total", profile="western") == 3
     assert moved("cpsettle_settlements_total", profile="one-six") == 2  # Settle + Validate

@@ -33,8 +33,9 @@ class Collector(trace_service_pb2_grpc.TraceServiceServicer):
         self.requests: list[trace_service_pb2.ExportTraceServiceRequest] = []
         self.lock = threading.Lock()
 
-    def Export(self, request: trace_service_pb2.ExportTraceServiceRequest,
-               context: Any) -> trace_service_pb2.ExportTraceServiceResponse:
+    def Export(
+        self, request: trace_service_pb2.ExportTraceServiceRequest, context: Any
+    ) -> trace_service_pb2.ExportTraceServiceResponse:
         with self.lock:
             self.requests.append(request)
         return trace_service_pb2.ExportTraceServiceResponse()
@@ -56,7 +57,8 @@ def collector() -> Iterator[tuple[Collector, int]]:
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     # the exporter package's generated grpc module carries no annotations
     trace_service_pb2_grpc.add_TraceServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        receiver, server)
+        receiver, server
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     yield receiver, port
@@ -64,17 +66,25 @@ def collector() -> Iterator[tuple[Collector, int]]:
 
 
 def test_spans_reach_the_collector_with_the_callers_trace(
-        collector: tuple[Collector, int], tmp_path: Path) -> None:
+    collector: tuple[Collector, int], tmp_path: Path
+) -> None:
     receiver, port = collector
     sock, log = tmp_path / "o.sock", tmp_path / "o.log"
-    proc = start(sock, log, CPSETTLE_LOG_FORMAT="json",
-                 CPSETTLE_OTEL_ENDPOINT=f"http://127.0.0.1:{port}",
-                 # the SDK's batch processor: export after 0.2 s instead of 5 s
-                 OTEL_BSP_SCHEDULE_DELAY="200")
+    proc = start(
+        sock,
+        log,
+        CPSETTLE_LOG_FORMAT="json",
+        CPSETTLE_OTEL_ENDPOINT=f"http://127.0.0.1:{port}",
+        # the SDK's batch processor: export after 0.2 s instead of 5 s
+        OTEL_BSP_SCHEDULE_DELAY="200",
+    )
     try:
         wait_serving(f"unix://{sock}", proc)
-        with SettlementClient(f"unix://{sock}", timeout=10,
-                              metadata=[("traceparent", f"00-{TRACE_ID}-{PARENT_ID}-01")]) as c:
+        with SettlementClient(
+            f"unix://{sock}",
+            timeout=10,
+            metadata=[("traceparent", f"00-{TRACE_ID}-{PARENT_ID}-01")],
+        ) as c:
             settlement = c.settle(good_request("otlp-hand")).settlement
         deadline = time.monotonic() + 20
         while not [s for _, s in receiver.spans() if s.name.endswith("/Settle")]:
@@ -92,9 +102,12 @@ def test_spans_reach_the_collector_with_the_callers_trace(
     assert attributes["rpc.grpc.status_code"].int_value == 0
     assert resource["service.name"] == "cpsettle"
     # the audit event of the call names the same trace, and the exported span
-    [issued] = [e for e in map(json.loads, log.read_text().splitlines())
-                if e.get("event") == "settlement.issued"
-                and e.get("settlement_id") == settlement.settlement_id]
+    [issued] = [
+        e
+        for e in map(json.loads, log.read_text().splitlines())
+        if e.get("event") == "settlement.issued"
+        and e.get("settlement_id") == settlement.settlement_id
+    ]
     assert issued["trace_id"] == TRACE_ID and issued["span_id"] == span.span_id.hex()
 
 
@@ -105,14 +118,20 @@ def test_no_endpoint_no_export(collector: tuple[Collector, int], tmp_path: Path)
     proc = start(sock, log, CPSETTLE_LOG_FORMAT="json", OTEL_BSP_SCHEDULE_DELAY="200")
     try:
         wait_serving(f"unix://{sock}", proc)
-        with SettlementClient(f"unix://{sock}", timeout=10,
-                              metadata=[("traceparent", f"00-{TRACE_ID}-{PARENT_ID}-01")]) as c:
+        with SettlementClient(
+            f"unix://{sock}",
+            timeout=10,
+            metadata=[("traceparent", f"00-{TRACE_ID}-{PARENT_ID}-01")],
+        ) as c:
             c.settle(good_request("no-otlp"))
         time.sleep(1)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
     assert receiver.spans() == []
-    started = [e for e in map(json.loads, log.read_text().splitlines())
-               if e.get("event") == "service.started"]
+    started = [
+        e
+        for e in map(json.loads, log.read_text().splitlines())
+        if e.get("event") == "service.started"
+    ]
     assert started and started[0]["otel_endpoint"] is None

@@ -115,12 +115,16 @@ def run(command: str, pod_logs: dict[str, Path], tmp: Path) -> subprocess.Comple
         fake = bin_dir / "kubectl"
         fake.write_text(FAKE_KUBECTL.replace("#!/usr/bin/env python3", f"#!{sys.executable}"))
         fake.chmod(0o755)
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-               RUNBOOK_SELECTOR=SELECTOR,
-               RUNBOOK_PODS=os.pathsep.join(f"{p}={path}" for p, path in pod_logs.items()))
+    env = dict(
+        os.environ,
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        RUNBOOK_SELECTOR=SELECTOR,
+        RUNBOOK_PODS=os.pathsep.join(f"{p}={path}" for p, path in pod_logs.items()),
+    )
     script = f"set -euo pipefail\n{events_function()}\n{command}\n"
-    return subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def json_lines(text: str) -> list[dict[str, Any]]:
@@ -153,13 +157,17 @@ def test_the_log_pipelines_on_real_log_lines(pod_logs: dict[str, Path], tmp_path
 
     failed = json_lines(output('select(.event == "rpc" and .code != "OK") | {pod, method'))
     assert {(e["pod"], e["code"]) for e in failed} == {
-        (p, code) for p in PODS for code in ("INVALID_ARGUMENT", "NOT_FOUND")}
+        (p, code) for p in PODS for code in ("INVALID_ARGUMENT", "NOT_FOUND")
+    }
     counts = output('"\\(.pod) \\(.code)"').split("\n")
     assert sorted(line.split()[1:] for line in counts if line) == sorted(
-        [p, code] for p in PODS for code in ("INVALID_ARGUMENT", "NOT_FOUND"))
+        [p, code] for p in PODS for code in ("INVALID_ARGUMENT", "NOT_FOUND")
+    )
     mismatches = json_lines(output('select(.event == "payout.mismatch") | {pod, hand_id'))
     assert {(e["pod"], e["table_id"]) for e in mismatches} == {
-        (PODS[0], "table-0"), (PODS[1], "table-1")}
+        (PODS[0], "table-0"),
+        (PODS[1], "table-1"),
+    }
     assert mismatches[0]["players"], mismatches
     per_table = output('"\\(.table_id) \\(.dealer_id)"').split()
     assert per_table.count("1") == 2 and "table-0" in per_table
@@ -170,13 +178,13 @@ def test_the_log_pipelines_on_real_log_lines(pod_logs: dict[str, Path], tmp_path
     assert output('select(.event == "tls.loaded"') == ""
 
 
-def test_the_stand_in_refuses_a_command_that_reads_one_pod(pod_logs: dict[str, Path],
-                                                           tmp_path: Path) -> None:
+def test_the_stand_in_refuses_a_command_that_reads_one_pod(
+    pod_logs: dict[str, Path], tmp_path: Path
+) -> None:
     one_pod = "kubectl -n cpsettle logs deploy/cpsettle --since=15m | head -1"
     done = run(one_pod, pod_logs, tmp_path)
     assert done.returncode != 0 and "no label selector" in done.stderr
-    ten_lines = (f"kubectl -n cpsettle logs -l {SELECTOR} --prefix --max-log-requests=20 "
-                 "--since=15m")
+    ten_lines = f"kubectl -n cpsettle logs -l {SELECTOR} --prefix --max-log-requests=20 --since=15m"
     done = run(ten_lines, pod_logs, tmp_path)
     assert done.returncode != 0 and "--tail=-1" in done.stderr
 
@@ -186,8 +194,12 @@ def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
     tmp = tmp_path_factory.mktemp("prom-runbook")
     p = Prometheus(tmp)
     port = free_port()
-    proc = start(tmp / "s.sock", tmp / "server.log", CPSETTLE_METRICS_PORT=str(port),
-                 CPSETTLE_HOST="127.0.0.1")
+    proc = start(
+        tmp / "s.sock",
+        tmp / "server.log",
+        CPSETTLE_METRICS_PORT=str(port),
+        CPSETTLE_HOST="127.0.0.1",
+    )
     try:
         wait_serving(f"unix://{tmp / 's.sock'}", proc)
         p.scrape("cpsettle", port)
@@ -197,8 +209,11 @@ def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
                 c.settle(good_request(f"promql-{i}"))
             with pytest.raises(SettlementError):
                 c.get_profile("no-such-house-profile")
-        p.wait(lambda: bool(p.query('cpsettle_settlements_total{namespace="cpsettle"} >= 3')),
-               30, "the calls were never scraped")
+        p.wait(
+            lambda: bool(p.query('cpsettle_settlements_total{namespace="cpsettle"} >= 3')),
+            30,
+            "the calls were never scraped",
+        )
         yield p
     finally:
         proc.kill()

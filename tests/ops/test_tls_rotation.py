@@ -48,13 +48,17 @@ def issue(ca: Authority, days: float) -> tuple[bytes, bytes, x509.Certificate]:
         .not_valid_before(now - dt.timedelta(minutes=5))
         .not_valid_after(now + dt.timedelta(days=days))
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName([
-            x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False)
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
         .sign(ca.key, hashes.SHA256())
     )
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     return cert.public_bytes(serialization.Encoding.PEM), key_pem, cert
 
 
@@ -106,8 +110,10 @@ class Callers:
         self.stop = threading.Event()
         self.done = {"kept": 0, "new": 0}
         self.failed: list[SettlementError] = []
-        self.threads = [threading.Thread(target=self.kept, daemon=True),
-                        threading.Thread(target=self.new, daemon=True)]
+        self.threads = [
+            threading.Thread(target=self.kept, daemon=True),
+            threading.Thread(target=self.new, daemon=True),
+        ]
         for t in self.threads:
             t.start()
 
@@ -148,8 +154,9 @@ def volume(tmp_path: Path) -> SecretVolume:
 def server(volume: SecretVolume, pki: Authority) -> Iterator[ServerHandle]:
     cert, key, _ = issue(pki, days=10)
     volume.publish(cert, key)
-    handle = start_tcp_server(tls_cert_file=volume.file("tls.crt"),
-                              tls_key_file=volume.file("tls.key"))
+    handle = start_tcp_server(
+        tls_cert_file=volume.file("tls.crt"), tls_key_file=volume.file("tls.key")
+    )
     yield handle
     stop_server(handle)
 
@@ -161,8 +168,9 @@ def wait_for(condition: object, seconds: float = 10) -> None:
         time.sleep(0.05)
 
 
-def test_a_rotation_under_load_fails_no_call(server: ServerHandle, volume: SecretVolume,
-                                             pki: Authority) -> None:
+def test_a_rotation_under_load_fails_no_call(
+    server: ServerHandle, volume: SecretVolume, pki: Authority
+) -> None:
     port = server.running.port
     tls = TlsConfig(ca_file=pki.cert_file, server_name="localhost")
     first = served_certificate(port, pki.cert_file)
@@ -173,12 +181,17 @@ def test_a_rotation_under_load_fails_no_call(server: ServerHandle, volume: Secre
         cert, key, renewed = issue(pki, days=90)
         volume.publish(cert, key)  # cert-manager renewed the Secret: one atomic swap
         # the next new connection gets the renewed certificate: no restart
-        wait_for(lambda: served_certificate(port, pki.cert_file).serial_number
-                 == renewed.serial_number)
+        wait_for(
+            lambda: served_certificate(port, pki.cert_file).serial_number == renewed.serial_number
+        )
         assert metrics.TLS_CERT_EXPIRY._value.get() == renewed.not_valid_after_utc.timestamp()
         before = dict(callers.done)
-        wait_for(lambda: callers.done["kept"] >= before["kept"] + 20
-                 and callers.done["new"] >= before["new"] + 5)
+        wait_for(
+            lambda: (
+                callers.done["kept"] >= before["kept"] + 20
+                and callers.done["new"] >= before["new"] + 5
+            )
+        )
     finally:
         callers.finish()
     assert callers.failed == []
@@ -186,7 +199,8 @@ def test_a_rotation_under_load_fails_no_call(server: ServerHandle, volume: Secre
 
 
 def test_a_key_of_another_certificate_is_refused_and_the_served_pair_kept(
-        server: ServerHandle, volume: SecretVolume, pki: Authority) -> None:
+    server: ServerHandle, volume: SecretVolume, pki: Authority
+) -> None:
     port = server.running.port
     served = served_certificate(port, pki.cert_file)
     rejected = metrics.TLS_RELOADS.labels("rejected")._value.get()
@@ -197,21 +211,31 @@ def test_a_key_of_another_certificate_is_refused_and_the_served_pair_kept(
     server.running.certificates.refresh()
     assert metrics.TLS_RELOADS.labels("rejected")._value.get() == rejected + 1
     assert served_certificate(port, pki.cert_file).serial_number == served.serial_number
-    with SettlementClient(server.address, tls=TlsConfig(ca_file=pki.cert_file,
-                                                        server_name="localhost"),
-                          timeout=10) as c:
+    with SettlementClient(
+        server.address, tls=TlsConfig(ca_file=pki.cert_file, server_name="localhost"), timeout=10
+    ) as c:
         assert c.settle(good_request("still-served")).settlement.settlement_id
     assert metrics.TLS_CERT_EXPIRY._value.get() == served.not_valid_after_utc.timestamp()
 
 
 def test_a_server_that_must_authenticate_callers_needs_a_way_to() -> None:
     with pytest.raises(ConfigError, match="CPSETTLE_REQUIRE_CALLER_AUTH needs"):
-        Settings.from_env({"CPSETTLE_REQUIRE_CALLER_AUTH": "true",
-                           "CPSETTLE_TLS_CERT_FILE": "c", "CPSETTLE_TLS_KEY_FILE": "k"})
+        Settings.from_env(
+            {
+                "CPSETTLE_REQUIRE_CALLER_AUTH": "true",
+                "CPSETTLE_TLS_CERT_FILE": "c",
+                "CPSETTLE_TLS_KEY_FILE": "k",
+            }
+        )
     for way in ({"CPSETTLE_TLS_CLIENT_CA_FILE": "ca"}, {"CPSETTLE_AUTH_TOKENS_FILE": "t"}):
-        settings = Settings.from_env({"CPSETTLE_REQUIRE_CALLER_AUTH": "true",
-                                      "CPSETTLE_TLS_CERT_FILE": "c",
-                                      "CPSETTLE_TLS_KEY_FILE": "k", **way})
+        settings = Settings.from_env(
+            {
+                "CPSETTLE_REQUIRE_CALLER_AUTH": "true",
+                "CPSETTLE_TLS_CERT_FILE": "c",
+                "CPSETTLE_TLS_KEY_FILE": "k",
+                **way,
+            }
+        )
         assert settings.require_caller_auth
 
 
@@ -222,7 +246,8 @@ def channelz_servers(port: int) -> channelz_pb2.GetServersResponse:
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = channelz_pb2_grpc.ChannelzStub(channel)
         reply: channelz_pb2.GetServersResponse = stub.GetServers(
-            channelz_pb2.GetServersRequest(), timeout=5)
+            channelz_pb2.GetServersRequest(), timeout=5
+        )
         return reply
 
 

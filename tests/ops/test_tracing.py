@@ -46,8 +46,9 @@ def test_traceparent_in_every_log_line_of_the_call(tmp_path: Path) -> None:
                 c.settle(bad)
         with SettlementClient(f"unix://{sock}") as c:
             c.settle(example("western", "untraced"))
-        with SettlementClient(f"unix://{sock}",
-                              metadata=[("traceparent", "00-not-a-trace-01")]) as c:
+        with SettlementClient(
+            f"unix://{sock}", metadata=[("traceparent", "00-not-a-trace-01")]
+        ) as c:
             c.settle(example("western", "malformed-trace"))
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -127,8 +128,11 @@ def test_spans_exported_through_opentelemetry(tmp_path: Path, logs: LogStream) -
     assert root.parent is None and format(root.context.trace_id, "032x") != TRACE_ID
     # the log lines carry the server span's ids
     for span, hand in ((child, "otel-child"), (root, "otel-root")):
-        events = [e for e in logs.events("rpc") + logs.events("settlement.issued")
-                  if e.get("hand_id") == hand]
+        events = [
+            e
+            for e in logs.events("rpc") + logs.events("settlement.issued")
+            if e.get("hand_id") == hand
+        ]
         assert len(events) == 1  # the settlement.issued line: no rpc line beside it
         for event in events:
             assert event["trace_id"] == format(span.context.trace_id, "032x")

@@ -54,14 +54,16 @@ def events(logs: Any, name: str, hand_id: str) -> list[dict[str, Any]]:
 
 @pytest.fixture()
 def signing(tmp_path: Path) -> Iterator[ServerHandle]:
-    handle = start_server(tmp_path / "events.sock", signing_key=fixed_test_key(2).decode(),
-                          signing_key_id=KEY_ID)
+    handle = start_server(
+        tmp_path / "events.sock", signing_key=fixed_test_key(2).decode(), signing_key_id=KEY_ID
+    )
     yield handle
     stop_server(handle)
 
 
 def test_each_hand_of_a_stream_is_issued_and_checked_under_its_own_ids(
-        signing: ServerHandle, logs: Any) -> None:
+    signing: ServerHandle, logs: Any
+) -> None:
     western, classic = example("western", 1), example("classic-1-6", 2)
     paid_w = nets(western)
     short = next(iter(paid_w))
@@ -90,41 +92,53 @@ def test_each_hand_of_a_stream_is_issued_and_checked_under_its_own_ids(
     assert {k: mismatch[k] for k in IDS} == {k: getattr(western, k) for k in IDS}
     assert mismatch["settlement_id"] == w.settlement_id
     expected = next(p.net_money for p in w.players if p.player_id == short)
-    assert mismatch["players"] == [{"player_id": short, "expected": expected,
-                                    "proposed": expected - 7, "difference": -7}]
+    assert mismatch["players"] == [
+        {"player_id": short, "expected": expected, "proposed": expected - 7, "difference": -7}
+    ]
     assert mismatch["pairs"] == []
     # a stream logs no payout.validated (settlement.issued is there for each hand already)
     assert not events(logs, "payout.validated", "ev-hand-2") and not events(
-        logs, "payout.mismatch", "ev-hand-2")
+        logs, "payout.mismatch", "ev-hand-2"
+    )
 
 
 def test_payouts_checked_one_by_one_are_logged_with_the_settlement_and_the_amounts(
-        signing: ServerHandle, logs: Any) -> None:
+    signing: ServerHandle, logs: Any
+) -> None:
     """ValidatePayouts: ``payout.validated`` with the number of players checked, or
     ``payout.mismatch`` with each pair that does not match."""
     request = example("two-four", 3)
     with SettlementClient(signing.address, timeout=10) as client:
         s = client.settle(request).settlement
-        assert client.validate_payouts(request, {p.player_id: p.net_money
-                                                 for p in s.players}).all_match
+        assert client.validate_payouts(
+            request, {p.player_id: p.net_money for p in s.players}
+        ).all_match
         [validated] = events(logs, "payout.validated", "ev-hand-3")
         assert {k: validated[k] for k in IDS} == {k: getattr(request, k) for k in IDS}
         assert (validated["settlement_id"], validated["players"]) == (s.settlement_id, 4)
         pr = s.pairs[1]
         good = pr.paid if pr.payee == pr.first else -pr.paid
         report = client.validate_payouts(
-            request, {p.player_id: p.net_money for p in s.players},
-            {(pr.second, pr.first): -good + 3})
+            request,
+            {p.player_id: p.net_money for p in s.players},
+            {(pr.second, pr.first): -good + 3},
+        )
     assert not report.all_match
     [mismatch] = events(logs, "payout.mismatch", "ev-hand-3")
     assert mismatch["settlement_id"] == s.settlement_id
     assert mismatch["players"] == []
-    assert mismatch["pairs"] == [{"first": pr.second, "second": pr.first, "expected": -good,
-                                  "proposed": -good + 3, "difference": 3}]
+    assert mismatch["pairs"] == [
+        {
+            "first": pr.second,
+            "second": pr.first,
+            "expected": -good,
+            "proposed": -good + 3,
+            "difference": 3,
+        }
+    ]
 
 
-def test_an_unsigned_server_without_the_request_logs_neither(
-        tmp_path: Path, logs: Any) -> None:
+def test_an_unsigned_server_without_the_request_logs_neither(tmp_path: Path, logs: Any) -> None:
     handle = start_server(tmp_path / "plain.sock", audit_include_request=False)
     try:
         with SettlementClient(handle.address, timeout=10) as client:
@@ -157,7 +171,8 @@ def test_a_sealer_by_default_logs_the_request_and_publishes_its_key() -> None:
 
 
 def test_a_batch_too_large_to_send_is_logged_not_delivered_hand_by_hand(
-        tmp_path: Path, logs: Any) -> None:
+    tmp_path: Path, logs: Any
+) -> None:
     """Each hand of a SettleStream batch whose answer exceeds the send limit (4 x the message
     limit) was sealed and logged as issued: each gets a ``settlement.not_delivered`` naming its
     settlement and hand, so the log reconciles with what the caller received (nothing)."""
@@ -188,8 +203,14 @@ def test_not_delivered_lines_carry_a_detail_only_when_one_is_given() -> None:
         sealer.not_delivered([Issued("id-1", "h" * 200), Issued("id-2", "h2")], "cancelled")
         sealer.not_delivered([Issued("id-3", "h3")], "audit_log_unavailable", "disk full")
         log_not_delivered(structlog.get_logger("test"), [Issued("id-4", "h4")], "cancelled")
-    lines = [(c["settlement_id"], c["hand_id"], c["reason"], c.get("detail", "-"))
-             for c in captured if c["event"] == "settlement.not_delivered"]
-    assert lines == [("id-1", "h" * 128, "cancelled", "-"), ("id-2", "h2", "cancelled", "-"),
-                     ("id-3", "h3", "audit_log_unavailable", "disk full"),
-                     ("id-4", "h4", "cancelled", "-")]
+    lines = [
+        (c["settlement_id"], c["hand_id"], c["reason"], c.get("detail", "-"))
+        for c in captured
+        if c["event"] == "settlement.not_delivered"
+    ]
+    assert lines == [
+        ("id-1", "h" * 128, "cancelled", "-"),
+        ("id-2", "h2", "cancelled", "-"),
+        ("id-3", "h3", "audit_log_unavailable", "disk full"),
+        ("id-4", "h4", "cancelled", "-"),
+    ]

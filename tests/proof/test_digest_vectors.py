@@ -49,7 +49,7 @@ def words(text: str) -> str:
 def section(title: str) -> str:
     """The doc's section under the heading ``title`` (up to the next heading of any level)."""
     start = DOC.index(title + "\n")
-    return re.split(r"\n#{2,3} ", DOC[start + len(title):], maxsplit=1)[0]
+    return re.split(r"\n#{2,3} ", DOC[start + len(title) :], maxsplit=1)[0]
 
 
 def vector(name: str) -> dict[str, Any]:
@@ -65,8 +65,8 @@ REQUEST_APPENDIX = section("## Appendix: the fields of a request")
 # message -> number -> (JSON name, kind, type)
 REQUEST_TABLE: dict[str, dict[int, tuple[str, str, str]]] = {}
 for _m, _n, _j, _k, _t in re.findall(
-        r"^\| `(\w+)` \| (\d+) \| `(\w+)` \| ([\w ]+) \| ([\w →]*) \|$", REQUEST_APPENDIX,
-        re.MULTILINE):
+    r"^\| `(\w+)` \| (\d+) \| `(\w+)` \| ([\w ]+) \| ([\w →]*) \|$", REQUEST_APPENDIX, re.MULTILINE
+):
     REQUEST_TABLE.setdefault(_m, {})[int(_n)] = (_j, _k.strip(), _t.strip())
 # enum -> name -> number: the request's own, and Row and HandClass from the content bytes'
 ENUMS: dict[str, dict[str, int]] = {}
@@ -79,16 +79,20 @@ PROFILE_APPENDIX = section("## Appendix: the profile's digest form")
 PROFILE_TABLE: dict[str, tuple[str, str, str]] = {
     path: (kind.strip(), default.strip().strip("`"), written.strip())
     for path, kind, default, written in re.findall(
-        r"^\| `([\w.\[\]]+)` \| ([\w ]+) \| ([^|]+) \| ([\w ]+) \|$", PROFILE_APPENDIX,
-        re.MULTILINE)}
+        r"^\| `([\w.\[\]]+)` \| ([\w ]+) \| ([^|]+) \| ([\w ]+) \|$", PROFILE_APPENDIX, re.MULTILINE
+    )
+}
 
 
 # --------------------------------------------------------------------------- the request's bytes
 
-QUOTE_VARINT = ("`varint(n)`, 0 ≤ n < 2^64: seven bits at a time, least significant group "
-                "first; every byte but the last has its high bit (0x80) set.")
-QUOTE_FIELDS = ("`encode(message)` = the encodings of its present fields in **ascending field "
-                "number**")
+QUOTE_VARINT = (
+    "`varint(n)`, 0 ≤ n < 2^64: seven bits at a time, least significant group "
+    "first; every byte but the last has its high bit (0x80) set."
+)
+QUOTE_FIELDS = (
+    "`encode(message)` = the encodings of its present fields in **ascending field number**"
+)
 
 
 def varint(n: int) -> bytes:
@@ -110,7 +114,7 @@ def delimited(number: int, body: bytes) -> bytes:
 
 
 QUOTE_PLAIN = [
-    "`string`: present if not `\"\"`: `varint(number·8 + 2)`, `varint(byte length)`, the UTF-8 "
+    '`string`: present if not `""`: `varint(number·8 + 2)`, `varint(byte length)`, the UTF-8 '
     "bytes;",
     "`int32`, `int64`: present if not 0: `varint(number·8 + 0)`, `varint(v)`, where a negative "
     "`v` is written as `v + 2^64` (ten bytes, for `int32` too);",
@@ -127,7 +131,7 @@ QUOTE_PLAIN = [
 ]
 QUOTE_REQUEST_KINDS = [
     "`optional int32`, `optional bool`, `optional string`: as `optional int64`: present if set, "
-    "even to 0, false or `\"\"` (in JSON: the key is there), and written as their plain kind;",
+    'even to 0, false or `""` (in JSON: the key is there), and written as their plain kind;',
     "`repeated int32`: packed, as `repeated enum` (a negative element in ten bytes);",
     "`double` (in `Value` only): `varint(number·8 + 1)`, then the IEEE 754 binary64 value in "
     "eight bytes, least significant first",
@@ -215,8 +219,9 @@ def encode(message: str, obj: dict[str, Any], order: Any = map_order) -> bytes:
 
 # --------------------------------------------------------------------------- the digest form
 
-QUOTE_CANONICAL = ("as canonical JSON: sorted keys, separators `,` and `:`, UTF-8, no escaping "
-                   "of non-ASCII.")
+QUOTE_CANONICAL = (
+    "as canonical JSON: sorted keys, separators `,` and `:`, UTF-8, no escaping of non-ASCII."
+)
 
 
 def canonical(value: Any) -> str:
@@ -227,11 +232,15 @@ def sha256_hex(text: str | bytes) -> str:
     return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 
 
-QUOTE_INT64 = ("the three `int64` fields `money.unitValue`, `rake.perPlayerFee` and "
-               "`rake.commissionCap` too (`\"unitValue\":100`, not `\"100\"`)")
+QUOTE_INT64 = (
+    "the three `int64` fields `money.unitValue`, `rake.perPlayerFee` and "
+    '`rake.commissionCap` too (`"unitValue":100`, not `"100"`)'
+)
 INT64 = (("money", "unitValue"), ("rake", "perPlayerFee"), ("rake", "commissionCap"))
-QUOTE_CLI = ("prints the digest form, with the three `int64` fields as decimal strings "
-             "(protobuf's JSON form): make them numbers, and that is the digest form.")
+QUOTE_CLI = (
+    "prints the digest form, with the three `int64` fields as decimal strings "
+    "(protobuf's JSON form): make them numbers, and that is the digest form."
+)
 
 
 def from_cli(text: str) -> dict[str, Any]:
@@ -243,8 +252,9 @@ def from_cli(text: str) -> dict[str, Any]:
 
 QUOTE_GET_PROFILE = (
     "the same three strings made numbers, and put back what a printer leaves out because it is "
-    "empty: `name`, `version` and `description` as `\"\"`, `royalties.table`, `naturals.table` "
-    "and `fantasyland.progressive` as `[]`, each when it is absent. Nothing else")
+    'empty: `name`, `version` and `description` as `""`, `royalties.table`, `naturals.table` '
+    "and `fantasyland.progressive` as `[]`, each when it is absent. Nothing else"
+)
 
 
 def from_get_profile(answer: dict[str, Any]) -> dict[str, Any]:
@@ -259,9 +269,11 @@ def from_get_profile(answer: dict[str, Any]) -> dict[str, Any]:
     return form
 
 
-QUOTE_MERGE = ("Lay `profileOverrides` on top: where both hold an object, merge them key by "
-               "key; anything else the overrides hold (a value, a list, `null`) replaces what "
-               "was there.")
+QUOTE_MERGE = (
+    "Lay `profileOverrides` on top: where both hold an object, merge them key by "
+    "key; anything else the overrides hold (a value, a list, `null`) replaces what "
+    "was there."
+)
 
 
 def merge(base: Any, patch: Any) -> Any:
@@ -274,13 +286,13 @@ def merge(base: Any, patch: Any) -> Any:
 
 
 QUOTE_RESOLVE = [
-    "a field that is absent, or `null`, takes its default — an object whose default is \"its "
-    "fields'\" is built from its fields' defaults —, and so does an enum given as `\"\"` or as "
+    'a field that is absent, or `null`, takes its default — an object whose default is "its '
+    'fields\'" is built from its fields\' defaults —, and so does an enum given as `""` or as '
     "its `…_UNSPECIFIED` value; `naturals.equalRank` may also be given without its prefix "
-    "(`\"PUSH\"`); an integer may come as `2`, `2.0` (a `Struct` holds doubles) or `\"2\"`: "
+    '(`"PUSH"`); an integer may come as `2`, `2.0` (a `Struct` holds doubles) or `"2"`: '
     "write `2`; a rank in either case, or `10` for `T`; an empty `ranking.suitOrder` takes its "
     "default.",
-    "the options of RULES.md §16 marked \"unless default\" are written only when they differ "
+    'the options of RULES.md §16 marked "unless default" are written only when they differ '
     "from their default",
     "a field without a default that is not set (a rank not given, a natural's `definition` and "
     "each clause of it, a threshold of `fantasyland.stay` when `stay` is given without it) is "
@@ -290,7 +302,8 @@ QUOTE_ORDER = (
     "`fantasyland.progressive` weakest first (by hand class in the order of the `HandClass` "
     "table, then by rank, `2` lowest and `A` highest, an entry without a rank before those with "
     "one; equal entries keep their order), and in a natural's `definition` `rankGroups` largest "
-    "first, `colourSplit` the larger number first, `ranksIn` lowest first (`A` highest).")
+    "first, `colourSplit` the larger number first, `ranksIn` lowest first (`A` highest)."
+)
 RANKS = "23456789TJQKA"
 
 
@@ -300,8 +313,11 @@ def rank(v: str) -> str:
 
 def children(prefix: str) -> list[str]:
     lead = prefix + "." if prefix else ""
-    return [p for p in PROFILE_TABLE if p.startswith(lead) and "." not in p[len(lead):]
-            and "[" not in p[len(lead):]]
+    return [
+        p
+        for p in PROFILE_TABLE
+        if p.startswith(lead) and "." not in p[len(lead) :] and "[" not in p[len(lead) :]
+    ]
 
 
 def default_of(path: str) -> Any:
@@ -339,8 +355,10 @@ def value(path: str, v: Any) -> Any:
 def ordered(path: str, v: Any) -> Any:
     if path == "fantasyland.progressive":
         hands = ENUMS["HandClass"]
-        return sorted(v, key=lambda e: (hands[e["handClass"]],
-                                        RANKS.index(e["rank"]) + 1 if "rank" in e else 0))
+        return sorted(
+            v,
+            key=lambda e: (hands[e["handClass"]], RANKS.index(e["rank"]) + 1 if "rank" in e else 0),
+        )
     if path.endswith(("definition.rankGroups", "definition.colourSplit")):
         return sorted(v, reverse=True)
     if path.endswith("definition.ranksIn"):
@@ -376,22 +394,41 @@ def resolve(base: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str,
 
 # --------------------------------------------------------------------------- the v1 id
 
-QUOTE_V1 = ("SHA-256 of the UTF-8 text `\"cpsettle-settlement-id/v1\\n\" + requestDigest + "
-            "\"\\n\" + profile.digest + \"\\n\" + engineVersion`: the prefix says `v1`, and "
-            "there is no fourth line")
+QUOTE_V1 = (
+    'SHA-256 of the UTF-8 text `"cpsettle-settlement-id/v1\\n" + requestDigest + '
+    '"\\n" + profile.digest + "\\n" + engineVersion`: the prefix says `v1`, and '
+    "there is no fourth line"
+)
 
 
 def v1_id(s: dict[str, Any]) -> tuple[str, str]:
-    text = ("cpsettle-settlement-id/v1\n" + s["requestDigest"] + "\n" + s["profile"]["digest"]
-            + "\n" + s["engineVersion"])
+    text = (
+        "cpsettle-settlement-id/v1\n"
+        + s["requestDigest"]
+        + "\n"
+        + s["profile"]["digest"]
+        + "\n"
+        + s["engineVersion"]
+    )
     return text, sha256_hex(text)
 
 
 # --------------------------------------------------------------------------- the tests
 
-QUOTES = [QUOTE_VARINT, QUOTE_FIELDS, *QUOTE_PLAIN, *QUOTE_REQUEST_KINDS, QUOTE_CANONICAL,
-          QUOTE_INT64, QUOTE_CLI, QUOTE_GET_PROFILE, QUOTE_MERGE, *QUOTE_RESOLVE, QUOTE_ORDER,
-          QUOTE_V1]
+QUOTES = [
+    QUOTE_VARINT,
+    QUOTE_FIELDS,
+    *QUOTE_PLAIN,
+    *QUOTE_REQUEST_KINDS,
+    QUOTE_CANONICAL,
+    QUOTE_INT64,
+    QUOTE_CLI,
+    QUOTE_GET_PROFILE,
+    QUOTE_MERGE,
+    *QUOTE_RESOLVE,
+    QUOTE_ORDER,
+    QUOTE_V1,
+]
 
 
 def test_each_rule_here_is_the_one_the_doc_states() -> None:
@@ -462,9 +499,15 @@ def test_the_v1_id_of_a_settlement_0_1_0_issued() -> None:
 def test_the_request_table_is_the_proto() -> None:
     from google.protobuf.descriptor import FieldDescriptor as F
 
-    kinds = {F.TYPE_STRING: "string", F.TYPE_INT32: "int32", F.TYPE_INT64: "int64",
-             F.TYPE_BOOL: "bool", F.TYPE_MESSAGE: "message", F.TYPE_ENUM: "enum",
-             F.TYPE_DOUBLE: "double"}
+    kinds = {
+        F.TYPE_STRING: "string",
+        F.TYPE_INT32: "int32",
+        F.TYPE_INT64: "int64",
+        F.TYPE_BOOL: "bool",
+        F.TYPE_MESSAGE: "message",
+        F.TYPE_ENUM: "enum",
+        F.TYPE_DOUBLE: "double",
+    }
     want: dict[str, dict[int, tuple[str, str, str]]] = {}
     enums: dict[str, dict[str, int]] = {}
     todo = [pb.SettleRequest.DESCRIPTOR]
@@ -503,13 +546,22 @@ def test_the_profile_table_is_the_schema() -> None:
     from cpsettle_service.domain.reading.schema import lines, specs, write_json
 
     def kind(s: Any) -> str:
-        base = {"int32": "integer", "int64": "integer", "bool": "boolean", "string": "string",
-                "rank": "rank", "message": "object"}.get(s.kind, "")
+        base = {
+            "int32": "integer",
+            "int64": "integer",
+            "bool": "boolean",
+            "string": "string",
+            "rank": "rank",
+            "message": "object",
+        }.get(s.kind, "")
         if s.kind == "enum":
             base = s.enum.__name__
         if s.repeated:
-            return {"object": "list of objects", "integer": "list of integers",
-                    "rank": "list of ranks"}.get(base, f"list of {base}")
+            return {
+                "object": "list of objects",
+                "integer": "list of integers",
+                "rank": "list of ranks",
+            }.get(base, f"list of {base}")
         return f"enum {base}" if s.kind == "enum" else base
 
     want = {}
@@ -521,9 +573,14 @@ def test_the_profile_table_is_the_schema() -> None:
             default, written = "—", "if set"
         else:
             default = canonical(write_json(s, s.default))
-            if s.kind == "message" and not s.repeated and all(
+            if (
+                s.kind == "message"
+                and not s.repeated
+                and all(
                     x.default is not None and getattr(s.default, x.name) == x.default
-                    for x in specs(s.default.__class__)):
+                    for x in specs(s.default.__class__)
+                )
+            ):
                 default = "its fields'"
             written = "unless default" if s.omit_default else "always"
         want[line.path] = (kind(s), default, written)
@@ -533,8 +590,10 @@ def test_the_profile_table_is_the_schema() -> None:
     want["fantasyland.stay"] = ("object", canonical(stay), "always")
     for k in stay:
         want[f"fantasyland.stay.{k}"] = ("object", "—", "if set")
-    got = {p: (k, d if d in ("—", "its fields'") else canonical(json.loads(d)), w)
-           for p, (k, d, w) in PROFILE_TABLE.items()}
+    got = {
+        p: (k, d if d in ("—", "its fields'") else canonical(json.loads(d)), w)
+        for p, (k, d, w) in PROFILE_TABLE.items()
+    }
     assert got == want
 
 
@@ -548,15 +607,18 @@ def house_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHan
     stop_server(handle)
 
 
-QUOTE_PRESET_FILE = ("A preset's data file "
-                     "(`service/cpsettle_service/domain/profile/presets/NAME.json`) is the "
-                     "digest form already.")
+QUOTE_PRESET_FILE = (
+    "A preset's data file "
+    "(`service/cpsettle_service/domain/profile/presets/NAME.json`) is the "
+    "digest form already."
+)
 
 
 def test_a_preset_file_is_its_digest_form(house_server: ServerHandle) -> None:
     assert words(QUOTE_PRESET_FILE) in words(DOC)
-    files = sorted((ROOT / "service" / "cpsettle_service" / "domain" / "profile" / "presets")
-                   .glob("*.json"))
+    files = sorted(
+        (ROOT / "service" / "cpsettle_service" / "domain" / "profile" / "presets").glob("*.json")
+    )
     assert len(files) >= 9
     with SettlementClient(house_server.address, timeout=10) as c:
         for f in files:
@@ -568,7 +630,8 @@ from tests.vectors.digests.generate import where_held  # noqa: E402
 
 
 def test_the_vectors_are_what_the_service_and_the_cli_give(
-        house_server: ServerHandle, capsys: pytest.CaptureFixture[str], logs: Any) -> None:
+    house_server: ServerHandle, capsys: pytest.CaptureFixture[str], logs: Any
+) -> None:
     with SettlementClient(house_server.address, timeout=10) as c:
         for name in PROFILE_VECTORS:
             v = vector(name)
@@ -576,8 +639,10 @@ def test_the_vectors_are_what_the_service_and_the_cli_give(
             answer = c.get_profile(profile)
             assert where_held(json_format.MessageToDict(answer)) == v["holds"]["getProfile"], name
             capsys.readouterr()
-            assert main(["profiles", profile, "--output", "json", "--server",
-                         house_server.address]) == 0
+            assert (
+                main(["profiles", profile, "--output", "json", "--server", house_server.address])
+                == 0
+            )
             assert capsys.readouterr().out == v["holds"]["cli"], name
             if "request" in v["holds"]:
                 s = c.settle(request_from_json(v["holds"]["request"])).settlement
@@ -586,13 +651,16 @@ def test_the_vectors_are_what_the_service_and_the_cli_give(
             v = vector(name)
             s = c.settle(request_from_json(v["holds"]["request"])).settlement
             assert s.request_digest == v["expected"]["requestDigest"], name
-            events = [e for e in logs.events("settlement.issued")
-                      if e["settlement_id"] == s.settlement_id]  # (settled twice: one id)
+            events = [
+                e for e in logs.events("settlement.issued") if e["settlement_id"] == s.settlement_id
+            ]  # (settled twice: one id)
             assert events and {base64.b64decode(e["request"]).hex() for e in events} == {
-                v["expected"]["bytesHex"]}
+                v["expected"]["bytesHex"]
+            }
             if "profile" in v["holds"]["request"]:  # an inline profile: the doc resolves it too
-                want = resolve(v["holds"]["request"]["profile"],
-                               v["holds"]["request"].get("profileOverrides"))
+                want = resolve(
+                    v["holds"]["request"]["profile"], v["holds"]["request"].get("profileOverrides")
+                )
                 assert s.profile.digest == sha256_hex(canonical(want)), name
 
 
@@ -606,27 +674,52 @@ def test_the_committed_vectors_are_what_the_generator_writes() -> None:
 # -- the doc's resolution against the service's, on random overrides
 
 CHOICES: dict[str, list[Any]] = {
-    "scoring.rowUnit": [1, 2.0, "3"], "scoring.majorityBonusOnScoop": [True, False, None],
+    "scoring.rowUnit": [1, 2.0, "3"],
+    "scoring.majorityBonusOnScoop": [True, False, None],
     "scoring.homeRun": [{}, {"multiplier": 2}, None],
     "royalties.mode": ["ROYALTY_MODE_UNSPECIFIED", "ROYALTY_MODE_ALWAYS", ""],
-    "royalties.table": [[], [{"row": "ROW_BACK", "handClass": "HAND_CLASS_FLUSH", "units": 2.0},
-                             {"row": "ROW_FRONT", "handClass": "HAND_CLASS_PAIR", "rank": "10",
-                              "units": "1"}]],
+    "royalties.table": [
+        [],
+        [
+            {"row": "ROW_BACK", "handClass": "HAND_CLASS_FLUSH", "units": 2.0},
+            {"row": "ROW_FRONT", "handClass": "HAND_CLASS_PAIR", "rank": "10", "units": "1"},
+        ],
+    ],
     "naturals.quadsAsTwoPairs": [True, False, None],
     "naturals.equalRank": ["PUSH", "COMPARE_CARDS", "NATURAL_TIE_PUSH", "", None],
-    "naturals.table": [[{"natural": "SIX_PAIRS", "rank": 1, "units": 3},
-                        {"natural": "HOUSE_ONE", "rank": 2, "units": 5, "definition": {
-                            "rankGroups": [2, 3], "ranksIn": ["k", "2", "10", "a", "j", "q"],
-                            "colourSplit": [3, 10],
-                            "rows": {"front": "", "back": "ROW_CLASS_FLUSH"}}}]],
-    "money.currency": ["XXX", "EUR", None], "money.unitValue": ["7", 7.0],
+    "naturals.table": [
+        [
+            {"natural": "SIX_PAIRS", "rank": 1, "units": 3},
+            {
+                "natural": "HOUSE_ONE",
+                "rank": 2,
+                "units": 5,
+                "definition": {
+                    "rankGroups": [2, 3],
+                    "ranksIn": ["k", "2", "10", "a", "j", "q"],
+                    "colourSplit": [3, 10],
+                    "rows": {"front": "", "back": "ROW_CLASS_FLUSH"},
+                },
+            },
+        ]
+    ],
+    "money.currency": ["XXX", "EUR", None],
+    "money.unitValue": ["7", 7.0],
     "rake.commissionCap": ["12", 12],
     "ranking.suitOrder": [[], ["SUIT_CLUB", "SUIT_DIAMOND", "SUIT_HEART", "SUIT_SPADE"]],
-    "fantasyland.entry": [{"handClass": "HAND_CLASS_PAIR"}, {"handClass": "HAND_CLASS_PAIR",
-                                                             "rank": "j"}, None],
-    "fantasyland.progressive": [[], [{"handClass": "HAND_CLASS_PAIR", "rank": "k", "cards": 15},
-                                     {"handClass": "HAND_CLASS_THREE_OF_A_KIND"},
-                                     {"handClass": "HAND_CLASS_PAIR", "cards": 16}]],
+    "fantasyland.entry": [
+        {"handClass": "HAND_CLASS_PAIR"},
+        {"handClass": "HAND_CLASS_PAIR", "rank": "j"},
+        None,
+    ],
+    "fantasyland.progressive": [
+        [],
+        [
+            {"handClass": "HAND_CLASS_PAIR", "rank": "k", "cards": 15},
+            {"handClass": "HAND_CLASS_THREE_OF_A_KIND"},
+            {"handClass": "HAND_CLASS_PAIR", "cards": 16},
+        ],
+    ],
     "fantasyland.stay": [{}, {"middle": {"handClass": "HAND_CLASS_FLUSH", "rank": "q"}}, None],
     "deck": [{"jokers": 0}, {"jokers": 1}, {"jokers": 2, "jokerDuplicates": False}, None],
 }
@@ -641,8 +734,9 @@ def test_the_doc_resolves_random_overrides_as_the_service_does() -> None:
     rng = random.Random(26)
     compared = 0
     for _ in range(300):
-        name = rng.choice(["western", "ofc", "shisanshui", "house-jokers-16",
-                           "house-western-stakes"])
+        name = rng.choice(
+            ["western", "ofc", "shisanshui", "house-jokers-16", "house-western-stakes"]
+        )
         overrides: dict[str, Any] = {}
         for path in rng.sample(sorted(CHOICES), rng.randint(1, 6)):
             part, key = path.split(".", 1) if "." in path else (path, "")

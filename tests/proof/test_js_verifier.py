@@ -21,8 +21,10 @@ from tests.support.server_process import start, wait_serving
 
 NODE = shutil.which("node")
 JS = ROOT / "clients" / "js"
-pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (the CI script "
-                                "installs it: apt-get install nodejs)")
+pytestmark = pytest.mark.skipif(
+    NODE is None,
+    reason="Node.js is not installed (the CI script installs it: apt-get install nodejs)",
+)
 
 
 def node(*args: str) -> subprocess.CompletedProcess[str]:
@@ -44,7 +46,8 @@ def test_the_js_checker_verifies_a_settlement_fresh_from_a_server(tmp_path: Path
     rng = random.Random(1414)
     tables = [json.loads((EXAMPLES / "tables" / "ofc.json").read_text())] + [
         random_table(rng, 4, preset=p, stacks=True, surrender_rate=0.2)
-        for p in ("western", "one-six")]
+        for p in ("western", "one-six")
+    ]
     try:
         wait_serving(f"unix://{sock}", proc)
         with SettlementClient(f"unix://{sock}") as c:
@@ -71,7 +74,8 @@ def test_the_js_checker_verifies_a_settlement_fresh_from_a_server(tmp_path: Path
         assert done.returncode == 4 and "NOT checked" in done.stdout
 
         stored["settlement"]["players"][0]["netMoney"] = str(
-            int(stored["settlement"]["players"][0].get("netMoney", "0")) + 1)
+            int(stored["settlement"]["players"][0].get("netMoney", "0")) + 1
+        )
         path.write_text(json.dumps(stored))
         done = node(verify, str(path), "--keys", str(keys_file))
         assert done.returncode == 1

@@ -43,8 +43,9 @@ def _keys_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]
     return data
 
 
-def _replica(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
-             **env: str) -> tuple[dict[str, Any], Any]:
+def _replica(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, **env: str
+) -> tuple[dict[str, Any], Any]:
     """A replica's published key set (``cpsettle keys show``) and one settlement of it."""
     proc, address = _serve(tmp_path, name, **env)
     try:
@@ -56,24 +57,42 @@ def _replica(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
 
 
 def test_rotation_new_key_signs_old_settlements_still_verify(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     old_pem, new_pem = tmp_path / "old.pem", tmp_path / "new.pem"
     old_pem.write_bytes(fixed_test_key(1))
     new_pem.write_bytes(fixed_test_key(2))
     old = signing_key_from_pem(fixed_test_key(1), "2026-a")
     # Before the rotation: replica A signs with the old key.
-    before, s_old = _replica(tmp_path, capsys, "a", CPSETTLE_SIGNING_KEY_FILE=str(old_pem),
-                             CPSETTLE_SIGNING_KEY_ID="2026-a")
-    assert before == {"keys": [{"keyId": "2026-a", "algorithm": "SIGNATURE_ALGORITHM_ED25519",
-                                "publicKey": old.public.raw.hex()}],  # no bounds: open
-                      "currentKeyId": "2026-a"}
+    before, s_old = _replica(
+        tmp_path,
+        capsys,
+        "a",
+        CPSETTLE_SIGNING_KEY_FILE=str(old_pem),
+        CPSETTLE_SIGNING_KEY_ID="2026-a",
+    )
+    assert before == {
+        "keys": [
+            {
+                "keyId": "2026-a",
+                "algorithm": "SIGNATURE_ALGORITHM_ED25519",
+                "publicKey": old.public.raw.hex(),
+            }
+        ],  # no bounds: open
+        "currentKeyId": "2026-a",
+    }
     # The rotation: the old key retired (its window closed), replica B signs with the new one.
     before["keys"][0]["notAfter"] = "2099-01-01T00:00:00.000Z"
     retired = tmp_path / "retired.json"
     retired.write_text(json.dumps({"keys": before["keys"]}))
-    after, s_new = _replica(tmp_path, capsys, "b", CPSETTLE_SIGNING_KEY_FILE=str(new_pem),
-                            CPSETTLE_SIGNING_KEY_ID="2026-b",
-                            CPSETTLE_VERIFICATION_KEYS_FILE=str(retired))
+    after, s_new = _replica(
+        tmp_path,
+        capsys,
+        "b",
+        CPSETTLE_SIGNING_KEY_FILE=str(new_pem),
+        CPSETTLE_SIGNING_KEY_ID="2026-b",
+        CPSETTLE_VERIFICATION_KEYS_FILE=str(retired),
+    )
     assert after["currentKeyId"] == "2026-b"
     assert [k["keyId"] for k in after["keys"]] == ["2026-a", "2026-b"]
     assert after["keys"][0]["notAfter"] == "2099-01-01T00:00:00Z"  # protobuf JSON: no fraction
@@ -93,22 +112,36 @@ def test_rotation_new_key_signs_old_settlements_still_verify(
     assert "no key '2026-b' in the key set" in capsys.readouterr().out
     # A settlement issued after its key's window closed is refused.
     closed = KeySet.from_json_bytes(json.dumps(after).encode())
-    closed = KeySet(tuple(k if k.key_id != "2026-a" else
-                          type(k)(k.key_id, k.raw, "", "2020-01-01T00:00:00.000Z")
-                          for k in closed.keys))
+    closed = KeySet(
+        tuple(
+            k if k.key_id != "2026-a" else type(k)(k.key_id, k.raw, "", "2020-01-01T00:00:00.000Z")
+            for k in closed.keys
+        )
+    )
     assert [f.what for f in verify(s_old, closed)] == ["signature.key_window"]
 
 
 def test_the_key_set_file_is_checked(tmp_path: Path) -> None:
-    bad = {"keys": [{"keyId": "k", "algorithm": "SIGNATURE_ALGORITHM_NONE", "publicKey": "xyz",
-                     "notBefore": "2026-01-01T00:00:00.0005Z"},  # finer than a millisecond
-                    {"keyId": "k", "algorithm": "SIGNATURE_ALGORITHM_ED25519",
-                     "publicKey": "00" * 32}]}
+    bad = {
+        "keys": [
+            {
+                "keyId": "k",
+                "algorithm": "SIGNATURE_ALGORITHM_NONE",
+                "publicKey": "xyz",
+                "notBefore": "2026-01-01T00:00:00.0005Z",
+            },  # finer than a millisecond
+            {"keyId": "k", "algorithm": "SIGNATURE_ALGORITHM_ED25519", "publicKey": "00" * 32},
+        ]
+    }
     with pytest.raises(KeyProblem) as e:
         KeySet.from_json_bytes(json.dumps(bad).encode())
     text = str(e.value)
-    for part in ("keys[0].algorithm", "keys[0].publicKey", "keys[0].notBefore",
-                 "keys[1].keyId 'k' is listed twice"):
+    for part in (
+        "keys[0].algorithm",
+        "keys[0].publicKey",
+        "keys[0].notBefore",
+        "keys[1].keyId 'k' is listed twice",
+    ):
         assert part in text
     assert "whole milliseconds" in text
     with pytest.raises(KeyProblem, match="not a key set"):
@@ -116,8 +149,9 @@ def test_the_key_set_file_is_checked(tmp_path: Path) -> None:
     # a bound is a Timestamp: RFC 3339 in JSON, never "" or words
     for when in ("yesterday", ""):
         with pytest.raises(KeyProblem, match=r"not a key set.*notBefore"):
-            KeySet.from_json_bytes(json.dumps({"keys": [{**bad["keys"][1],
-                                                          "notBefore": when}]}).encode())
+            KeySet.from_json_bytes(
+                json.dumps({"keys": [{**bad["keys"][1], "notBefore": when}]}).encode()
+            )
     # a key set naming the signing key's id with another public key stops the replica
     path = tmp_path / "k.pem"
     path.write_bytes(fixed_test_key(1))
@@ -126,8 +160,9 @@ def test_the_key_set_file_is_checked(tmp_path: Path) -> None:
     listed.write_text(other.to_json())
     from cpsettle_service.proof.keys import published_keys
 
-    settings = Settings(signing_key_file=str(path), signing_key_id="same",
-                        verification_keys_file=str(listed))
+    settings = Settings(
+        signing_key_file=str(path), signing_key_id="same", verification_keys_file=str(listed)
+    )
     with pytest.raises(KeyProblem, match="another public key"):
         published_keys(settings, load_signing_key(settings))
 
@@ -146,15 +181,14 @@ def test_key_sources() -> None:
     from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
 
     ec = generate_private_key(SECP256R1()).private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption())
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     with pytest.raises(KeyProblem, match="not an Ed25519 key"):
         load_signing_key(Settings(signing_key=ec.decode()))
     assert load_signing_key(Settings()) is None
 
 
-def test_keys_generate_and_show_locally(tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_keys_generate_and_show_locally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "new.pem"
     assert main(["keys", "generate", str(out), "--key-id", "house-3"]) == 0
     entry = json.loads(capsys.readouterr().out)
@@ -166,8 +200,12 @@ def test_keys_generate_and_show_locally(tmp_path: Path,
     assert shown["keys"][0]["publicKey"] == entry["keys"][0]["publicKey"]
     request = tmp_path / "r.json"
     request.write_text(json.dumps(small_request()))
-    assert main(["settle", str(request), "--local", "--signing-key-file", str(out),
-                 "--output", "json"]) == 0
+    assert (
+        main(
+            ["settle", str(request), "--local", "--signing-key-file", str(out), "--output", "json"]
+        )
+        == 0
+    )
     s = load_settlement(capsys.readouterr().out.encode())
     keys = KeySet.from_json_bytes(json.dumps(shown).encode())
     assert verify(s, keys) == []

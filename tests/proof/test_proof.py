@@ -52,13 +52,26 @@ def small_request() -> dict[str, Any]:
     return request
 
 
-def signed_settlement(capsys: pytest.CaptureFixture[str], tmp_path: Path, key_file: Path,
-                      request: dict[str, Any]) -> bytes:
+def signed_settlement(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, key_file: Path, request: dict[str, Any]
+) -> bytes:
     path = tmp_path / "request.json"
     path.write_text(json.dumps(request))
     os.environ["CPSETTLE_SIGNING_KEY_ID"] = KEY.key_id
-    assert main(["settle", str(path), "--local", "--signing-key-file", str(key_file),
-                 "--output", "json"]) == 0
+    assert (
+        main(
+            [
+                "settle",
+                str(path),
+                "--local",
+                "--signing-key-file",
+                str(key_file),
+                "--output",
+                "json",
+            ]
+        )
+        == 0
+    )
     return capsys.readouterr().out.encode("utf-8")
 
 
@@ -81,8 +94,9 @@ def _flips(args: tuple[bytes, int, int]) -> list[int]:
     return missed
 
 
-def test_a_signed_settlement_verifies(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                      key_file: Path, keys_file: Path) -> None:
+def test_a_signed_settlement_verifies(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, key_file: Path, keys_file: Path
+) -> None:
     data = signed_settlement(capsys, tmp_path, key_file, small_request())
     settlement = load_settlement(data)
     assert settlement.signature.algorithm == pb.SIGNATURE_ALGORITHM_ED25519
@@ -94,8 +108,9 @@ def test_a_signed_settlement_verifies(capsys: pytest.CaptureFixture[str], tmp_pa
     assert "signature by key 'test-key' is valid" in capsys.readouterr().out
     # another key under the same id: the signature no longer checks out
     wrong = tmp_path / "wrong.json"
-    wrong.write_text(KeySet().with_current(signing_key_from_pem(fixed_test_key(2), "test-key"))
-                     .to_json())
+    wrong.write_text(
+        KeySet().with_current(signing_key_from_pem(fixed_test_key(2), "test-key")).to_json()
+    )
     assert main(["verify", str(stored), "--keys", str(wrong)]) == 1
     assert "signature: does not match" in capsys.readouterr().out
     # no keys: the digests are checked, and the output and exit code say the signature was not
@@ -104,8 +119,9 @@ def test_a_signed_settlement_verifies(capsys: pytest.CaptureFixture[str], tmp_pa
 
 
 @pytest.mark.parametrize("form", ["json", "binary"])
-def test_every_single_bit_flip_is_detected(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                           key_file: Path, form: str) -> None:
+def test_every_single_bit_flip_is_detected(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, key_file: Path, form: str
+) -> None:
     data = signed_settlement(capsys, tmp_path, key_file, small_request())
     if form == "binary":
         data = load_settlement(data).SerializeToString(deterministic=True)
@@ -119,8 +135,9 @@ def test_every_single_bit_flip_is_detected(capsys: pytest.CaptureFixture[str], t
     assert missed == [], f"{len(missed)} of {bits} flips went unnoticed, first at bit {missed[:5]}"
 
 
-def test_verify_names_what_does_not_match(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                          key_file: Path) -> None:
+def test_verify_names_what_does_not_match(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, key_file: Path
+) -> None:
     data = signed_settlement(capsys, tmp_path, key_file, small_request())
     settlement = load_settlement(data)
     settlement.players[0].net_money += 1
@@ -128,12 +145,16 @@ def test_verify_names_what_does_not_match(capsys: pytest.CaptureFixture[str], tm
     assert findings == {"settlement_digest", "signature"}
     settlement = load_settlement(data)
     settlement.request_digest = "0" * 64
-    assert {f.what for f in verify(settlement, KEYS)} == {"settlement_id", "settlement_digest",
-                                                         "signature"}
+    assert {f.what for f in verify(settlement, KEYS)} == {
+        "settlement_id",
+        "settlement_digest",
+        "signature",
+    }
 
 
-def test_replay(capsys: pytest.CaptureFixture[str], tmp_path: Path, key_file: Path,
-                server: Any) -> None:
+def test_replay(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, key_file: Path, server: Any
+) -> None:
     request = small_request()
     stored = tmp_path / "settlement.json"
     stored.write_bytes(signed_settlement(capsys, tmp_path, key_file, request))
@@ -166,20 +187,35 @@ def test_replay(capsys: pytest.CaptureFixture[str], tmp_path: Path, key_file: Pa
 
 def _serve(tmp_path: Path, name: str, key_file: Path) -> tuple[subprocess.Popen[bytes], str]:
     sock = tmp_path / f"{name}.sock"
-    proc = start(sock, tmp_path / f"{name}.log", CPSETTLE_SIGNING_KEY_FILE=str(key_file),
-                 CPSETTLE_SIGNING_KEY_ID="test-key")
+    proc = start(
+        sock,
+        tmp_path / f"{name}.log",
+        CPSETTLE_SIGNING_KEY_FILE=str(key_file),
+        CPSETTLE_SIGNING_KEY_ID="test-key",
+    )
     return proc, f"unix://{sock}"
 
 
-def test_two_server_processes_give_byte_identical_settlements(tmp_path: Path,
-                                                              key_file: Path) -> None:
+def test_two_server_processes_give_byte_identical_settlements(
+    tmp_path: Path, key_file: Path
+) -> None:
     rng = random.Random(2026)
-    presets = ["one-six", "classic-1-6", "one-two", "two-four", "western", "eastern", "ofc",
-               "ofc-descubierto", "shisanshui"]
+    presets = [
+        "one-six",
+        "classic-1-6",
+        "one-two",
+        "two-four",
+        "western",
+        "eastern",
+        "ofc",
+        "ofc-descubierto",
+        "shisanshui",
+    ]
     requests = []
     for i in range(1000):
-        r = random_table(rng, rng.randint(2, 4), preset=presets[i % len(presets)],
-                         stacks=i % 3 == 0)
+        r = random_table(
+            rng, rng.randint(2, 4), preset=presets[i % len(presets)], stacks=i % 3 == 0
+        )
         r["handId"] = f"hand-{i}"
         requests.append(request_from_json(r))
     servers = [_serve(tmp_path, n, key_file) for n in ("replica-a", "replica-b")]
@@ -232,8 +268,7 @@ def test_service_started_event_and_no_secret_in_logs(tmp_path: Path, key_file: P
     secret = KEY.private.private_bytes_raw()
     assert secret.hex() not in out and base64.b64encode(secret).decode() not in out
     assert "PRIVATE KEY" not in out
-    started = next(json.loads(line) for line in out.splitlines()
-               if '"service.started"' in line)
+    started = next(json.loads(line) for line in out.splitlines() if '"service.started"' in line)
     assert started["signing_key_id"] == "test-key" and len(started["engine_digest"]) == 64
     assert {p["name"] for p in started["profiles"]} >= {"western", "ofc", "shisanshui"}
     assert all(len(p["digest"]) == 64 for p in started["profiles"])
@@ -263,7 +298,8 @@ def test_without_a_key_the_service_warns_and_marks_settlements_unsigned(tmp_path
 
 
 def test_issued_at_is_utc_milliseconds_and_follows_the_clock(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import time as time_module
 
     from cpsettle_service.proof import times

@@ -34,8 +34,10 @@ def check(folder: Path, name: str) -> tuple[list[str], dict[str, Any]]:
     content = content_bytes(s)
     assert content.hex() == e["contentHex"]
     assert sha256_hex(content) == e["settlementDigest"]
-    assert settlement_id(s.request_digest, s.profile.digest, s.engine_version,
-                                  s.engine_digest) == e["settlementId"]
+    assert (
+        settlement_id(s.request_digest, s.profile.digest, s.engine_version, s.engine_digest)
+        == e["settlementId"]
+    )
     return sorted(f.what for f in verify(s, keys)), e
 
 
@@ -87,7 +89,7 @@ def test_the_valid_vectors_set_every_field_of_a_settlement() -> None:
             got.add((m.DESCRIPTOR.name, f.name))
             zero_stack |= f.name == "stack" and value == 0
             if f.message_type is not None and f.message_type.full_name != TIMESTAMP:
-                for x in (value if f.is_repeated else [value]):
+                for x in value if f.is_repeated else [value]:
                     walk(x)
 
     for name in NAMES:
@@ -126,10 +128,15 @@ def test_the_field_table_in_audit_md_is_the_schema() -> None:
                 todo.append(f.message_type)
     assert table == want
     values = re.findall(r"^\| (\w+) \| (\d+) \| `(\w+)` \|$", text, re.MULTILINE)
-    enums = {f.enum_type.name: f.enum_type for d in _messages(pb.Settlement.DESCRIPTOR)
-             for f in d.fields if f.enum_type is not None}
+    enums = {
+        f.enum_type.name: f.enum_type
+        for d in _messages(pb.Settlement.DESCRIPTOR)
+        for f in d.fields
+        if f.enum_type is not None
+    }
     assert sorted(values) == sorted(
-        (name, str(v.number), v.name) for name, e in enums.items() for v in e.values)
+        (name, str(v.number), v.name) for name, e in enums.items() for v in e.values
+    )
 
 
 def _messages(desc: Any) -> list[Any]:

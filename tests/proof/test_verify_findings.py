@@ -51,8 +51,9 @@ def issued_at(s: pb.Settlement) -> str:
 def reseal(s: pb.Settlement) -> None:
     """Digest and signature made again over ``s`` as it now is, by the doc's formulas."""
     s.settlement_digest = settlement_digest(s)
-    s.signature.value = _private().sign(
-        signed_text(s.settlement_digest, issued_at(s), s.signature.key_id)).hex()
+    s.signature.value = (
+        _private().sign(signed_text(s.settlement_digest, issued_at(s), s.signature.key_id)).hex()
+    )
 
 
 def findings(s: pb.Settlement, keys: KeySet | None = KEYS) -> list[tuple[str, str, bool]]:
@@ -63,23 +64,30 @@ def test_a_valid_settlement_has_no_findings_and_without_keys_one_unchecked() -> 
     s, _ = vector("valid-western")
     assert findings(s) == []
     assert findings(s, None) == [
-        ("signature", f"NOT checked: no public keys given (key id {KEY_ID!r})", False)]
+        ("signature", f"NOT checked: no public keys given (key id {KEY_ID!r})", False)
+    ]
     assert str(Finding("a", "b")) == "a: b"
 
 
 def test_a_changed_amount_names_the_digest_it_should_have() -> None:
     s, e = vector("tampered-net-money")
     assert findings(s) == [
-        ("settlement_digest", f"is {s.settlement_digest}, the content gives "
-         f"{e['settlementDigest']}", True),
-        ("signature", "does not match the settlement's content", True)]
+        (
+            "settlement_digest",
+            f"is {s.settlement_digest}, the content gives {e['settlementDigest']}",
+            True,
+        ),
+        ("signature", "does not match the settlement's content", True),
+    ]
 
 
 def test_a_changed_request_digest_names_the_id_it_should_have() -> None:
     s, e = vector("tampered-request-digest-resigned")
     assert findings(s)[0] == (
-        "settlement_id", f"is {s.settlement_id}, the request/profile/engine digests give "
-        f"{e['settlementId']}", True)
+        "settlement_id",
+        f"is {s.settlement_id}, the request/profile/engine digests give {e['settlementId']}",
+        True,
+    )
 
 
 def test_empty_fields_are_named_empty() -> None:
@@ -87,16 +95,26 @@ def test_empty_fields_are_named_empty() -> None:
     s.settlement_id = ""
     s.settlement_digest = ""
     got = findings(s)
-    assert got[0] == ("settlement_id", "is (empty), the request/profile/engine digests give "
-                      f"{e['settlementId']}", True)
-    assert got[1][:2] == ("settlement_digest", f"is (empty), the content gives "
-                          f"{settlement_digest(s)}")
+    assert got[0] == (
+        "settlement_id",
+        f"is (empty), the request/profile/engine digests give {e['settlementId']}",
+        True,
+    )
+    assert got[1][:2] == (
+        "settlement_digest",
+        f"is (empty), the content gives {settlement_digest(s)}",
+    )
     s, _ = vector("valid-western")
     s.ClearField("issued_at")
     reseal(s)  # a valid signature over no time at all: outside the key's window all the same
     window = KEYS.get(KEY_ID).window()  # type: ignore[union-attr]
-    assert findings(s) == [("signature.key_window", f"issued at (absent), outside key "
-                            f"{KEY_ID!r}'s validity {window}", True)]
+    assert findings(s) == [
+        (
+            "signature.key_window",
+            f"issued at (absent), outside key {KEY_ID!r}'s validity {window}",
+            True,
+        )
+    ]
 
 
 def test_a_settlement_id_of_format_v1_is_still_accepted() -> None:
@@ -104,8 +122,7 @@ def test_a_settlement_id_of_format_v1_is_still_accepted() -> None:
     ``"cpsettle-settlement-id/v1\\n" + requestDigest + "\\n" + profileDigest + "\\n" +
     engineVersion``; any other id is refused."""
     s, _ = vector("valid-western")
-    text = (f"cpsettle-settlement-id/v1\n{s.request_digest}\n{s.profile.digest}\n"
-            f"{s.engine_version}")
+    text = f"cpsettle-settlement-id/v1\n{s.request_digest}\n{s.profile.digest}\n{s.engine_version}"
     s.settlement_id = hashlib.sha256(text.encode("utf-8")).hexdigest()
     reseal(s)
     assert findings(s) == []
@@ -130,9 +147,16 @@ def test_unsigned_and_unknown_algorithms() -> None:
 def test_an_unknown_key_and_a_key_outside_its_window() -> None:
     s, _ = vector("tampered-unknown-key-id")
     assert findings(s) == [
-        ("signature.key_id", f"no key {s.signature.key_id!r} in the key set", True)]
+        ("signature.key_id", f"no key {s.signature.key_id!r} in the key set", True)
+    ]
     s, _ = vector("invalid-outside-key-window")
     key = KEYS.get(s.signature.key_id)
     assert key is not None
-    assert findings(s) == [("signature.key_window", f"issued at {issued_at(s)}, outside key "
-                            f"{s.signature.key_id!r}'s validity {key.window()}", True)]
+    assert findings(s) == [
+        (
+            "signature.key_window",
+            f"issued at {issued_at(s)}, outside key "
+            f"{s.signature.key_id!r}'s validity {key.window()}",
+            True,
+        )
+    ]

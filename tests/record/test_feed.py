@@ -35,8 +35,12 @@ class Replica:
 
     def __init__(self, url: str, checkpoint_every: int = 1000, before: int = 0) -> None:
         self.lines: list[str] = []
-        self.log = Log(lambda e: json.dumps(e, separators=(",", ":")), lambda: "t",
-                       checkpoint_every, write=self.lines.append)
+        self.log = Log(
+            lambda e: json.dumps(e, separators=(",", ":")),
+            lambda: "t",
+            checkpoint_every,
+            write=self.lines.append,
+        )
         self.log.set_signer(signing_key_from_pem(REPLICA_KEY))
         for i in range(before):  # written before the feed exists (signing.key_exposed, say)
             self.log.emit({"event": "early", "n": i})
@@ -57,8 +61,9 @@ def witness(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     (tmp_path / "witness.pem").write_bytes(fixed_test_key(3))
     keys = tmp_path / "keys.json"
     keys.write_text(KeySet().with_current(signing_key_from_pem(REPLICA_KEY)).to_json())
-    proc, url = start_witness(tmp_path, tmp_path / "witness.pem", keys,
-                              str(tmp_path / "witness.sqlite3"))
+    proc, url = start_witness(
+        tmp_path, tmp_path / "witness.pem", keys, str(tmp_path / "witness.sqlite3")
+    )
     yield tmp_path, url
     stop(proc)
 
@@ -96,15 +101,26 @@ def verify(tmp: Path, url: str, r: Replica, capsys: pytest.CaptureFixture[str]) 
     (tmp / "export.json").write_text(json.dumps(exported))
     (tmp / "witness.vkey").write_text(exported["witness"]["vkey"] + "\n")
     capsys.readouterr()
-    code = main(["audit-log", "verify", str(tmp / "run.log"), "--keys", str(tmp / "keys.json"),
-                 "--witness", str(tmp / "export.json"), "--witness-key",
-                 str(tmp / "witness.vkey")])
+    code = main(
+        [
+            "audit-log",
+            "verify",
+            str(tmp / "run.log"),
+            "--keys",
+            str(tmp / "keys.json"),
+            "--witness",
+            str(tmp / "export.json"),
+            "--witness-key",
+            str(tmp / "witness.vkey"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
 
 
 def test_a_line_written_before_the_feed_was_added_skews_no_proof(
-        witness: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    witness: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     """Commit 678287c: a warning logged before the feed was added (``signing.key_exposed``)
     left the feed one leaf short, so every proof after the first checkpoint failed (422) and
     the witness never moved on. The feed starts from the log as it is."""
@@ -125,7 +141,8 @@ def test_a_line_written_before_the_feed_was_added_skews_no_proof(
 
 
 def test_a_witness_away_for_any_number_of_lines_is_caught_up_in_bounded_memory(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The witness is down while 30,000 lines and 30 checkpoints go by: the feed keeps the
     lines of one checkpoint interval and a few subtree hashes, never 32 bytes a line; when the
     witness comes up on its address, the newest checkpoint goes with one proof from size 0
@@ -147,8 +164,9 @@ def test_a_witness_away_for_any_number_of_lines_is_caught_up_in_bounded_memory(
         held.append(r.feed.held_hashes())
     assert r.feed.pending_lines == r.log.size  # nothing cosigned
     assert max(held) <= 100, held
-    proc, url = start_witness(tmp_path, tmp_path / "witness.pem", keys,
-                              str(tmp_path / "witness.sqlite3"), port=port)
+    proc, url = start_witness(
+        tmp_path, tmp_path / "witness.pem", keys, str(tmp_path / "witness.sqlite3"), port=port
+    )
     try:
         r.write(10)
         r.log.checkpoint("interval")
@@ -175,8 +193,7 @@ class LosingProxy:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                request = urllib.request.Request(proxy.target + self.path, data=body,
-                                                 method="POST")
+                request = urllib.request.Request(proxy.target + self.path, data=body, method="POST")
                 try:
                     with urllib.request.urlopen(request, timeout=10) as answer:
                         status, text = answer.status, answer.read()
@@ -204,7 +221,8 @@ class LosingProxy:
 
 
 def test_a_checkpoint_taken_whose_answer_was_lost_is_moved_on_from(
-        witness: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    witness: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     """The witness cosigns, the answer never arrives: the next call (with the old size) is
     told 409 and the witness's size, which the feed sent, so it goes on from there."""
     tmp, url = witness

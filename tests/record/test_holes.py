@@ -22,8 +22,9 @@ from tests.support.fixed_keys import fixed_test_key
 from tests.support.server_process import start, wait_serving
 
 
-def test_keys_generate_keeps_the_key_id_with_the_key(tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_keys_generate_keeps_the_key_id_with_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pem = tmp_path / "k.pem"
     assert main(["keys", "generate", str(pem), "--key-id", "casino-2026-12"]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -37,7 +38,8 @@ def test_keys_generate_keeps_the_key_id_with_the_key(tmp_path: Path,
 
 
 def test_a_key_file_any_user_may_read_is_refused_in_production_and_warned_of_otherwise(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     pem = tmp_path / "k.pem"
     pem.write_bytes(fixed_test_key(1))
     os.chmod(pem, 0o644)
@@ -60,9 +62,9 @@ def test_a_key_file_any_user_may_read_is_refused_in_production_and_warned_of_oth
     assert "signing.key_exposed" in out and "THE SIGNING KEY FILE IS EXPOSED" in out
 
 
-def test_verify_refuses_a_field_given_under_both_its_names(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]
-                                                           ) -> None:
+def test_verify_refuses_a_field_given_under_both_its_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     request = tmp_path / "r.json"
     request.write_text(json.dumps(small_request()))
     assert main(["settle", str(request), "--local", "--output", "json"]) == 0
@@ -81,7 +83,8 @@ def test_verify_refuses_a_field_given_under_both_its_names(tmp_path: Path,
 
 
 def test_a_settle_cancelled_after_its_answer_was_built_is_logged_not_delivered(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """The client's deadline fires while the server waits to send (the audit line's write is
     held back 0.3 s by a slow sink stand-in: CPSETTLE_AUDIT_LOG_STALL_SECONDS is long, the
     deadline short): every issued settlement the client did not get has its not_delivered."""
@@ -113,8 +116,9 @@ def test_a_settle_cancelled_after_its_answer_was_built_is_logged_not_delivered(
     assert undelivered, "no call ended between its answer and its sending"
 
 
-def test_the_js_checker_refuses_net_money_given_twice(tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_js_checker_refuses_net_money_given_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import shutil
     import subprocess
 
@@ -134,7 +138,12 @@ def test_the_js_checker_refuses_net_money_given_twice(tmp_path: Path,
     tampered = text.replace(key, '"netMoney": "999999", ' + key, 1)  # tampered value first
     path = tmp_path / "s.json"
     path.write_text(tampered)
-    done = subprocess.run([node, str(ROOT / "clients" / "js" / "verify.mjs"), str(path)],
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [node, str(ROOT / "clients" / "js" / "verify.mjs"), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 1 and "netMoney is given twice" in done.stdout
     assert main(["verify", str(path)]) == 1  # and the Python verifier (strict JSON) too

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.support.server_process import ROOT
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import asyncio, json, os, resource, signal, sys, time
     sys.path[:0] = [{paths}]
     from cpsettle_service.proof.log import Log, ThreadSink
@@ -45,7 +45,7 @@ SCRIPT = textwrap.dedent('''
         print("flushed", sink.flush(10))
     else:
         print("flushed", sink.flush(0.5))
-''')
+""")
 
 
 def _run(tmp: Path, mode: str) -> tuple[list[bytes], str]:
@@ -53,14 +53,20 @@ def _run(tmp: Path, mode: str) -> tuple[list[bytes], str]:
     paths = ", ".join(repr(str(ROOT / d)) for d in ("service", "proto"))
     script.write_text(SCRIPT.format(paths=paths))
     out = tmp / f"{mode}.log"
-    done = subprocess.run([sys.executable, str(script), str(out), mode], capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, str(script), str(out), mode],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return out.read_bytes().split(b"\n"), done.stdout + done.stderr
 
 
-def test_a_full_file_leaves_whole_lines_and_they_are_written_when_room_comes(tmp_path: Path
-                                                                            ) -> None:
+def test_a_full_file_leaves_whole_lines_and_they_are_written_when_room_comes(
+    tmp_path: Path,
+) -> None:
     lines, output = _run(tmp_path, "room")
     assert lines[-1] == b""  # the file ends with a line feed: no torn line
     events = [json.loads(x) for x in lines[:-1]]  # every line is whole JSON
@@ -69,8 +75,7 @@ def test_a_full_file_leaves_whole_lines_and_they_are_written_when_room_comes(tmp
     assert "Event loop is closed" not in output and "Traceback" not in output
 
 
-def test_a_process_that_ends_with_the_file_still_full_leaves_no_torn_line(tmp_path: Path
-                                                                          ) -> None:
+def test_a_process_that_ends_with_the_file_still_full_leaves_no_torn_line(tmp_path: Path) -> None:
     lines, output = _run(tmp_path, "full")
     assert lines[-1] == b""
     events = [json.loads(x) for x in lines[:-1]]

@@ -24,17 +24,30 @@ from cpsettle_service.proof.merkle import (
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "merkle"
 # transparency-dev/merkle testonly/constants.go: LeafInputs() and RootHashes()
-LEAVES = [bytes.fromhex(h) for h in ("", "00", "10", "2021", "3031", "40414243",
-                                     "5051525354555657", "606162636465666768696a6b6c6d6e6f")]
-ROOTS = ["e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-         "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
-         "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
-         "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
-         "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
-         "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
-         "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
-         "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
-         "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328"]
+LEAVES = [
+    bytes.fromhex(h)
+    for h in (
+        "",
+        "00",
+        "10",
+        "2021",
+        "3031",
+        "40414243",
+        "5051525354555657",
+        "606162636465666768696a6b6c6d6e6f",
+    )
+]
+ROOTS = [
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+    "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
+    "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
+    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+    "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
+    "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
+    "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
+    "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328",
+]
 
 
 def _b(text: str) -> bytes:
@@ -52,8 +65,13 @@ def test_the_vectors_are_there() -> None:
 @pytest.mark.parametrize("path", _cases("inclusion"), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_inclusion_vectors(path: Path) -> None:
     v = json.loads(path.read_text())
-    args = (_b(v["leafHash"]), v["leafIdx"], v["treeSize"], [_b(p) for p in v["proof"] or []],
-            _b(v["root"]))
+    args = (
+        _b(v["leafHash"]),
+        v["leafIdx"],
+        v["treeSize"],
+        [_b(p) for p in v["proof"] or []],
+        _b(v["root"]),
+    )
     if v["wantErr"]:
         with pytest.raises(ProofError):
             verify_inclusion(*args)
@@ -64,8 +82,13 @@ def test_inclusion_vectors(path: Path) -> None:
 @pytest.mark.parametrize("path", _cases("consistency"), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_consistency_vectors(path: Path) -> None:
     v = json.loads(path.read_text())
-    args = (v["size1"], v["size2"], [_b(p) for p in v["proof"] or []], _b(v["root1"]),
-            _b(v["root2"]))
+    args = (
+        v["size1"],
+        v["size2"],
+        [_b(p) for p in v["proof"] or []],
+        _b(v["root1"]),
+        _b(v["root2"]),
+    )
     if v["wantErr"]:
         with pytest.raises(ProofError):
             verify_consistency(*args)

@@ -55,9 +55,14 @@ def _settle(sock: Path, n: int, tag: str) -> list[dict[str, Any]]:
             request = request_from_json(small_request())
             request.hand_id = f"{tag}-{i}"
             response = c.settle(request)
-            out.append({"origin": response.receipt.origin, "index": str(response.receipt.index),
-                        "leafHash": response.receipt.leaf_hash,
-                        "settlementId": response.settlement.settlement_id})
+            out.append(
+                {
+                    "origin": response.receipt.origin,
+                    "index": str(response.receipt.index),
+                    "leafHash": response.receipt.leaf_hash,
+                    "settlementId": response.settlement.settlement_id,
+                }
+            )
     return out
 
 
@@ -66,9 +71,16 @@ def _replica(tmp: Path, name: str, url: str, n: int, pause: float = 0.0) -> Run:
     sock, log = tmp / f"{name}.sock", tmp / f"{name}.log"
     # a generous grace and call timeout: on a loaded machine the last checkpoint still reaches
     # the witness before the replica exits (it exits as soon as the witness cosigned it)
-    proc = start(sock, log, CPSETTLE_SIGNING_KEY_FILE=str(pem), CPSETTLE_WITNESS_URL=url,
-                 CPSETTLE_AUDIT_CHECKPOINT_SECONDS="0.2", CPSETTLE_AUDIT_CHECKPOINT_EVENTS="4",
-                 CPSETTLE_GRACE_SECONDS="30", CPSETTLE_WITNESS_TIMEOUT_SECONDS="20")
+    proc = start(
+        sock,
+        log,
+        CPSETTLE_SIGNING_KEY_FILE=str(pem),
+        CPSETTLE_WITNESS_URL=url,
+        CPSETTLE_AUDIT_CHECKPOINT_SECONDS="0.2",
+        CPSETTLE_AUDIT_CHECKPOINT_EVENTS="4",
+        CPSETTLE_GRACE_SECONDS="30",
+        CPSETTLE_WITNESS_TIMEOUT_SECONDS="20",
+    )
     try:
         wait_serving(f"unix://{sock}", proc)
         receipts = _settle(sock, n, name)
@@ -95,8 +107,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
         # the witness restarts between two runs: its record is on disk
         witness.send_signal(signal.SIGTERM)
         witness.wait(timeout=10)
-        witness, url = start_witness(tmp, tmp / "witness.pem", keys, db,
-                                     port=int(url.rsplit(":", 1)[1]))
+        witness, url = start_witness(
+            tmp, tmp / "witness.pem", keys, db, port=int(url.rsplit(":", 1)[1])
+        )
         runs["a2"] = _replica(tmp, "a2", url, 3, pause=0.5)
         runs["b"] = _replica(tmp, "b", url, 3, pause=0.5)
         exported = export(url)
@@ -108,8 +121,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     return World(tmp, runs, keys, tmp / "export.json", tmp / "witness.vkey", url)
 
 
-def _verify(capsys: pytest.CaptureFixture[str], w: World, logs: list[Path],
-            *extra: str, witness: bool = True) -> tuple[int, str]:
+def _verify(
+    capsys: pytest.CaptureFixture[str],
+    w: World,
+    logs: list[Path],
+    *extra: str,
+    witness: bool = True,
+) -> tuple[int, str]:
     capsys.readouterr()
     args = ["audit-log", "verify", *map(str, logs), "--keys", str(w.keys)]
     if witness:
@@ -143,20 +161,21 @@ def test_the_witness_registered_every_run_and_cosigned_its_last_checkpoint(world
         assert entry["size"] == last["size"] == len(lines) - 1  # the shutdown one, cosigned
 
 
-def test_the_logs_as_written_are_intact_and_fully_checked(world: World,
-                                                          capsys: pytest.CaptureFixture[str]
-                                                          ) -> None:
+def test_the_logs_as_written_are_intact_and_fully_checked(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
     receipts = world.tmp / "receipts.jsonl"
-    receipts.write_text("".join(json.dumps(r) + "\n" for run in world.runs.values()
-                                for r in run.receipts))
+    receipts.write_text(
+        "".join(json.dumps(r) + "\n" for run in world.runs.values() for r in run.receipts)
+    )
     code, out = _verify(capsys, world, _all(world), "--receipt", str(receipts))
     assert code == 0, out
     assert out.count(": INTACT") == 3 and "NOT CHECKED" not in out
 
 
-def test_without_the_witness_it_says_what_it_could_not_check(world: World,
-                                                             capsys: pytest.CaptureFixture[str]
-                                                             ) -> None:
+def test_without_the_witness_it_says_what_it_could_not_check(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = _verify(capsys, world, _all(world), witness=False)
     assert code == 4 and "NOT CHECKED: whether lines were cut from the end" in out
 
@@ -192,33 +211,61 @@ CASES: dict[str, tuple[Callable[[list[bytes]], list[bytes]], set[str]]] = {
     "cut the last 4 lines": (lambda ls: ls[:-4], {"short"}),
     "delete a line": (lambda ls: ls[:3] + ls[4:], {"gap", "short"}),
     "delete a line, re-indexed and re-signed": (
-        lambda ls: _resign(ls[:_issued(ls)[0]] + ls[_issued(ls)[0] + 1:]), {"short"}),
+        lambda ls: _resign(ls[: _issued(ls)[0]] + ls[_issued(ls)[0] + 1 :]),
+        {"short"},
+    ),
     "swap two lines": (lambda ls: [*ls[:2], ls[3], ls[2], *ls[4:]], {"order"}),
-    "edit a line": (lambda ls: [*ls[:3], ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1),
-                                *ls[4:]], {"root"}),
-    "edit a line, re-signed": (lambda ls: _resign(
-        [*ls[:3], ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1), *ls[4:]]), {"root"}),
+    "edit a line": (
+        lambda ls: [*ls[:3], ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1), *ls[4:]],
+        {"root"},
+    ),
+    "edit a line, re-signed": (
+        lambda ls: _resign(
+            [*ls[:3], ls[3].replace(b'"level":"info"', b'"level":"INFO"', 1), *ls[4:]]
+        ),
+        {"root"},
+    ),
     "duplicate a line": (lambda ls: [*ls[:4], ls[3], *ls[4:]], {"duplicate"}),
-    "fork: a second line 3": (lambda ls: [*ls, json.dumps(
-        {**json.loads(ls[3]), "event": "made.up"}, separators=(",", ":")).encode()], {"fork"}),
-    "lines after the last checkpoint that skip": (lambda ls: [*ls, json.dumps(
-        {"event": "x", "log": json.loads(ls[0])["log"], "index": len(ls) + 3}).encode()],
-        {"gap"}),
+    "fork: a second line 3": (
+        lambda ls: [
+            *ls,
+            json.dumps({**json.loads(ls[3]), "event": "made.up"}, separators=(",", ":")).encode(),
+        ],
+        {"fork"},
+    ),
+    "lines after the last checkpoint that skip": (
+        lambda ls: [
+            *ls,
+            json.dumps(
+                {"event": "x", "log": json.loads(ls[0])["log"], "index": len(ls) + 3}
+            ).encode(),
+        ],
+        {"gap"},
+    ),
     "a made-up log, signed with the replica's key": (
-        lambda ls: _resign(ls, "cpsettle.audit/" + "f" * 32), {"unwitnessed"}),
+        lambda ls: _resign(ls, "cpsettle.audit/" + "f" * 32),
+        {"unwitnessed"},
+    ),
 }
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_every_tampering_of_a_log_is_caught(world: World, case: str,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_tampering_of_a_log_is_caught(
+    world: World, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     change, kinds = CASES[case]
-    tampered = _write(world, case.replace(" ", "-").replace(",", "").replace(":", ""),
-                      change(_lines(world.runs["a1"].log)))
+    tampered = _write(
+        world,
+        case.replace(" ", "-").replace(",", "").replace(":", ""),
+        change(_lines(world.runs["a1"].log)),
+    )
     code, out = _verify(capsys, world, [tampered, world.runs["a2"].log, world.runs["b"].log])
     assert code == 1, out
-    found = {line.split(":")[0].strip(" -") for line in out.splitlines()
-             if line.startswith(("  - ", "- "))}
+    found = {
+        line.split(":")[0].strip(" -")
+        for line in out.splitlines()
+        if line.startswith(("  - ", "- "))
+    }
     assert kinds <= found, out
 
 
@@ -227,39 +274,57 @@ def test_a_withheld_run_is_caught(world: World, capsys: pytest.CaptureFixture[st
     assert code == 1 and "- missing: " + world.runs["a2"].origin in out
 
 
-def test_two_replicas_spliced_into_one_log_are_caught(world: World,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_replicas_spliced_into_one_log_are_caught(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
     a, b = _lines(world.runs["a1"].log), _lines(world.runs["b"].log)
     spliced = _write(world, "spliced", _resign(a[:5] + b[2:6] + a[5:]))
     code, out = _verify(capsys, world, [spliced, world.runs["a2"].log, world.runs["b"].log])
     assert code == 1 and "  - root: the first" in out, out
 
 
-def test_a_receipt_whose_line_is_gone_is_caught(world: World,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_receipt_whose_line_is_gone_is_caught(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = world.runs["a1"]
     lines = _lines(run.log)
     receipt = run.receipts[0]
     gone = int(receipt["index"])
-    rewritten = _write(world, "no-receipt", _resign(lines[:gone] + lines[gone + 1:]))
+    rewritten = _write(world, "no-receipt", _resign(lines[:gone] + lines[gone + 1 :]))
     path = world.tmp / "receipt.json"
     path.write_text(json.dumps(receipt))
-    code, out = _verify(capsys, world, [rewritten, world.runs["a2"].log, world.runs["b"].log],
-                        "--receipt", str(path))
+    code, out = _verify(
+        capsys,
+        world,
+        [rewritten, world.runs["a2"].log, world.runs["b"].log],
+        "--receipt",
+        str(path),
+    )
     assert code == 1 and "  - receipt: " in out and "  - short: " in out, out
 
 
-def test_a_cosignature_by_another_witness_key_is_refused(world: World,
-                                                         capsys: pytest.CaptureFixture[str]
-                                                         ) -> None:
+def test_a_cosignature_by_another_witness_key_is_refused(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
     private = serialization.load_pem_private_key(fixed_test_key(4), None)
     assert isinstance(private, Ed25519PrivateKey)
     other = NoteKey.from_private("witness.test/w1", private, COSIGNATURE)
     vkey = world.tmp / "other.vkey"
     vkey.write_text(NoteKey(other.name, other.public, COSIGNATURE).vkey())
     capsys.readouterr()
-    code = main(["audit-log", "verify", *map(str, _all(world)), "--keys", str(world.keys),
-                 "--witness", str(world.export), "--witness-key", str(vkey)])
+    code = main(
+        [
+            "audit-log",
+            "verify",
+            *map(str, _all(world)),
+            "--keys",
+            str(world.keys),
+            "--witness",
+            str(world.export),
+            "--witness-key",
+            str(vkey),
+        ]
+    )
     assert code == 2 and "another witness key" in capsys.readouterr().err
 
 
@@ -268,17 +333,44 @@ def test_prove_and_check_proof(world: World, capsys: pytest.CaptureFixture[str])
     receipt = world.tmp / "r.json"
     receipt.write_text(json.dumps(run.receipts[2]))
     capsys.readouterr()
-    assert main(["audit-log", "prove", str(receipt), str(run.log), "--witness",
-                 str(world.export)]) == 0
+    assert (
+        main(["audit-log", "prove", str(receipt), str(run.log), "--witness", str(world.export)])
+        == 0
+    )
     proof = capsys.readouterr().out
     assert proof.startswith("c2sp.org/tlog-proof@v1\nextra ") and "\u2014 witness.test/w1" in proof
     path = world.tmp / "r.tlog-proof"
     path.write_text(proof)
-    assert main(["audit-log", "check-proof", str(path), "--keys", str(world.keys),
-                 "--witness-key", str(world.vkey)]) == 0
+    assert (
+        main(
+            [
+                "audit-log",
+                "check-proof",
+                str(path),
+                "--keys",
+                str(world.keys),
+                "--witness-key",
+                str(world.vkey),
+            ]
+        )
+        == 0
+    )
     assert "cosigned by witness.test/w1" in capsys.readouterr().out
-    bad = proof.replace("index " + run.receipts[2]["index"], "index "
-                        + str(int(run.receipts[2]["index"]) + 1))
+    bad = proof.replace(
+        "index " + run.receipts[2]["index"], "index " + str(int(run.receipts[2]["index"]) + 1)
+    )
     path.write_text(bad)
-    assert main(["audit-log", "check-proof", str(path), "--keys", str(world.keys),
-                 "--witness-key", str(world.vkey)]) == 1
+    assert (
+        main(
+            [
+                "audit-log",
+                "check-proof",
+                str(path),
+                "--keys",
+                str(world.keys),
+                "--witness-key",
+                str(world.vkey),
+            ]
+        )
+        == 1
+    )

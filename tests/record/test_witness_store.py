@@ -54,24 +54,40 @@ def _protocol(tmp: Path, database: str, database_file: bool = False) -> None:
         status, body = _post(url, add_checkpoint_body(0, [], _checkpoint(tree, 7)))
         assert status == 200 and body.startswith("\u2014 witness.test/w1 ")
         # not the size it holds: 409 with its size
-        assert _post(url, add_checkpoint_body(3, tree.consistency(3, 9),
-                                              _checkpoint(tree, 9))) == (409, "7\n")
+        assert _post(url, add_checkpoint_body(3, tree.consistency(3, 9), _checkpoint(tree, 9))) == (
+            409,
+            "7\n",
+        )
         # a proof that does not verify: 422
         bad = tree.consistency(7, 12)
         bad[0] = bytes(32)
         assert _post(url, add_checkpoint_body(7, bad, _checkpoint(tree, 12)))[0] == 422
         # signed by a key the witness does not trust: 403; an origin it does not serve: 404
-        assert _post(url, add_checkpoint_body(7, tree.consistency(7, 12), _checkpoint(
-            tree, 12, fixed_test_key(2))))[0] == 403
+        assert (
+            _post(
+                url,
+                add_checkpoint_body(
+                    7, tree.consistency(7, 12), _checkpoint(tree, 12, fixed_test_key(2))
+                ),
+            )[0]
+            == 403
+        )
         other = _checkpoint(tree, 12).replace(ORIGIN, "elsewhere/x")
         assert _post(url, add_checkpoint_body(7, [], other))[0] in (403, 404)
-        assert _post(url, add_checkpoint_body(7, tree.consistency(7, 12),
-                                              _checkpoint(tree, 12)))[0] == 200
+        assert (
+            _post(url, add_checkpoint_body(7, tree.consistency(7, 12), _checkpoint(tree, 12)))[0]
+            == 200
+        )
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=10)
-    proc, url = start_witness(tmp, tmp / "w.pem", keys, database,  # restarted: it remembers
-                              database_file=database_file)
+    proc, url = start_witness(
+        tmp,
+        tmp / "w.pem",
+        keys,
+        database,  # restarted: it remembers
+        database_file=database_file,
+    )
     try:
         doc = export(url)
         (entry,) = doc["logs"]
@@ -103,26 +119,36 @@ def test_the_database_is_named_once_and_its_file_must_hold_it(tmp_path: Path) ->
     named.write_text(str(tmp_path / "from-file.sqlite3") + "\n")
     empty = tmp_path / "empty"
     empty.write_text("\n")
-    base = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        str(ROOT / d) for d in ("service", "proto", "clients/python")),
+    base = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(str(ROOT / d) for d in ("service", "proto", "clients/python")),
         CPSETTLE_WITNESS_KEY_FILE=str(tmp_path / "w.pem"),
-        CPSETTLE_WITNESS_LOG_KEYS_FILE=str(keys))
+        CPSETTLE_WITNESS_LOG_KEYS_FILE=str(keys),
+    )
     base.pop("CPSETTLE_WITNESS_DATABASE", None)
 
     def vkey(**env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "cpsettle_service.witness.service", "vkey"],
-                              env={**base, **env}, capture_output=True, text=True, timeout=60,
-                              cwd=tmp_path)
+        return subprocess.run(
+            [sys.executable, "-m", "cpsettle_service.witness.service", "vkey"],
+            env={**base, **env},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
 
     done = vkey(CPSETTLE_WITNESS_DATABASE_FILE=str(named))
     assert done.returncode == 0 and done.stdout.startswith("cpsettle-witness+"), done.stderr
     assert (tmp_path / "from-file.sqlite3").exists()  # the database the file names
     assert not (tmp_path / "witness.sqlite3").exists()
     for env, why in (
-            (dict(CPSETTLE_WITNESS_DATABASE_FILE=str(named), CPSETTLE_WITNESS_DATABASE="x.db"),
-             "one or the other"),
-            (dict(CPSETTLE_WITNESS_DATABASE_FILE=str(empty)), "is empty"),
-            (dict(CPSETTLE_WITNESS_DATABASE_FILE=str(tmp_path / "absent")), "absent")):
+        (
+            dict(CPSETTLE_WITNESS_DATABASE_FILE=str(named), CPSETTLE_WITNESS_DATABASE="x.db"),
+            "one or the other",
+        ),
+        (dict(CPSETTLE_WITNESS_DATABASE_FILE=str(empty)), "is empty"),
+        (dict(CPSETTLE_WITNESS_DATABASE_FILE=str(tmp_path / "absent")), "absent"),
+    ):
         done = vkey(**env)
         assert done.returncode == 2 and why in done.stderr, done.stderr
 
@@ -130,8 +156,12 @@ def test_the_database_is_named_once_and_its_file_must_hold_it(tmp_path: Path) ->
 def _race(store: Store) -> None:
     assert store.advance(ORIGIN, 0, 5, "r5", "n5") is None
     results: list[int | None] = []
-    threads = [threading.Thread(target=lambda n=n: results.append(
-        store.advance(ORIGIN, 5, n, f"r{n}", f"n{n}"))) for n in (8, 9, 10, 11)]
+    threads = [
+        threading.Thread(
+            target=lambda n=n: results.append(store.advance(ORIGIN, 5, n, f"r{n}", f"n{n}"))
+        )
+        for n in (8, 9, 10, 11)
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -50,15 +50,17 @@ def wait_for(what: str, condition: Callable[[], bool], seconds: float = 30) -> N
 
 
 def test_two_witnesses_one_down_each_its_own_series_alert_and_catch_up(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     binary("prometheus")  # (skips without it, as the other alert tests)
     (tmp_path / "witness.pem").write_bytes(fixed_test_key(3))
     (tmp_path / "witness-b.pem").write_bytes(fixed_test_key(4))
     keys = tmp_path / "keys.json"
     keys.write_text(KeySet().with_current(signing_key_from_pem(REPLICA_KEY)).to_json())
     a, url_a = start_witness(tmp_path, tmp_path / "witness.pem", keys, str(tmp_path / "a.db"))
-    b, url_b = start_witness(tmp_path, tmp_path / "witness-b.pem", keys, str(tmp_path / "b.db"),
-                             name="witness.test/w2")
+    b, url_b = start_witness(
+        tmp_path, tmp_path / "witness-b.pem", keys, str(tmp_path / "b.db"), name="witness.test/w2"
+    )
     b.send_signal(signal.SIGTERM)  # B is down from the start: the run's registration waits
     b.wait(timeout=10)
     label_a, label_b = witness_label(url_a), witness_label(url_b)
@@ -73,11 +75,17 @@ def test_two_witnesses_one_down_each_its_own_series_alert_and_catch_up(
     except BaseException:
         stop(a)
         raise
-    replica = start(sock, log, CPSETTLE_SIGNING_KEY_FILE=str(pem),
-                    CPSETTLE_WITNESS_URL=f"{url_a},{url_b}", CPSETTLE_HOST="127.0.0.1",
-                    CPSETTLE_METRICS_PORT=str(metrics_port),
-                    CPSETTLE_AUDIT_CHECKPOINT_SECONDS="0.2", CPSETTLE_GRACE_SECONDS="30",
-                    CPSETTLE_WITNESS_TIMEOUT_SECONDS="5")
+    replica = start(
+        sock,
+        log,
+        CPSETTLE_SIGNING_KEY_FILE=str(pem),
+        CPSETTLE_WITNESS_URL=f"{url_a},{url_b}",
+        CPSETTLE_HOST="127.0.0.1",
+        CPSETTLE_METRICS_PORT=str(metrics_port),
+        CPSETTLE_AUDIT_CHECKPOINT_SECONDS="0.2",
+        CPSETTLE_GRACE_SECONDS="30",
+        CPSETTLE_WITNESS_TIMEOUT_SECONDS="5",
+    )
     try:
         wait_serving(f"unix://{sock}", replica)
         prom.scrape("two-witnesses", metrics_port)
@@ -87,24 +95,44 @@ def test_two_witnesses_one_down_each_its_own_series_alert_and_catch_up(
                 request.hand_id = f"w-{i}"
                 c.settle(request)
         up = ("cpsettle_witness_up", label_a), ("cpsettle_witness_up", label_b)
-        pending = (("cpsettle_witness_pending_lines", label_a),
-                   ("cpsettle_witness_pending_lines", label_b))
-        wait_for("A takes the checkpoints, B does not", lambda: (
-            (s := scrape(metrics_port))[up[0]] == 1 and s[up[1]] == 0
-            and s[pending[1]] >= 7 and s[pending[0]] < s[pending[1]]))
+        pending = (
+            ("cpsettle_witness_pending_lines", label_a),
+            ("cpsettle_witness_pending_lines", label_b),
+        )
+        wait_for(
+            "A takes the checkpoints, B does not",
+            lambda: (
+                (s := scrape(metrics_port))[up[0]] == 1
+                and s[up[1]] == 0
+                and s[pending[1]] >= 7
+                and s[pending[0]] < s[pending[1]]
+            ),
+        )
         # the alert's expression is true for B only (pending: `for` is 5 minutes)
-        alert = prom.wait_alert("CpsettleWitnessUnreachable", "two-witnesses",
-                                witness=label_b)
+        alert = prom.wait_alert("CpsettleWitnessUnreachable", "two-witnesses", witness=label_b)
         assert alert["labels"]["instance"] == f"127.0.0.1:{metrics_port}"
-        assert [x for x in prom.alerts() if x["labels"]["alertname"]
-                == "CpsettleWitnessUnreachable" and x["labels"].get("witness") == label_a] == []
+        assert [
+            x
+            for x in prom.alerts()
+            if x["labels"]["alertname"] == "CpsettleWitnessUnreachable"
+            and x["labels"].get("witness") == label_a
+        ] == []
         # B comes back on its address with its record: the feed catches up by itself
-        b, _ = start_witness(tmp_path, tmp_path / "witness-b.pem", keys, str(tmp_path / "b.db"),
-                             port=int(url_b.rsplit(":", 1)[1]), name="witness.test/w2")
-        wait_for("B catches up", lambda: (s := scrape(metrics_port))[up[1]] == 1
-                 and s[pending[1]] <= 2)
-        assert scrape(metrics_port)[("cpsettle_witness_last_cosigned_timestamp_seconds",
-                                     label_b)] > 1.7e9
+        b, _ = start_witness(
+            tmp_path,
+            tmp_path / "witness-b.pem",
+            keys,
+            str(tmp_path / "b.db"),
+            port=int(url_b.rsplit(":", 1)[1]),
+            name="witness.test/w2",
+        )
+        wait_for(
+            "B catches up", lambda: (s := scrape(metrics_port))[up[1]] == 1 and s[pending[1]] <= 2
+        )
+        assert (
+            scrape(metrics_port)[("cpsettle_witness_last_cosigned_timestamp_seconds", label_b)]
+            > 1.7e9
+        )
     finally:
         replica.send_signal(signal.SIGTERM)
         assert replica.wait(timeout=90) == 0
@@ -124,8 +152,19 @@ def test_two_witnesses_one_down_each_its_own_series_alert_and_catch_up(
             (tmp_path / "export.json").write_text(json.dumps(exported))
             (tmp_path / "w.vkey").write_text(exported["witness"]["vkey"] + "\n")
             capsys.readouterr()
-            code = main(["audit-log", "verify", str(log), "--keys", str(keys), "--witness",
-                         str(tmp_path / "export.json"), "--witness-key", str(tmp_path / "w.vkey")])
+            code = main(
+                [
+                    "audit-log",
+                    "verify",
+                    str(log),
+                    "--keys",
+                    str(keys),
+                    "--witness",
+                    str(tmp_path / "export.json"),
+                    "--witness-key",
+                    str(tmp_path / "w.vkey"),
+                ]
+            )
             assert code == 0, capsys.readouterr().out
     finally:
         stop(a)

@@ -16,5 +16,5 @@ def fixed_test_key(n: int = 1) -> bytes:
     """Test key ``n`` as PKCS#8 PEM (the form CPSETTLE_SIGNING_KEY_FILE holds)."""
     seed = hashlib.sha256(f"cpsettle TEST key {n}: never for production".encode()).digest()
     return Ed25519PrivateKey.from_private_bytes(seed).private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption())
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )

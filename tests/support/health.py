@@ -11,10 +11,12 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 # strings: grpc's multicallables are generic in the stubs only
-Check: TypeAlias = ("grpc.UnaryUnaryMultiCallable"
-                    "[health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse]")
-Watch: TypeAlias = ("grpc.UnaryStreamMultiCallable"
-                    "[health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse]")
+Check: TypeAlias = (
+    "grpc.UnaryUnaryMultiCallable[health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse]"
+)
+Watch: TypeAlias = (
+    "grpc.UnaryStreamMultiCallable[health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse]"
+)
 
 
 def health_check(channel: grpc.Channel) -> Check:

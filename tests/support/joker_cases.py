@@ -15,8 +15,12 @@ from cpsettle_service.profile_files import load_preset
 
 RANK_LETTERS = "23456789TJQKA"
 ROW_CLASSES = (None, "STRAIGHT", "FLUSH", "STRAIGHT_FLUSH")
-ROYALTY_MODES = ("ROYALTY_MODE_ON_WIN_ADDED", "ROYALTY_MODE_ON_WIN_REPLACES",
-                 "ROYALTY_MODE_ALWAYS", "ROYALTY_MODE_NONE")
+ROYALTY_MODES = (
+    "ROYALTY_MODE_ON_WIN_ADDED",
+    "ROYALTY_MODE_ON_WIN_REPLACES",
+    "ROYALTY_MODE_ALWAYS",
+    "ROYALTY_MODE_NONE",
+)
 SUITS = ("SUIT_SPADE", "SUIT_HEART", "SUIT_DIAMOND", "SUIT_CLUB")
 CATALOGUE = [n.value for n in Natural if n is not Natural.FIVE_OF_A_KIND]
 SPLIT_NATURALS = ("THREE_STRAIGHTS", "THREE_FLUSHES", "THREE_STRAIGHT_FLUSHES")
@@ -37,12 +41,25 @@ def random_rows(rng: random.Random, mixed: bool = True, front: bool = False) -> 
             return {k: c for k, c in zip(("front", "middle", "back"), classes, strict=True) if c}
 
 
-def random_definition(rng: random.Random, duplicates: bool, rows_share: float = 0.5,
-                      jokers: int = 2, front: bool = False) -> dict[str, Any]:
+def random_definition(
+    rng: random.Random,
+    duplicates: bool,
+    rows_share: float = 0.5,
+    jokers: int = 2,
+    front: bool = False,
+) -> dict[str, Any]:
     """One to three clauses of the vocabulary, loose enough that random hands make some."""
     d: dict[str, Any] = {}
-    kinds = ["rankGroups", "distinctRanks", "sameSuit", "sameColour", "colourSplit",
-             "ranksAtLeast", "ranksAtMost", "ranksIn"]
+    kinds = [
+        "rankGroups",
+        "distinctRanks",
+        "sameSuit",
+        "sameColour",
+        "colourSplit",
+        "ranksAtLeast",
+        "ranksAtMost",
+        "ranksIn",
+    ]
     if rng.random() < rows_share:
         d["rows"] = random_rows(rng, front=front)
     for kind in rng.sample(kinds, rng.choice((0, 1, 1, 2)) if d else rng.choice((1, 2, 3))):
@@ -70,33 +87,57 @@ def random_definition(rng: random.Random, duplicates: bool, rows_share: float = 
             d[kind] = rng.choice(RANK_LETTERS[7:])
         else:
             d[kind] = rng.sample(RANK_LETTERS, rng.randrange(8, 14))
-    if "ranksAtLeast" in d and "ranksAtMost" in d and (
-            RANK_LETTERS.index(d["ranksAtLeast"]) > RANK_LETTERS.index(d["ranksAtMost"])):
+    if (
+        "ranksAtLeast" in d
+        and "ranksAtMost" in d
+        and (RANK_LETTERS.index(d["ranksAtLeast"]) > RANK_LETTERS.index(d["ranksAtMost"]))
+    ):
         del d["ranksAtMost"]
     return d
 
 
-def random_profile(rng: random.Random, *, jokers: int, duplicates: bool, naturals: int = 6,
-                   rows_share: float = 0.5, catalogue_share: float = 0.3, base: str = "",
-                   detect: bool | None = None, front: bool = False) -> RuleProfile:
+def random_profile(
+    rng: random.Random,
+    *,
+    jokers: int,
+    duplicates: bool,
+    naturals: int = 6,
+    rows_share: float = 0.5,
+    catalogue_share: float = 0.3,
+    base: str = "",
+    detect: bool | None = None,
+    front: bool = False,
+) -> RuleProfile:
     """A profile on a random preset with every §16 option drawn at random (``rows_share`` 0:
     no natural with a ``rows`` clause, the catalogue's three split naturals left out too)."""
-    d = profile_to_dict(load_preset(base or rng.choice(
-        ["ofc", "eastern", "shisanshui", "one-six", "western", "classic-1-6"])))
+    d = profile_to_dict(
+        load_preset(
+            base
+            or rng.choice(["ofc", "eastern", "shisanshui", "one-six", "western", "classic-1-6"])
+        )
+    )
     d["deck"] = {"jokers": jokers, "jokerDuplicates": duplicates}
     if d["royalties"].get("table") or rng.random() < 0.5:
         if not d["royalties"].get("table"):
             d["royalties"]["table"] = profile_to_dict(load_preset("ofc"))["royalties"]["table"]
         d["royalties"]["mode"] = rng.choice(ROYALTY_MODES)
         if duplicates and rng.random() < 0.5:
-            d["royalties"]["table"] = [*d["royalties"]["table"], {
-                "row": "ROW_BACK", "handClass": "HAND_CLASS_FIVE_OF_A_KIND",
-                "units": rng.choice((0, 5, 50))}]
+            d["royalties"]["table"] = [
+                *d["royalties"]["table"],
+                {
+                    "row": "ROW_BACK",
+                    "handClass": "HAND_CLASS_FIVE_OF_A_KIND",
+                    "units": rng.choice((0, 5, 50)),
+                },
+            ]
     suit_order = list(SUITS)
     rng.shuffle(suit_order)
-    d["ranking"] = {"wheel": rng.choice(("WHEEL_LOWEST", "WHEEL_SECOND_HIGHEST")),
-                    "suitOrder": suit_order, "suitOrderTiebreak": rng.random() < 0.5,
-                    "rowTie": rng.choice(("ROW_TIE_PUSH", "ROW_TIE_SUIT_OF_HIGHEST_CARD"))}
+    d["ranking"] = {
+        "wheel": rng.choice(("WHEEL_LOWEST", "WHEEL_SECOND_HIGHEST")),
+        "suitOrder": suit_order,
+        "suitOrderTiebreak": rng.random() < 0.5,
+        "rowTie": rng.choice(("ROW_TIE_PUSH", "ROW_TIE_SUIT_OF_HIGHEST_CARD")),
+    }
     table: list[dict[str, Any]] = []
     catalogue = CATALOGUE if rows_share else [n for n in CATALOGUE if n not in SPLIT_NATURALS]
     names = rng.sample(catalogue, min(len(catalogue), naturals))
@@ -119,8 +160,9 @@ def random_profile(rng: random.Random, *, jokers: int, duplicates: bool, natural
     return profile_from_dict(d)
 
 
-def random_hand(rng: random.Random, jokers: int, dead: int = 0
-                ) -> tuple[tuple[str, ...], list[str]]:
+def random_hand(
+    rng: random.Random, jokers: int, dead: int = 0
+) -> tuple[tuple[str, ...], list[str]]:
     """13 cards dealt from a shuffled deck with ``jokers`` of them made jokers, and ``dead``
     cards of the rest of the deck dead."""
     deck = list(CANONICAL)
@@ -128,4 +170,4 @@ def random_hand(rng: random.Random, jokers: int, dead: int = 0
     cards = deck[:13]
     for i in rng.sample(range(13), jokers):
         cards[i] = JOKER
-    return tuple(cards), deck[13:13 + dead]
+    return tuple(cards), deck[13 : 13 + dead]

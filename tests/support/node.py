@@ -12,8 +12,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TS = ROOT / "clients" / "ts"
-MISSING = ("Node.js and npm are not installed (.ci/run installs them with apt-get): "
-           "the TypeScript client cannot be built")
+MISSING = (
+    "Node.js and npm are not installed (.ci/run installs them with apt-get): "
+    "the TypeScript client cannot be built"
+)
 
 
 def node_tools() -> Path:

@@ -37,16 +37,22 @@ def legal_arrangement(
     return split(sorted(cards, key=lambda c: DECK.index(c)))
 
 
-def random_table(rng: random.Random, players: int = 4, *, legal: bool = True,
-                 preset: str = "western", stacks: bool = False, surrender_rate: float = 0.0,
-                 ) -> dict[str, Any]:
+def random_table(
+    rng: random.Random,
+    players: int = 4,
+    *,
+    legal: bool = True,
+    preset: str = "western",
+    stacks: bool = False,
+    surrender_rate: float = 0.0,
+) -> dict[str, Any]:
     """A SettleRequest JSON form with ``players`` real hands dealt from one deck."""
     deck = DECK[:]
     rng.shuffle(deck)
     seats = sorted(rng.sample(range(10), players))
     out = []
     for i in range(players):
-        cards = deck[13 * i: 13 * (i + 1)]
+        cards = deck[13 * i : 13 * (i + 1)]
         p: dict[str, Any] = {"playerId": f"P{i + 1}", "seat": seats[i]}
         if surrender_rate and rng.random() < surrender_rate:
             p["surrender"] = True
@@ -55,5 +61,4 @@ def random_table(rng: random.Random, players: int = 4, *, legal: bool = True,
         if stacks:
             p["stack"] = rng.choice([0, 100, 500, 1000, 2500, 10_000])
         out.append(p)
-    return {"preset": preset, "buttonSeat": rng.choice([*seats, rng.randrange(10)]),
-            "players": out}
+    return {"preset": preset, "buttonSeat": rng.choice([*seats, rng.randrange(10)]), "players": out}

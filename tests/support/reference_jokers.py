@@ -60,11 +60,15 @@ def _groups_fit(groups: tuple[int, ...], hosts: tuple[int, ...], two_pairs: bool
     for i, h in enumerate(hosts):
         if h < g or (i and hosts[i - 1] == h):
             continue
-        others = hosts[:i] + hosts[i + 1:]
+        others = hosts[:i] + hosts[i + 1 :]
         if _groups_fit(rest, others, two_pairs):
             return True
-        if two_pairs and g <= 2 and h >= 4 and _groups_fit(rest, tuple(sorted((*others, 2))),
-                                                            two_pairs):
+        if (
+            two_pairs
+            and g <= 2
+            and h >= 4
+            and _groups_fit(rest, tuple(sorted((*others, 2))), two_pairs)
+        ):
             return True
     return False
 
@@ -123,12 +127,15 @@ def _rows_check(rows: RowsClause) -> Predicate:
     classes = {rows.front, rows.middle, rows.back}
     fast: Predicate | None = None
     if classes == {RowClass.STRAIGHT}:
+
         def fast(facts: HandFacts) -> bool:
             return facts.count_key in THREE_STRAIGHTS_BY_KEY
     elif classes == {RowClass.FLUSH}:
+
         def fast(facts: HandFacts) -> bool:
             return tuple(sorted(facts.suit_counts)) in THREE_FLUSH_SHAPES
     elif classes == {RowClass.STRAIGHT_FLUSH}:
+
         def fast(facts: HandFacts) -> bool:
             for n, mask in zip(facts.suit_counts, facts.suit_masks, strict=True):
                 if n and mask not in SF_BY_SIZE.get(n, ()):
@@ -157,8 +164,15 @@ def _clauses(d: Definition, quads_as_two_pairs: bool) -> list[Predicate]:
         a, b = _RED
         if d.same_colour is not None:
             c = d.same_colour
-            checks.append(lambda f: max(f.suit_counts[a] + f.suit_counts[b],
-                                        13 - f.suit_counts[a] - f.suit_counts[b]) >= c)
+            checks.append(
+                lambda f: (
+                    max(
+                        f.suit_counts[a] + f.suit_counts[b],
+                        13 - f.suit_counts[a] - f.suit_counts[b],
+                    )
+                    >= c
+                )
+            )
         if d.colour_split is not None:
             sides = frozenset(d.colour_split)
             checks.append(lambda f: f.suit_counts[a] + f.suit_counts[b] in sides)
@@ -193,15 +207,18 @@ def profile_predicates(profile: RuleProfile) -> dict[str, Predicate]:
     """The profile's naturals compiled by the code above (the profile's own predicates are the
     engine's)."""
     naturals = profile.naturals
-    return {n: compile_definition(e.effective_definition, naturals.quads_as_two_pairs)
-            for n, e in naturals.by_natural.items()}
+    return {
+        n: compile_definition(e.effective_definition, naturals.quads_as_two_pairs)
+        for n, e in naturals.by_natural.items()
+    }
 
 
 # --------------------------------------------------------------------------- jokers
 
 
-def assignments(cards13: Sequence[str], allowed: Sequence[Card], duplicates: bool
-                ) -> Iterator[Assignment]:
+def assignments(
+    cards13: Sequence[str], allowed: Sequence[Card], duplicates: bool
+) -> Iterator[Assignment]:
     """Every allowed assignment of the hand's jokers (none: the hand as it is)."""
     positions = tuple(i for i, c in enumerate(cards13) if c == JOKER)
     texts = [str(c) for c in allowed]
@@ -250,14 +267,21 @@ def rows_of(cards13: Sequence[str], profile: RuleProfile) -> tuple[HandRank, Han
     wheel = profile.ranking.wheel
     if profile.deck.joker_duplicates and len(set(cards13)) < 13:
         cards = [CARD_BY_SPELLING[c] for c in cards13]
-        return (evaluate_with_repeats(cards[:3]), evaluate_with_repeats(cards[3:8], wheel),
-                evaluate_with_repeats(cards[8:], wheel))
-    return (evaluate_three(cards13[:3]), evaluate_five(cards13[3:8], wheel),
-            evaluate_five(cards13[8:], wheel))
+        return (
+            evaluate_with_repeats(cards[:3]),
+            evaluate_with_repeats(cards[3:8], wheel),
+            evaluate_with_repeats(cards[8:], wheel),
+        )
+    return (
+        evaluate_three(cards13[:3]),
+        evaluate_five(cards13[3:8], wheel),
+        evaluate_five(cards13[8:], wheel),
+    )
 
 
-def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,
-                        fouls: Fouls) -> Assignment | None:
+def resolve_arrangement(
+    cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile, fouls: Fouls
+) -> Assignment | None:
     royalties = profile.royalties
     paid = royalties.mode is not RoyaltyMode.NONE
 
@@ -269,16 +293,18 @@ def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile
         total = sum(royalties.units(row, h) for row, h in rows) if paid else 0
         return (1, total, hb.strength, hm.strength, hf.strength)
 
-    return best_assignment(cards13, allowed, profile.deck.joker_duplicates,
-                           profile.ranking.suit_order, score)
+    return best_assignment(
+        cards13, allowed, profile.deck.joker_duplicates, profile.ranking.suit_order, score
+    )
 
 
 def sorted_ranks(cards13: Iterable[str]) -> tuple[int, ...]:
     return tuple(sorted((CARD_BY_SPELLING[c].rank.value_int for c in cards13), reverse=True))
 
 
-def resolve_natural(cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,
-                    naturals: Sequence[str]) -> tuple[str, Assignment] | None:
+def resolve_natural(
+    cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile, naturals: Sequence[str]
+) -> tuple[str, Assignment] | None:
     """The best of ``naturals`` some assignment makes, and the assignment kept for it."""
     table = profile.naturals
     compiled = profile_predicates(profile)
@@ -293,12 +319,13 @@ def resolve_natural(cards13: Sequence[str], allowed: Sequence[Card], profile: Ru
         return f
 
     for name, predicate in predicates:
-        def score(a: Assignment, predicate: Predicate = predicate
-                  ) -> tuple[int, ...] | None:
+
+        def score(a: Assignment, predicate: Predicate = predicate) -> tuple[int, ...] | None:
             return sorted_ranks(a.cards) if predicate(facts(a)) else None
 
-        found = best_assignment(cards13, allowed, profile.deck.joker_duplicates,
-                                profile.ranking.suit_order, score)
+        found = best_assignment(
+            cards13, allowed, profile.deck.joker_duplicates, profile.ranking.suit_order, score
+        )
         if found is not None:
             return name, found
     return None

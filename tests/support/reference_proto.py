@@ -44,8 +44,9 @@ def _fantasyland(f: FantasylandResult, out: pb.FantasylandResult) -> None:
         out.row = _enum(profile_pb2.Row, f.row.name)
 
 
-def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str = "",
-                        profile_source: str = "") -> pb.Settlement:
+def settlement_to_proto(
+    s: Settlement, out: pb.Settlement, profile_digest: str = "", profile_source: str = ""
+) -> pb.Settlement:
     """Fill ``out`` with the settlement's content (fields 1-9 of ``Settlement``)."""
     c = s.context
     ctx = out.context
@@ -118,8 +119,11 @@ def settlement_to_proto(s: Settlement, out: pb.Settlement, profile_digest: str =
             li.multiplier = item.multiplier
             compared = item.cards_compared
             if compared is not None:
-                li.cards_compared.card, li.cards_compared.first_rank, \
-                    li.cards_compared.second_rank = compared
+                (
+                    li.cards_compared.card,
+                    li.cards_compared.first_rank,
+                    li.cards_compared.second_rank,
+                ) = compared
                 li.cards_compared.SetInParent()
         q.units = pr.units
         q.owed = pr.owed

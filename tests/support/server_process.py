@@ -29,8 +29,12 @@ def start(sock: Path, log: Path | None = None, **env: str) -> subprocess.Popen[b
     )
     environ.update(env)
     out = open(log, "wb") if log is not None else subprocess.PIPE  # noqa: SIM115 — child owns it
-    return subprocess.Popen([sys.executable, "-m", "cpsettle_service.server"], env=environ,
-                            stdout=out, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "cpsettle_service.server"],
+        env=environ,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def wait_serving(address: str, proc: subprocess.Popen[Any], seconds: float = 30) -> None:

@@ -8,17 +8,29 @@ from typing import Any
 # Four legal, non-fouled arrangements using all 52 cards.
 ARRANGEMENTS: dict[str, dict[str, list[str]]] = {
     # front pair of aces < middle two pair < back 9-high... (J-high flush in spades)
-    "A": {"front": ["As", "Ad", "2c"], "middle": ["3c", "3d", "4h", "4s", "5c"],
-          "back": ["6s", "7s", "8s", "9s", "Js"]},
+    "A": {
+        "front": ["As", "Ad", "2c"],
+        "middle": ["3c", "3d", "4h", "4s", "5c"],
+        "back": ["6s", "7s", "8s", "9s", "Js"],
+    },
     # front pair of kings < middle sixes full of twos < back king-high straight flush
-    "B": {"front": ["Kc", "Kd", "2d"], "middle": ["6h", "6d", "6c", "2h", "2s"],
-          "back": ["Th", "Jh", "Qh", "Kh", "9h"]},
+    "B": {
+        "front": ["Kc", "Kd", "2d"],
+        "middle": ["6h", "6d", "6c", "2h", "2s"],
+        "back": ["Th", "Jh", "Qh", "Kh", "9h"],
+    },
     # front seven high < middle nines and eights < back queens full of jacks
-    "C": {"front": ["3h", "4c", "7c"], "middle": ["8c", "8d", "9c", "9d", "Tc"],
-          "back": ["Qc", "Qd", "Qs", "Jc", "Jd"]},
+    "C": {
+        "front": ["3h", "4c", "7c"],
+        "middle": ["8c", "8d", "9c", "9d", "Tc"],
+        "back": ["Qc", "Qd", "Qs", "Jc", "Jd"],
+    },
     # front pair of aces < middle tens and sevens < back three fives
-    "D": {"front": ["Ac", "Ah", "3s"], "middle": ["7d", "7h", "Td", "Ts", "4d"],
-          "back": ["5d", "5h", "5s", "8h", "Ks"]},
+    "D": {
+        "front": ["Ac", "Ah", "3s"],
+        "middle": ["7d", "7h", "Td", "Ts", "4d"],
+        "back": ["5d", "5h", "5s", "8h", "Ks"],
+    },
 }
 
 

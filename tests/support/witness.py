@@ -20,8 +20,18 @@ from typing import Any
 
 from tests.support.server_process import ROOT
 
-PG_BIN = next((p for p in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
-               if (p / "initdb").exists()), None) if Path("/usr/lib/postgresql").exists() else None
+PG_BIN = (
+    next(
+        (
+            p
+            for p in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+            if (p / "initdb").exists()
+        ),
+        None,
+    )
+    if Path("/usr/lib/postgresql").exists()
+    else None
+)
 
 
 def free_port() -> int:
@@ -30,17 +40,27 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_witness(tmp: Path, key_pem: Path, log_keys: Path, database: str,
-                  port: int | None = None, *, database_file: bool = False,
-                  name: str = "witness.test/w1") -> tuple[subprocess.Popen[bytes], str]:
+def start_witness(
+    tmp: Path,
+    key_pem: Path,
+    log_keys: Path,
+    database: str,
+    port: int | None = None,
+    *,
+    database_file: bool = False,
+    name: str = "witness.test/w1",
+) -> tuple[subprocess.Popen[bytes], str]:
     """``cpsettle-witness serve`` on 127.0.0.1; its URL once it answers. ``database_file``:
     the database's URL given in a file (``CPSETTLE_WITNESS_DATABASE_FILE``, as deploy/ does)."""
     port = port or free_port()
     env = dict(os.environ)
     env.update(
         PYTHONPATH=os.pathsep.join(str(ROOT / d) for d in ("service", "proto", "clients/python")),
-        CPSETTLE_WITNESS_KEY_FILE=str(key_pem), CPSETTLE_WITNESS_LOG_KEYS_FILE=str(log_keys),
-        CPSETTLE_WITNESS_PORT=str(port), CPSETTLE_WITNESS_NAME=name)
+        CPSETTLE_WITNESS_KEY_FILE=str(key_pem),
+        CPSETTLE_WITNESS_LOG_KEYS_FILE=str(log_keys),
+        CPSETTLE_WITNESS_PORT=str(port),
+        CPSETTLE_WITNESS_NAME=name,
+    )
     if database_file:
         url_file = tmp / f"witness-{port}.database"
         url_file.write_text(database + "\n")
@@ -48,14 +68,20 @@ def start_witness(tmp: Path, key_pem: Path, log_keys: Path, database: str,
     else:
         env["CPSETTLE_WITNESS_DATABASE"] = database
     log = open(tmp / f"witness-{port}.log", "ab")  # noqa: SIM115 — the child owns it
-    proc = subprocess.Popen([sys.executable, "-m", "cpsettle_service.witness.service", "serve"],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cpsettle_service.witness.service", "serve"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise AssertionError(f"the witness exited {proc.returncode}: "
-                                 + (tmp / f"witness-{port}.log").read_text())
+            raise AssertionError(
+                f"the witness exited {proc.returncode}: "
+                + (tmp / f"witness-{port}.log").read_text()
+            )
         try:
             with urllib.request.urlopen(url + "/healthz", timeout=1):
                 return proc, url
@@ -93,13 +119,28 @@ def postgres(tmp: Path) -> Iterator[str]:
             os.setuid(user.pw_uid)
 
     def run_pg(*args: str) -> None:
-        subprocess.run([str(PG_BIN / args[0]), *args[1:]], check=True, preexec_fn=as_user,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+        subprocess.run(
+            [str(PG_BIN / args[0]), *args[1:]],
+            check=True,
+            preexec_fn=as_user,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
 
     port = free_port()
     run_pg("initdb", "-D", str(data), "-U", "witness", "-A", "trust", "--no-sync")
-    run_pg("pg_ctl", "-D", str(data), "-w", "-l", str(home / "pg.log"), "-o",
-           f"-k {run} -p {port} -c listen_addresses='' -c fsync=off", "start")
+    run_pg(
+        "pg_ctl",
+        "-D",
+        str(data),
+        "-w",
+        "-l",
+        str(home / "pg.log"),
+        "-o",
+        f"-k {run} -p {port} -c listen_addresses='' -c fsync=off",
+        "start",
+    )
     try:
         yield f"postgresql://witness@/postgres?host={run}&port={port}"
     finally:

@@ -48,10 +48,15 @@ ISSUED_AT = "2026-12-01T12:00:00.000Z"
 KEY = signing_key_from_pem(fixed_test_key(1), "test-key-1")
 OLD = signing_key_from_pem(fixed_test_key(3), "test-key-retired")
 # The retired key's window closed before ISSUED_AT: what it signs "then" is outside it.
-KEYS = KeySet((PublicKey(OLD.key_id, OLD.public.raw, "2025-01-01T00:00:00.000Z",
-                         "2025-12-31T23:59:59.999Z"),
-               PublicKey(KEY.key_id, KEY.public.raw, "2026-01-01T00:00:00.000Z", "")),
-              KEY.key_id)
+KEYS = KeySet(
+    (
+        PublicKey(
+            OLD.key_id, OLD.public.raw, "2025-01-01T00:00:00.000Z", "2025-12-31T23:59:59.999Z"
+        ),
+        PublicKey(KEY.key_id, KEY.public.raw, "2026-01-01T00:00:00.000Z", ""),
+    ),
+    KEY.key_id,
+)
 
 
 # The engine digest the vectors were first sealed under (it changes with every change of the
@@ -77,8 +82,10 @@ def example(name: str) -> dict[str, Any]:
 
 def requests() -> dict[str, dict[str, Any]]:
     """The valid settlements' requests: between them every field of ``Settlement`` is set."""
-    out = {f"valid-{name}": example(name) for name in
-           ("one-six", "western", "ofc", "shisanshui", "two-four")}
+    out = {
+        f"valid-{name}": example(name)
+        for name in ("one-six", "western", "ofc", "shisanshui", "two-four")
+    }
     two = example("one-six")
     two.update(handId="two-players", players=two["players"][:2])
     out["valid-two-players"] = two
@@ -90,32 +97,41 @@ def requests() -> dict[str, dict[str, Any]]:
     fouled["handId"] = "fouled-1"
     out["valid-fouled"] = fouled
     text = example("one-six")
-    text.update(handId="手-1 «ünïcödé» \"quoted\" \\ 🂡", tableId="table\tone", roundId="",
-                dealerId="D/07")
+    text.update(
+        handId='手-1 «ünïcödé» "quoted" \\ 🂡', tableId="table\tone", roundId="", dealerId="D/07"
+    )
     out["valid-unicode-and-escapes"] = text
     big = example("one-six")
     big.update(handId="big-money", unitValue="1000000000000")  # the largest stake allowed
     out["valid-largest-unit-value"] = big
-    for case, name in (("224-shisanshui-4p-natural-vs-foul-natural-units", "valid-natural"),
-                       ("204-western-4p-surrenders-foul-natural", "valid-surrenders"),
-                       ("404-ofc-joker-front-queens-royalty-fantasyland", "valid-jokers"),
-                       # what the sentences say beyond the rest (issue 29): a tie broken by
-                       # suit, two naturals compared card by card, a natural's jokers, a
-                       # Fantasyland stay
-                       ("107-one-two-row-tie-suit-default", "valid-suit-tie"),
-                       ("403-shisanshui-equal-naturals-compare-cards", "valid-naturals-compared"),
-                       ("406-shisanshui-two-jokers-dragon-and-fouled-joker-hand",
-                        "valid-natural-jokers"),
-                       ("118-ofc-fantasyland-stay-quads-not-kk", "valid-fantasyland-stay")):
-        out[name] = json.loads((ROOT / "tests" / "golden" / "cases" / f"{case}.json")
-                               .read_text())["request"]
+    for case, name in (
+        ("224-shisanshui-4p-natural-vs-foul-natural-units", "valid-natural"),
+        ("204-western-4p-surrenders-foul-natural", "valid-surrenders"),
+        ("404-ofc-joker-front-queens-royalty-fantasyland", "valid-jokers"),
+        # what the sentences say beyond the rest (issue 29): a tie broken by
+        # suit, two naturals compared card by card, a natural's jokers, a
+        # Fantasyland stay
+        ("107-one-two-row-tie-suit-default", "valid-suit-tie"),
+        ("403-shisanshui-equal-naturals-compare-cards", "valid-naturals-compared"),
+        ("406-shisanshui-two-jokers-dragon-and-fouled-joker-hand", "valid-natural-jokers"),
+        ("118-ofc-fantasyland-stay-quads-not-kk", "valid-fantasyland-stay"),
+    ):
+        out[name] = json.loads((ROOT / "tests" / "golden" / "cases" / f"{case}.json").read_text())[
+            "request"
+        ]
     priced = example("western")  # a currency (KWD: 3 minor units) over the profile's JPY
-    priced.update(handId="currency", currency="KWD", unitValue="1250",
-                  profileOverrides={"money": {"currency": "JPY"}})
+    priced.update(
+        handId="currency",
+        currency="KWD",
+        unitValue="1250",
+        profileOverrides={"money": {"currency": "JPY"}},
+    )
     out["valid-currency"] = priced
     raked = example("western")
-    raked.update(handId="raked", profileOverrides={"rake": {"mode": "RAKE_MODE_COMMISSION",
-                                                            "commissionBps": 500}})
+    raked.update(
+        handId="raked",
+        profileOverrides={"rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 500}},
+    )
     out["valid-rake"] = raked
     return out
 
@@ -125,8 +141,9 @@ def resign(s: pb.Settlement, key: Any = KEY) -> None:
     can do the first, not the second)."""
     s.settlement_digest = sha256_hex(content_bytes(s))
     s.signature.key_id = key.key_id
-    s.signature.value = key.sign(signed_bytes(s.settlement_digest, timestamp_text(s.issued_at),
-                                              key.key_id))
+    s.signature.value = key.sign(
+        signed_bytes(s.settlement_digest, timestamp_text(s.issued_at), key.key_id)
+    )
 
 
 Change = Callable[[pb.Settlement], None]
@@ -159,8 +176,9 @@ def _tamper_cases(base: pb.Settlement) -> dict[str, tuple[str, Change, list[str]
 
     def other_key(s: pb.Settlement) -> None:  # signed by a key not in keys.json, same id
         stranger = signing_key_from_pem(fixed_test_key(2), KEY.key_id)
-        s.signature.value = stranger.sign(signed_bytes(
-            s.settlement_digest, timestamp_text(s.issued_at), KEY.key_id))
+        s.signature.value = stranger.sign(
+            signed_bytes(s.settlement_digest, timestamp_text(s.issued_at), KEY.key_id)
+        )
 
     def request_digest(s: pb.Settlement) -> None:
         s.request_digest = "0" * 64
@@ -178,33 +196,65 @@ def _tamper_cases(base: pb.Settlement) -> dict[str, tuple[str, Change, list[str]
         s.text.append("")  # one more (empty) repeated string: still changes the bytes
 
     return {
-        "tampered-net-money": ("a player's net money raised by 100", net,
-                               ["settlement_digest", "signature"]),
+        "tampered-net-money": (
+            "a player's net money raised by 100",
+            net,
+            ["settlement_digest", "signature"],
+        ),
         "tampered-net-money-digest-recomputed": (
             "net money raised and the digest recomputed: only the signature can tell",
             net_and_digest,
-            ["signature"]),
+            ["signature"],
+        ),
         "tampered-issued-at": ("issuedAt moved by one millisecond", issued, ["signature"]),
-        "tampered-currency": ("the currency changed from XXX to EUR", currency,
-                              ["settlement_digest", "signature"]),
+        "tampered-currency": (
+            "the currency changed from XXX to EUR",
+            currency,
+            ["settlement_digest", "signature"],
+        ),
         "tampered-currency-digest-recomputed": (
             "the currency changed and the digest recomputed: only the signature can tell",
-            currency_resealed, ["signature"]),
-        "tampered-signature-bit": ("one hex digit of the signature changed", sig_bit,
-                                   ["signature"]),
-        "tampered-unknown-key-id": ("the key id names no published key", unknown_key,
-                                    ["signature.key_id"]),
-        "tampered-signed-by-another-key": ("signed by a key that is not the published one",
-                                           other_key, ["signature"]),
+            currency_resealed,
+            ["signature"],
+        ),
+        "tampered-signature-bit": (
+            "one hex digit of the signature changed",
+            sig_bit,
+            ["signature"],
+        ),
+        "tampered-unknown-key-id": (
+            "the key id names no published key",
+            unknown_key,
+            ["signature.key_id"],
+        ),
+        "tampered-signed-by-another-key": (
+            "signed by a key that is not the published one",
+            other_key,
+            ["signature"],
+        ),
         "tampered-request-digest-resigned": (
-            ("requestDigest changed, then digest and signature redone with the real key: the "
-             "settlement id gives it away"), request_digest, ["settlement_id"]),
-        "tampered-unsigned": ("the signature block replaced by algorithm NONE", unsigned,
-                              ["signature"]),
-        "tampered-card-spelling": ("a card written backwards", row_card,
-                                   ["settlement_digest", "signature"]),
-        "tampered-extra-empty-text": ("an empty string appended to text", empty_text,
-                                      ["settlement_digest", "signature"]),
+            (
+                "requestDigest changed, then digest and signature redone with the real key: the "
+                "settlement id gives it away"
+            ),
+            request_digest,
+            ["settlement_id"],
+        ),
+        "tampered-unsigned": (
+            "the signature block replaced by algorithm NONE",
+            unsigned,
+            ["signature"],
+        ),
+        "tampered-card-spelling": (
+            "a card written backwards",
+            row_card,
+            ["settlement_digest", "signature"],
+        ),
+        "tampered-extra-empty-text": (
+            "an empty string appended to text",
+            empty_text,
+            ["settlement_digest", "signature"],
+        ),
     }
 
 
@@ -213,15 +263,15 @@ def expected(s: pb.Settlement, failures: list[str]) -> dict[str, Any]:
     return {
         "contentHex": content.hex(),
         "settlementDigest": sha256_hex(content),
-        "settlementId": settlement_id(s.request_digest, s.profile.digest, s.engine_version,
-                                  s.engine_digest),
+        "settlementId": settlement_id(
+            s.request_digest, s.profile.digest, s.engine_version, s.engine_digest
+        ),
         "verdict": "invalid" if failures else "valid",
         "failures": failures,
     }
 
 
-def vector(name: str, description: str, s: pb.Settlement, failures: list[str]
-           ) -> dict[str, Any]:
+def vector(name: str, description: str, s: pb.Settlement, failures: list[str]) -> dict[str, Any]:
     return {
         "name": name,
         "description": description,
@@ -244,7 +294,9 @@ def build() -> dict[str, dict[str, Any]]:
     out["invalid-outside-key-window"] = vector(
         "invalid-outside-key-window",
         "signed by the retired key after its window closed (keys.json: notAfter 2025-12-31)",
-        old, ["signature.key_window"])
+        old,
+        ["signature.key_window"],
+    )
     sub_ms = json_format.MessageToDict(base)
     sub_ms["issuedAt"] = "2026-12-01T12:00:00.000000001Z"
     out["invalid-issued-at-finer-than-a-millisecond"] = {

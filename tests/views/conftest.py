@@ -24,15 +24,26 @@ from tests.conftest import ROOT
 from tests.support.fixed_keys import fixed_test_key
 
 # The launch flags that work in a container as root, offline.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 LAPTOP = {"width": 1280, "height": 800}  # a 13-inch laptop's browser window
 ARTIFACTS = Path(os.environ.get("CPSETTLE_ARTIFACTS") or ROOT / "tmp" / "artifacts") / "views"
 
 
 def chromium_path() -> str | None:
-    return (os.environ.get("CPSETTLE_CHROMIUM") or shutil.which("chromium")
-            or shutil.which("chromium-browser"))
+    return (
+        os.environ.get("CPSETTLE_CHROMIUM")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+    )
 
 
 def _unavailable(reason: str) -> None:
@@ -84,8 +95,9 @@ class Opened:
             self.page.wait_for_timeout(50)
 
     def verdicts(self) -> list[str]:
-        return list(self.page.locator(".verdict").evaluate_all(
-            "els => els.map(e => e.dataset.verdict)"))
+        return list(
+            self.page.locator(".verdict").evaluate_all("els => els.map(e => e.dataset.verdict)")
+        )
 
     def shot(self, name: str, full_page: bool = True) -> Path:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -163,9 +175,9 @@ def choose_language(tab: Opened, code: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def golden_pages(tmp_path_factory: pytest.TempPathFactory,
-                 signing: tuple[Path, Path]) -> dict[str, tuple[Path, dict[str, Any],
-                                                               dict[str, Any]]]:
+def golden_pages(
+    tmp_path_factory: pytest.TempPathFactory, signing: tuple[Path, Path]
+) -> dict[str, tuple[Path, dict[str, Any], dict[str, Any]]]:
     """Every golden case settled (signed) by the engine in process and made into a hand page
     with its request by the real ``cpsettle view`` (keys embedded): stem -> (page, the stored
     settlement, the case)."""
@@ -178,8 +190,15 @@ def golden_pages(tmp_path_factory: pytest.TempPathFactory,
         request.write_text(json.dumps(case["request"]), encoding="utf-8")
         stored = settle(request, pem, folder / f"{path.stem}.json")
         page = folder / f"{path.stem}.html"
-        code, _ = cli("view", str(folder / f"{path.stem}.json"), str(request), "-o", str(page),
-                      "--keys", str(keys))
+        code, _ = cli(
+            "view",
+            str(folder / f"{path.stem}.json"),
+            str(request),
+            "-o",
+            str(page),
+            "--keys",
+            str(keys),
+        )
         assert code == 0
         out[path.stem] = (page, stored["settlement"], case)
     return out

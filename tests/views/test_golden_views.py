@@ -69,8 +69,7 @@ def read_columns(page: Any) -> dict[str, Any]:
     return columns
 
 
-def expected_columns(s: dict[str, Any], lang: Language, request: dict[str, Any]
-                     ) -> dict[str, Any]:
+def expected_columns(s: dict[str, Any], lang: Language, request: dict[str, Any]) -> dict[str, Any]:
     cur = s.get("currency", "XXX")
     message = json_format.ParseDict(s, pb.Settlement())
     said = Sentences(message, lang)
@@ -84,43 +83,81 @@ def expected_columns(s: dict[str, Any], lang: Language, request: dict[str, Any]
         rows = []
         for r, rr in zip(p.get("rows", []), pp.rows, strict=True):
             jokers = [c for c in r["cards"] if c.startswith("X")]
-            rows.append({
-                "row": lang.label(r["row"]), "cards": r["cards"],
-                "hand": said.hand(rr).text,
-                "jokers": [lang._("{joker} as {card}", joker=j, card=c)
-                           for j, c in zip(jokers, r.get("jokerCards", []), strict=True)],
-            })
-        players.append({
-            "id": p["playerId"], "rows": rows,
-            # a player without rows (a natural, a false declaration): the request's 13 cards
-            "loose": sent.get(p["playerId"], {}).get("cards", []) if not rows else [],
-            "net": m(p.get("netMoney"), True),
-            "money": [lang.number(int(p.get("netUnits", 0)), signed=True),
-                      m(p.get("moneyBeforeRake"), True), m(p.get("rake")),
-                      m(p["stack"]) if "stack" in p else lang._("no cap")],
-        })
+            rows.append(
+                {
+                    "row": lang.label(r["row"]),
+                    "cards": r["cards"],
+                    "hand": said.hand(rr).text,
+                    "jokers": [
+                        lang._("{joker} as {card}", joker=j, card=c)
+                        for j, c in zip(jokers, r.get("jokerCards", []), strict=True)
+                    ],
+                }
+            )
+        players.append(
+            {
+                "id": p["playerId"],
+                "rows": rows,
+                # a player without rows (a natural, a false declaration): the request's 13 cards
+                "loose": sent.get(p["playerId"], {}).get("cards", []) if not rows else [],
+                "net": m(p.get("netMoney"), True),
+                "money": [
+                    lang.number(int(p.get("netUnits", 0)), signed=True),
+                    m(p.get("moneyBeforeRake"), True),
+                    m(p.get("rake")),
+                    m(p["stack"]) if "stack" in p else lang._("no cap"),
+                ],
+            }
+        )
     pairs = []
     for pr, q in zip(s["pairs"], message.pairs, strict=True):
-        pairs.append({
-            "kind": lang.label(pr["kind"]),
-            "rows": [{"row": lang.label(r["row"]), "winner": r.get("winner", ""),
-                      "units": lang.number(int(r.get("units", 0)), signed=True),
-                      "why": ("" if r.get("winner") else lang._("tie") + " \u2014 ")
-                      + said.row(q, rr).text}
-                     for r, rr in zip(pr.get("rows", []), q.rows, strict=True)],
-            "items": [[lang.label(it["kind"]),
-                       lang.ngettext("{units} unit", "{units} units", abs(int(it.get("units", 0))),
-                                     units=lang.number(int(it.get("units", 0)), signed=True)),
-                       said.item(q, ii).text]
-                      for it, ii in zip(pr.get("items", []), q.items, strict=True)],
-            "text": said.pair(q).text,
-        })
-    payments = [[pr.get("payer", ""), pr.get("payee", ""), m(pr.get("owed")),
-                 lang.label(pr.get("cap", "")) or "\u2014", m(pr.get("paid"))]
-                for pr in s["pairs"]
-                if pr.get("payer") or int(pr.get("owed", 0)) or int(pr.get("paid", 0))]
-    return {"players": players, "pairs": pairs, "payments": payments, "rake": m(s.get("rake")),
-            "heads": [lang._(w) for w in ("Payer", "Payee", "Owed", "Cap", "Paid")]}
+        pairs.append(
+            {
+                "kind": lang.label(pr["kind"]),
+                "rows": [
+                    {
+                        "row": lang.label(r["row"]),
+                        "winner": r.get("winner", ""),
+                        "units": lang.number(int(r.get("units", 0)), signed=True),
+                        "why": ("" if r.get("winner") else lang._("tie") + " \u2014 ")
+                        + said.row(q, rr).text,
+                    }
+                    for r, rr in zip(pr.get("rows", []), q.rows, strict=True)
+                ],
+                "items": [
+                    [
+                        lang.label(it["kind"]),
+                        lang.ngettext(
+                            "{units} unit",
+                            "{units} units",
+                            abs(int(it.get("units", 0))),
+                            units=lang.number(int(it.get("units", 0)), signed=True),
+                        ),
+                        said.item(q, ii).text,
+                    ]
+                    for it, ii in zip(pr.get("items", []), q.items, strict=True)
+                ],
+                "text": said.pair(q).text,
+            }
+        )
+    payments = [
+        [
+            pr.get("payer", ""),
+            pr.get("payee", ""),
+            m(pr.get("owed")),
+            lang.label(pr.get("cap", "")) or "\u2014",
+            m(pr.get("paid")),
+        ]
+        for pr in s["pairs"]
+        if pr.get("payer") or int(pr.get("owed", 0)) or int(pr.get("paid", 0))
+    ]
+    return {
+        "players": players,
+        "pairs": pairs,
+        "payments": payments,
+        "rake": m(s.get("rake")),
+        "heads": [lang._(w) for w in ("Payer", "Payee", "Owed", "Cap", "Paid")],
+    }
 
 
 def check(shown: dict[str, Any], want: dict[str, Any]) -> None:
@@ -129,22 +166,25 @@ def check(shown: dict[str, Any], want: dict[str, Any]) -> None:
     assert shown["rake"] == want["rake"]
     for got, p in zip(shown["players"], want["players"], strict=True):
         assert got["id"] == p["id"]
-        assert [{k: r[k] for k in ("row", "cards", "hand", "jokers")} for r in got["rows"]] == \
-            p["rows"], p["id"]
+        assert [{k: r[k] for k in ("row", "cards", "hand", "jokers")} for r in got["rows"]] == p[
+            "rows"
+        ], p["id"]
         assert got["loose"] == p["loose"], p["id"]
         assert got["net"] == p["net"] and got["money"] == p["money"], p["id"]
     for got, pr in zip(shown["pairs"], want["pairs"], strict=True):
         assert got["kind"] == pr["kind"]
-        assert [{k: r[k] for k in ("row", "winner", "units", "why")} for r in got["rows"]] == \
-            pr["rows"]
+        assert [{k: r[k] for k in ("row", "winner", "units", "why")} for r in got["rows"]] == pr[
+            "rows"
+        ]
         assert got["items"] == pr["items"]
         assert got["text"] == pr["text"]
     assert "nspecified" not in shown["text"] and "UNSPECIFIED" not in shown["text"]
 
 
 @pytest.mark.parametrize("stem", STEMS)
-def test_each_golden_case_as_a_person_reads_it(module_tab: Opened,
-                                               golden_pages: dict[str, Any], stem: str) -> None:
+def test_each_golden_case_as_a_person_reads_it(
+    module_tab: Opened, golden_pages: dict[str, Any], stem: str
+) -> None:
     tab = module_tab
     path, s, case = golden_pages[stem]
     page = tab.open(path)
@@ -184,13 +224,21 @@ def test_the_golden_cases_hold_every_kind_of_line(golden_pages: dict[str, Any]) 
     players = [p for s in settlements for p in s["players"]]
     kinds = {it["kind"] for s in settlements for pr in s["pairs"] for it in pr.get("items", [])}
     # (rows are RowResults, never items: LINE_ITEM_KIND_ROW is the contract's, unused)
-    assert {"LINE_ITEM_KIND_MAJORITY_BONUS", "LINE_ITEM_KIND_SCOOP_BONUS",
-            "LINE_ITEM_KIND_NO_SCORE", "LINE_ITEM_KIND_ROYALTIES", "LINE_ITEM_KIND_FOUL_PENALTY",
-            "LINE_ITEM_KIND_NATURAL",
-            "LINE_ITEM_KIND_SURRENDER", "LINE_ITEM_KIND_SCOOP_MULTIPLIER",
-            "LINE_ITEM_KIND_HOME_RUN_MULTIPLIER"} <= kinds
+    assert {
+        "LINE_ITEM_KIND_MAJORITY_BONUS",
+        "LINE_ITEM_KIND_SCOOP_BONUS",
+        "LINE_ITEM_KIND_NO_SCORE",
+        "LINE_ITEM_KIND_ROYALTIES",
+        "LINE_ITEM_KIND_FOUL_PENALTY",
+        "LINE_ITEM_KIND_NATURAL",
+        "LINE_ITEM_KIND_SURRENDER",
+        "LINE_ITEM_KIND_SCOOP_MULTIPLIER",
+        "LINE_ITEM_KIND_HOME_RUN_MULTIPLIER",
+    } <= kinds
     assert {pr.get("cap") for s in settlements for pr in s["pairs"]} >= {
-        "CAP_PAYER_STACK", "CAP_PAYEE_STACK"}
+        "CAP_PAYER_STACK",
+        "CAP_PAYEE_STACK",
+    }
     assert any(int(s.get("rake", 0)) for s in settlements)
     assert any(p.get("surrendered") for p in players)
     assert any(p.get("natural") and not p.get("rows") for p in players)  # drawn from the request
@@ -201,11 +249,15 @@ def test_the_golden_cases_hold_every_kind_of_line(golden_pages: dict[str, Any]) 
 
 
 def test_a_natural_without_the_request_says_where_its_cards_are(
-        tab: Opened, golden_pages: dict[str, Any], tmp_path: Path) -> None:
+    tab: Opened, golden_pages: dict[str, Any], tmp_path: Path
+) -> None:
     from tests.views.conftest import cli
 
-    stem = next(k for k, (_, s, _) in golden_pages.items()
-                if any(p.get("natural") and not p.get("rows") for p in s["players"]))
+    stem = next(
+        k
+        for k, (_, s, _) in golden_pages.items()
+        if any(p.get("natural") and not p.get("rows") for p in s["players"])
+    )
     path, s, _ = golden_pages[stem]
     page_file = tmp_path / "no-request.html"
     assert cli("view", str(path.with_suffix(".json")), "-o", str(page_file))[0] == 0

@@ -18,11 +18,13 @@ from tests.views.conftest import Opened, cli, settle
 TABLES = sorted((EXAMPLES / "tables").glob("*.json"))
 ENGLISH = Language.get("en")
 EMBEDDED = re.compile(
-    r'(<script type="application/json" id="cpsettle-settlement">)(.*?)(</script>)', re.DOTALL)
+    r'(<script type="application/json" id="cpsettle-settlement">)(.*?)(</script>)', re.DOTALL
+)
 
 
-def make_page(tmp_path: Path, table: Path, pem: Path | None, keys: Path | None,
-              name: str = "hand") -> tuple[Path, dict[str, Any]]:
+def make_page(
+    tmp_path: Path, table: Path, pem: Path | None, keys: Path | None, name: str = "hand"
+) -> tuple[Path, dict[str, Any]]:
     stored = settle(table, pem, tmp_path / f"{name}.json")
     page = tmp_path / f"{name}.html"
     args = ["view", str(tmp_path / f"{name}.json"), "-o", str(page)]
@@ -61,15 +63,15 @@ def check_what_a_person_sees(page: Any, s: dict[str, Any]) -> None:
         if p.get("natural"):
             assert "Natural" in card.locator(".badges").inner_text()
         for j, row in enumerate(p.get("rows", [])):
-            shown = rows.nth(j).locator(".card").evaluate_all(
-                "els => els.map(e => e.dataset.card)")
+            shown = rows.nth(j).locator(".card").evaluate_all("els => els.map(e => e.dataset.card)")
             assert shown == row["cards"]
             # readable without colour: the suit's symbol and its name in words
             words = rows.nth(j).locator(".card .sr").all_inner_texts()
             assert all(re.fullmatch(r"\w+ of (spades|hearts|diamonds|clubs)", w) for w in words)
         # money with its currency, by CLDR's rules (Babel's formatting, the page's own in JS)
         assert card.locator(".net .money").inner_text() == ENGLISH.money(
-            int(p.get("netMoney", "0")), s.get("currency", "XXX"), signed=True)
+            int(p.get("netMoney", "0")), s.get("currency", "XXX"), signed=True
+        )
     pairs = page.locator("details.pair")
     assert pairs.count() == len(s["pairs"])
     for i, pr in enumerate(s["pairs"]):
@@ -89,8 +91,9 @@ def check_what_a_person_sees(page: Any, s: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("table", TABLES, ids=[t.stem for t in TABLES])
-def test_each_sample_table_is_drawn_and_verified(tab: Opened, tmp_path: Path, table: Path,
-                                                 signing: tuple[Path, Path]) -> None:
+def test_each_sample_table_is_drawn_and_verified(
+    tab: Opened, tmp_path: Path, table: Path, signing: tuple[Path, Path]
+) -> None:
     pem, keys = signing
     path, s = make_page(tmp_path, table, pem, keys)
     page = tab.open(path)
@@ -124,7 +127,8 @@ def test_each_sample_table_is_drawn_and_verified(tab: Opened, tmp_path: Path, ta
 
 
 def test_without_keys_it_says_the_signature_was_not_checked_then_checks_a_loaded_file(
-        tab: Opened, tmp_path: Path, signing: tuple[Path, Path]) -> None:
+    tab: Opened, tmp_path: Path, signing: tuple[Path, Path]
+) -> None:
     pem, keys = signing
     path, _ = make_page(tmp_path, EXAMPLES / "tables" / "western.json", pem, None)
     page = tab.open(path)
@@ -138,7 +142,8 @@ def test_without_keys_it_says_the_signature_was_not_checked_then_checks_a_loaded
 
 
 def test_a_key_set_without_the_signing_key_and_an_unsigned_settlement_are_red(
-        tab: Opened, tmp_path: Path, signing: tuple[Path, Path]) -> None:
+    tab: Opened, tmp_path: Path, signing: tuple[Path, Path]
+) -> None:
     pem, keys = signing
     other = tmp_path / "other-keys.json"
     key = json.loads(keys.read_text())
@@ -155,8 +160,9 @@ def test_a_key_set_without_the_signing_key_and_an_unsigned_settlement_are_red(
     assert "(the settlement says: Not signed)" in tab.page.locator(".verdict").inner_text()
 
 
-def test_money_shown_is_the_settlement_s_even_when_edited(tab: Opened, tmp_path: Path,
-                                                          signing: tuple[Path, Path]) -> None:
+def test_money_shown_is_the_settlement_s_even_when_edited(
+    tab: Opened, tmp_path: Path, signing: tuple[Path, Path]
+) -> None:
     """A view, not an engine: an edited net is shown as stored, and the verdict says RED."""
     pem, keys = signing
     path, _ = make_page(tmp_path, EXAMPLES / "tables" / "western.json", pem, keys)
@@ -174,8 +180,9 @@ def test_money_shown_is_the_settlement_s_even_when_edited(tab: Opened, tmp_path:
     assert page.locator("#injected").count() == 0
 
 
-def test_four_colour_deck_keyboard_zoom_and_print(tab: Opened, tmp_path: Path,
-                                                  signing: tuple[Path, Path]) -> None:
+def test_four_colour_deck_keyboard_zoom_and_print(
+    tab: Opened, tmp_path: Path, signing: tuple[Path, Path]
+) -> None:
     pem, keys = signing
     path, _ = make_page(tmp_path, EXAMPLES / "tables" / "western.json", pem, keys)
     page = tab.open(path)
@@ -214,8 +221,9 @@ def test_four_colour_deck_keyboard_zoom_and_print(tab: Opened, tmp_path: Path,
     assert page.locator(".verdict").is_visible()
 
 
-def test_the_request_s_digest_and_settle_output_html(tab: Opened, tmp_path: Path,
-                                                     signing: tuple[Path, Path]) -> None:
+def test_the_request_s_digest_and_settle_output_html(
+    tab: Opened, tmp_path: Path, signing: tuple[Path, Path]
+) -> None:
     pem, _ = signing
     table = EXAMPLES / "tables" / "ofc.json"
     settle(table, pem, tmp_path / "s.json")
@@ -246,8 +254,9 @@ def test_view_refuses_an_unusable_key_set(tmp_path: Path, signing: tuple[Path, P
     settle(EXAMPLES / "tables" / "western.json", pem, tmp_path / "s.json")
     bad = tmp_path / "bad-keys.json"
     bad.write_text('{"keys": [{"keyId": "k", "algorithm": "Ed25519", "publicKey": "00"}]}')
-    code, _ = cli("view", str(tmp_path / "s.json"), "-o", str(tmp_path / "x.html"),
-                  "--keys", str(bad))
+    code, _ = cli(
+        "view", str(tmp_path / "s.json"), "-o", str(tmp_path / "x.html"), "--keys", str(bad)
+    )
     assert code == 2 and not (tmp_path / "x.html").exists()
 
     dup = tmp_path / "dup.json"

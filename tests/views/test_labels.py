@@ -24,8 +24,9 @@ from tests.views.conftest import GOLDEN, OTHER_LANGUAGES, Opened, choose_languag
 LANGUAGES = ("en", *OTHER_LANGUAGES)
 
 
-def enum_paths(message: Descriptor, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...],
-                                                                                 Any]]:
+def enum_paths(
+    message: Descriptor, prefix: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], Any]]:
     """(JSON path, enum descriptor) of every enum field a message holds, nested ones too."""
     out = []
     for field in message.fields:
@@ -40,8 +41,11 @@ def enum_paths(message: Descriptor, prefix: tuple[str, ...] = ()) -> list[tuple[
 PATHS = enum_paths(pb.Settlement.DESCRIPTOR)
 # EvaluatedRow.row inside a pair's row repeats the RowResult's own row: the view draws that one;
 # FantasylandResult.row (the row that keeps a player there) is a word of the Fantasyland sentence
-NOT_DRAWN = {("pairs", "rows", "first", "row"), ("pairs", "rows", "second", "row"),
-             ("players", "fantasyland", "row")}
+NOT_DRAWN = {
+    ("pairs", "rows", "first", "row"),
+    ("pairs", "rows", "second", "row"),
+    ("players", "fantasyland", "row"),
+}
 
 
 def set_at(data: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
@@ -69,8 +73,9 @@ def variant(base: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str
 
 
 @pytest.fixture(scope="module")
-def walk(tmp_path_factory: pytest.TempPathFactory,
-         signing: tuple[Path, Path]) -> tuple[Path, list[tuple[tuple[str, ...], str]]]:
+def walk(
+    tmp_path_factory: pytest.TempPathFactory, signing: tuple[Path, Path]
+) -> tuple[Path, list[tuple[tuple[str, ...], str]]]:
     """One page with a settlement per (enum field, value), including each *_UNSPECIFIED and
     one value of a newer contract; the cases in page order."""
     pem, _ = signing
@@ -108,9 +113,9 @@ def test_every_enum_field_of_a_settlement_is_drawn() -> None:
     assert len(drawn) >= 9  # status, rows' row and class, reasons, kind, rows', items', cap, …
 
 
-def test_every_enum_value_in_every_language(tab: Opened,
-                                            walk: tuple[Path, list[tuple[tuple[str, ...], str]]]
-                                            ) -> None:
+def test_every_enum_value_in_every_language(
+    tab: Opened, walk: tuple[Path, list[tuple[tuple[str, ...], str]]]
+) -> None:
     path, cases = walk
     page = tab.open(path)
     for code in LANGUAGES:
@@ -137,8 +142,11 @@ def test_every_enum_value_in_every_language(tab: Opened,
                 assert table[value] in texts, (code, where, value, texts)  # the one set here
                 if code != "en":  # each the code's name, or a hand said by name in the language
                     # ("Full de reyes y treses"; English rows say the service's own words)
-                    assert all(text.strip() == table[value] or tag == lang.tag
-                               for c, text, tag in codes if c == value), (code, where, codes)
+                    assert all(
+                        text.strip() == table[value] or tag == lang.tag
+                        for c, text, tag in codes
+                        if c == value
+                    ), (code, where, codes)
         text = page.evaluate("document.querySelector('main').textContent")
         assert "nspecified" not in text and "UNSPECIFIED" not in text
         assert not any(v in text for _, v in cases if not v.endswith("FROM_A_NEWER_SERVER"))
@@ -146,8 +154,24 @@ def test_every_enum_value_in_every_language(tab: Opened,
             tab.shot("codes-zh-Hant", full_page=False)
 
 
-AMOUNTS = ["0", "1", "-1", "7", "99", "100", "-100", "999", "1000", "-1000", "12345", "1234567",
-           "-987654321", "100000000000", "9007199254740993", "-9223372036854775808"]
+AMOUNTS = [
+    "0",
+    "1",
+    "-1",
+    "7",
+    "99",
+    "100",
+    "-100",
+    "999",
+    "1000",
+    "-1000",
+    "12345",
+    "1234567",
+    "-987654321",
+    "100000000000",
+    "9007199254740993",
+    "-9223372036854775808",
+]
 CURRENCIES = ["EUR", "JPY", "KWD", "CLF", "XXX", "CNY", "HKD", "TWD", "PHP", "USD"]
 
 
@@ -166,9 +190,12 @@ def test_the_page_formats_money_like_babel(tab: Opened, tmp_path: Path) -> None:
         shown = p.evaluate(f"""() => {json.dumps(CURRENCIES)}.map((c) =>
             {json.dumps(AMOUNTS)}.map((a) => [cpsettleView.money(a, c),
                                                cpsettleView.money(a, c, true)]))""")
-        expected = [[[lang.money(int(a), c), lang.money(int(a), c, signed=True)]
-                     for a in AMOUNTS] for c in CURRENCIES]
+        expected = [
+            [[lang.money(int(a), c), lang.money(int(a), c, signed=True)] for a in AMOUNTS]
+            for c in CURRENCIES
+        ]
         assert shown == expected, code
         numbers = p.evaluate(
-            f"() => {json.dumps(AMOUNTS)}.map((a) => cpsettleView.number(a, true))")
+            f"() => {json.dumps(AMOUNTS)}.map((a) => cpsettleView.number(a, true))"
+        )
         assert numbers == [lang.number(int(a), signed=True) for a in AMOUNTS], code

@@ -24,8 +24,16 @@ def made(tmp_path_factory: pytest.TempPathFactory, signing: tuple[Path, Path]) -
     pages = {}
     for name, extra in (("browser", []), ("italian", ["--lang", "it"])):
         pages[name] = folder / f"{name}.html"
-        code, _ = cli("view", str(folder / "s.json"), str(table), "-o", str(pages[name]),
-                      "--keys", str(keys), *extra)
+        code, _ = cli(
+            "view",
+            str(folder / "s.json"),
+            str(table),
+            "-o",
+            str(pages[name]),
+            "--keys",
+            str(keys),
+            *extra,
+        )
         assert code == 0
     return pages
 
@@ -39,20 +47,32 @@ def opened_with(browser: Any, locale: str, path: Path) -> tuple[Any, Opened]:
 
 def said(tab: Opened) -> dict[str, str]:
     p = tab.page
-    return {"lang": p.evaluate("document.documentElement.lang"),
-            "title": p.title(), "h1": p.locator("h1").inner_text(),
-            "payments": p.locator(".payments h2").inner_text(),
-            "request": p.locator("section.request h2").inner_text(),
-            "footer": p.locator("footer").inner_text(),
-            "picked": p.eval_on_selector("#language", "e => e.value")}
+    return {
+        "lang": p.evaluate("document.documentElement.lang"),
+        "title": p.title(),
+        "h1": p.locator("h1").inner_text(),
+        "payments": p.locator(".payments h2").inner_text(),
+        "request": p.locator("section.request h2").inner_text(),
+        "footer": p.locator("footer").inner_text(),
+        "picked": p.eval_on_selector("#language", "e => e.value"),
+    }
 
 
-@pytest.mark.parametrize(("locale", "code"), [
-    ("en-US", "en"), ("es-MX", "es"), ("it-IT", "it"), ("zh-CN", "zh_Hans"), ("zh-TW", "zh_Hant"),
-    ("zh-HK", "zh_Hant"), ("de-DE", "en"),
-])
-def test_the_browser_s_language_is_the_default(browser: Any, made: dict[str, Path], locale: str,
-                                               code: str) -> None:
+@pytest.mark.parametrize(
+    ("locale", "code"),
+    [
+        ("en-US", "en"),
+        ("es-MX", "es"),
+        ("it-IT", "it"),
+        ("zh-CN", "zh_Hans"),
+        ("zh-TW", "zh_Hant"),
+        ("zh-HK", "zh_Hant"),
+        ("de-DE", "en"),
+    ],
+)
+def test_the_browser_s_language_is_the_default(
+    browser: Any, made: dict[str, Path], locale: str, code: str
+) -> None:
     context, tab = opened_with(browser, locale, made["browser"])
     try:
         lang = Language.get(code)
@@ -62,9 +82,14 @@ def test_the_browser_s_language_is_the_default(browser: Any, made: dict[str, Pat
         assert shown["title"] == shown["h1"]
         assert shown["payments"] == lang._("Payments, in button order")
         assert shown["request"] == lang._("The request")
-        assert shown["footer"].startswith(lang._("Made by {generator}. A view of the data "
-                                                 "embedded below; it decides nothing and sends "
-                                                 "nothing.", generator="X").split("X")[0])
+        assert shown["footer"].startswith(
+            lang._(
+                "Made by {generator}. A view of the data "
+                "embedded below; it decides nothing and sends "
+                "nothing.",
+                generator="X",
+            ).split("X")[0]
+        )
         assert tab.verdicts() == ["valid"]
         if code == "zh_Hant":
             tab.shot("hand-western-zh-Hant", full_page=False)
@@ -73,13 +98,15 @@ def test_the_browser_s_language_is_the_default(browser: Any, made: dict[str, Pat
 
 
 def test_a_page_made_for_a_language_opens_in_it_and_the_reader_can_change_it(
-        browser: Any, made: dict[str, Path]) -> None:
+    browser: Any, made: dict[str, Path]
+) -> None:
     context, tab = opened_with(browser, "zh-TW", made["italian"])
     try:
         italian = Language.get("it")
         assert said(tab)["lang"] == "it"
         assert tab.page.locator(".payments h2").inner_text() == italian._(
-            "Payments, in button order")
+            "Payments, in button order"
+        )
         # the control lists every language in its own name
         names = tab.page.eval_on_selector_all("#language option", "els => els.map(e => e.text)")
         assert names == [Language.get(c).name for c in ("en", "es", "it", "zh_Hans", "zh_Hant")]
@@ -88,8 +115,11 @@ def test_a_page_made_for_a_language_opens_in_it_and_the_reader_can_change_it(
         shown = said(tab)
         assert shown["payments"] == spanish._("Payments, in button order")
         assert shown["request"] == spanish._("The request")
-        assert tab.page.locator(".verdict").inner_text().startswith(
-            "\u2714 " + spanish._("VERIFIED: digests and signature valid"))
+        assert (
+            tab.page.locator(".verdict")
+            .inner_text()
+            .startswith("\u2714 " + spanish._("VERIFIED: digests and signature valid"))
+        )
         assert tab.verdicts() == ["valid"]  # redrawn, still verified
         prefix = spanish._("Key set embedded in this page: {keys}", keys="\0").split("\0")[0]
         assert tab.page.locator("#key-status").inner_text().startswith(prefix)
@@ -99,6 +129,5 @@ def test_a_page_made_for_a_language_opens_in_it_and_the_reader_can_change_it(
 
 def test_a_bad_lang_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     settle(EXAMPLES / "tables" / "western.json", None, tmp_path / "s.json")
-    code, _ = cli("view", str(tmp_path / "s.json"), "-o", str(tmp_path / "x.html"),
-                  "--lang", "tlh")
+    code, _ = cli("view", str(tmp_path / "s.json"), "-o", str(tmp_path / "x.html"), "--lang", "tlh")
     assert code == 2 and not (tmp_path / "x.html").exists()

@@ -59,21 +59,35 @@ def check_sheet(tab: Opened, page: Any, stem: str, s: dict[str, Any]) -> None:
         wanted += [p["playerId"], english.money(int(p.get("netMoney", 0)), cur, signed=True)]
         wanted += [r["name"] for r in p.get("rows", [])]
     for pr in s["pairs"]:
-        wanted += [pr["text"], *(r["text"] for r in pr.get("rows", [])),
-                   *(it["text"] for it in pr.get("items", []))]
+        wanted += [
+            pr["text"],
+            *(r["text"] for r in pr.get("rows", [])),
+            *(it["text"] for it in pr.get("items", [])),
+        ]
     wanted += list(s.get("text", []))
-    wanted += [s["settlementDigest"], s["requestDigest"], s["engineDigest"], s["settlementId"],
-               s["profile"]["digest"]]
+    wanted += [
+        s["settlementDigest"],
+        s["requestDigest"],
+        s["engineDigest"],
+        s["settlementId"],
+        s["profile"]["digest"],
+    ]
     wanted.append("it decides nothing and sends nothing.")  # the footer: the page's end
     missing = [w for w in wanted if squeeze(w) not in flat]
     assert not missing, missing
 
 
-@pytest.mark.parametrize("stem", ["120-ofc-four-players-foul-royalties-fantasyland-qq-jj",
-                                  "224-shisanshui-4p-natural-vs-foul-natural-units"])
+@pytest.mark.parametrize(
+    "stem",
+    [
+        "120-ofc-four-players-foul-royalties-fantasyland-qq-jj",
+        "224-shisanshui-4p-natural-vs-foul-natural-units",
+    ],
+)
 @pytest.mark.parametrize("code", ["zh_Hant", "es"])
-def test_a_sheet_in_another_language(module_tab: Opened, golden_pages: dict[str, Any],
-                                     stem: str, code: str) -> None:
+def test_a_sheet_in_another_language(
+    module_tab: Opened, golden_pages: dict[str, Any], stem: str, code: str
+) -> None:
     path, s, _ = golden_pages[stem]
     page = module_tab.open(path)
     choose_language(module_tab, code)
@@ -82,10 +96,12 @@ def test_a_sheet_in_another_language(module_tab: Opened, golden_pages: dict[str,
     lang = Language.get(code)
     flat = squeeze(text)
     cur = s.get("currency", "XXX")
-    for words in [lang._("Payments, in button order"), lang._("Each pair"),
-                  *(lang.money(int(p.get("netMoney", 0)), cur, signed=True)
-                    for p in s["players"]),
-                  *(lang.label(it["kind"]) for pr in s["pairs"] for it in pr.get("items", []))]:
+    for words in [
+        lang._("Payments, in button order"),
+        lang._("Each pair"),
+        *(lang.money(int(p.get("netMoney", 0)), cur, signed=True) for p in s["players"]),
+        *(lang.label(it["kind"]) for pr in s["pairs"] for it in pr.get("items", [])),
+    ]:
         assert squeeze(words) in flat, words
 
 

@@ -17,17 +17,28 @@ from tests.views.conftest import ARTIFACTS, Opened, choose_language, cli
 
 
 @pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory,
-            signing: tuple[Path, Path]) -> tuple[Path, dict[str, Any]]:
+def audited(
+    tmp_path_factory: pytest.TempPathFactory, signing: tuple[Path, Path]
+) -> tuple[Path, dict[str, Any]]:
     pem, _ = signing
     folder = tmp_path_factory.mktemp("day")
     lines, _ = load_generator().generate(160, seed=18, mistakes=6, invalid=4)
     history = folder / "day.jsonl"
     history.write_text("\n".join(lines) + "\n", encoding="utf-8")
     page = folder / "report.html"
-    code, out = cli("audit", str(history), "--local", "--signing-key-file", str(pem),
-                    "--progress", "none", "--report", str(folder / "report.json"),
-                    "--html", str(page))
+    code, out = cli(
+        "audit",
+        str(history),
+        "--local",
+        "--signing-key-file",
+        str(pem),
+        "--progress",
+        "none",
+        "--report",
+        str(folder / "report.json"),
+        "--html",
+        str(page),
+    )
     assert code == 1, out  # the planted mistakes are findings
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     assert report["differences"] and report["invalid"]
@@ -41,17 +52,32 @@ def number(text: str) -> int:
 def test_the_day_at_a_glance(tab: Opened, audited: tuple[Path, dict[str, Any]]) -> None:
     path, report = audited
     page = tab.open(path)
-    counts = {el.get_attribute("data-count"): number(el.locator("dd").inner_text())
-              for el in page.locator("#totals [data-count]").all()}
+    counts = {
+        el.get_attribute("data-count"): number(el.locator("dd").inner_text())
+        for el in page.locator("#totals [data-count]").all()
+    }
     s = report["summary"]
-    assert counts == {k: s[k] for k in ("handsRead", "handsChecked", "handsWithoutRecordedPayouts",
-                                        "handsWithDifferences", "invalidHands")}
+    assert counts == {
+        k: s[k]
+        for k in (
+            "handsRead",
+            "handsChecked",
+            "handsWithoutRecordedPayouts",
+            "handsWithDifferences",
+            "invalidHands",
+        )
+    }
     # money per currency (this day is all XXX, no currency involved: whole units and the code)
-    money = {(el.get_attribute("data-currency-total"), el.get_attribute("data-what")):
-             el.locator("dd").inner_text() for el in page.locator("#totals [data-what]").all()}
+    money = {
+        (el.get_attribute("data-currency-total"), el.get_attribute("data-what")): el.locator(
+            "dd"
+        ).inner_text()
+        for el in page.locator("#totals [data-what]").all()
+    }
     english = Language.get("en")
-    assert money == {("XXX", what): english.money(int(s[what]), "XXX")
-                     for what in ("overpaid", "underpaid")}
+    assert money == {
+        ("XXX", what): english.money(int(s[what]), "XXX") for what in ("overpaid", "underpaid")
+    }
     for book, rows in (("#by-table", report["byTable"]), ("#by-dealer", report["byDealer"])):
         names = page.locator(f"{book} tbody th").all_inner_texts()
         assert names == list(rows)
@@ -69,7 +95,8 @@ def test_the_day_at_a_glance(tab: Opened, audited: tuple[Path, dict[str, Any]]) 
 
 
 def test_each_difference_opens_into_the_verified_hand(
-        tab: Opened, audited: tuple[Path, dict[str, Any]], signing: tuple[Path, Path]) -> None:
+    tab: Opened, audited: tuple[Path, dict[str, Any]], signing: tuple[Path, Path]
+) -> None:
     path, report = audited
     page = tab.open(path)
     hands = page.locator("details.hand")
@@ -83,8 +110,9 @@ def test_each_difference_opens_into_the_verified_hand(
     assert hand.get_attribute("open") is not None
     assert hand.locator(".verdict").is_visible()
     differing = [p["playerId"] for p in first["players"] if int(p["difference"])]
-    assert differing and all(f"{p}" in hand.locator("tr", has_text="differs").inner_text()
-                             for p in differing[:1])
+    assert differing and all(
+        f"{p}" in hand.locator("tr", has_text="differs").inner_text() for p in differing[:1]
+    )
     shown = hand.locator("article.player h3").all_inner_texts()
     assert sorted(t.split()[0] for t in shown) == sorted(p["playerId"] for p in first["players"])
     # no keys embedded: every hand says its signature was not checked, until the key file is
@@ -93,13 +121,15 @@ def test_each_difference_opens_into_the_verified_hand(
     _, keys = signing
     page.set_input_files("#key-file", str(keys))
     tab.wait_until(
-        "[...document.querySelectorAll('.verdict')].every(v => v.dataset.verdict === 'valid')")
+        "[...document.querySelectorAll('.verdict')].every(v => v.dataset.verdict === 'valid')"
+    )
     assert len(tab.verdicts()) == len(report["differences"])
     hand.screenshot(path=str(ARTIFACTS / "report-hand.png"))
 
 
-def test_invalid_lines_with_their_violations(tab: Opened,
-                                             audited: tuple[Path, dict[str, Any]]) -> None:
+def test_invalid_lines_with_their_violations(
+    tab: Opened, audited: tuple[Path, dict[str, Any]]
+) -> None:
     path, report = audited
     page = tab.open(path)
     for e in report["invalid"]:
@@ -155,23 +185,35 @@ def in_currencies(lines: list[str]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def mixed(tmp_path_factory: pytest.TempPathFactory,
-          signing: tuple[Path, Path]) -> tuple[Path, dict[str, Any], str]:
+def mixed(
+    tmp_path_factory: pytest.TempPathFactory, signing: tuple[Path, Path]
+) -> tuple[Path, dict[str, Any], str]:
     pem, _ = signing
     folder = tmp_path_factory.mktemp("mixed")
     lines, _ = load_generator().generate(120, seed=29, mistakes=9, invalid=2)
     history = folder / "day.jsonl"
     history.write_text("\n".join(in_currencies(lines)) + "\n", encoding="utf-8")
     page = folder / "report.html"
-    code, out = cli("audit", str(history), "--local", "--signing-key-file", str(pem),
-                    "--progress", "none", "--report", str(folder / "report.json"),
-                    "--html", str(page))
+    code, out = cli(
+        "audit",
+        str(history),
+        "--local",
+        "--signing-key-file",
+        str(pem),
+        "--progress",
+        "none",
+        "--report",
+        str(folder / "report.json"),
+        "--html",
+        str(page),
+    )
     assert code == 1, out
     return page, json.loads((folder / "report.json").read_text(encoding="utf-8")), out
 
 
 def test_money_of_several_currencies_is_never_added_up(
-        tab: Opened, mixed: tuple[Path, dict[str, Any], str]) -> None:
+    tab: Opened, mixed: tuple[Path, dict[str, Any], str]
+) -> None:
     path, report, summary = mixed
     per: dict[str, dict[str, int]] = {}
     for d in report["differences"]:
@@ -180,8 +222,10 @@ def test_money_of_several_currencies_is_never_added_up(
         row["underpaid"] += int(d["underpaid"])
     assert len(per) >= 2, per  # the day's mistakes fell in more than one currency
     # the JSON report: per currency, and no one number for them all
-    assert {c: {k: int(v) for k, v in r.items() if k != "handsWithDifferences"}
-            for c, r in report["byCurrency"].items()} == per
+    assert {
+        c: {k: int(v) for k, v in r.items() if k != "handsWithDifferences"}
+        for c, r in report["byCurrency"].items()
+    } == per
     assert report["summary"]["overpaid"] is None and report["summary"]["underpaid"] is None
     english = Language.get("en")
     # the readable summary: one line per currency, each with its own money

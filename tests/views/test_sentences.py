@@ -18,7 +18,8 @@ from tests.views.conftest import Opened, choose_language
 
 
 def test_the_page_says_every_sentence_as_the_python_renderer(
-        module_tab: Opened, golden_pages: dict[str, Any]) -> None:
+    module_tab: Opened, golden_pages: dict[str, Any]
+) -> None:
     codes = list(available())
     assert {"en", "es", "it", "zh_Hans", "zh_Hant"} <= set(codes)
     compared = 0
@@ -27,7 +28,8 @@ def test_the_page_says_every_sentence_as_the_python_renderer(
         message = json_format.ParseDict(s, pb.Settlement())
         got = page.evaluate(
             f"() => {json.dumps(codes)}.map((c) => cpsettleView.sentences({json.dumps(s)}, c)"
-            ".map((x) => [x.text, x.lang]))")
+            ".map((x) => [x.text, x.lang]))"
+        )
         for code, shown in zip(codes, got, strict=True):
             want = [[x.text, x.lang] for x in all_sentences(message, Language.get(code))]
             assert shown == want, (stem, code)
@@ -35,12 +37,14 @@ def test_the_page_says_every_sentence_as_the_python_renderer(
     assert compared > 5 * 1000
 
 
-def test_a_line_item_read_in_spanish_in_the_hand_view(module_tab: Opened,
-                                                     golden_pages: dict[str, Any]) -> None:
+def test_a_line_item_read_in_spanish_in_the_hand_view(
+    module_tab: Opened, golden_pages: dict[str, Any]
+) -> None:
     path, s, _ = golden_pages["107-one-two-row-tie-suit-default"]
     page = module_tab.open(path)
-    item = page.locator('details.pair[data-pair="A-C"] '
-                        'li[data-kind="LINE_ITEM_KIND_MAJORITY_BONUS"] .item-text')
+    item = page.locator(
+        'details.pair[data-pair="A-C"] li[data-kind="LINE_ITEM_KIND_MAJORITY_BONUS"] .item-text'
+    )
     signed = "Majority bonus: A won 2 rows to 1 — A +1"
     assert item.inner_text() == signed and item.get_attribute("lang") == "en"
     choose_language(module_tab, "es")

@@ -71,13 +71,17 @@ def open_page(browser: Any, site: Site, handle: ServerHandle, name: str) -> Open
 
 
 def rows(tab: Opened, table_id: str) -> dict[str, list[str]]:
-    return dict(tab.page.evaluate(
-        f"""() => [...document.querySelectorAll('#{table_id} tbody tr')].map(
-              r => [r.dataset.player, [...r.cells].map(c => c.textContent)])"""))
+    return dict(
+        tab.page.evaluate(
+            f"""() => [...document.querySelectorAll('#{table_id} tbody tr')].map(
+              r => [r.dataset.player, [...r.cells].map(c => c.textContent)])"""
+        )
+    )
 
 
-def test_the_page_evaluates_and_settles_through_a_real_server(browser: Any, site: Site,
-                                                              logs: LogStream) -> None:
+def test_the_page_evaluates_and_settles_through_a_real_server(
+    browser: Any, site: Site, logs: LogStream
+) -> None:
     handle = serve(site, http_cors_origins=site.origin)
     try:
         tab = open_page(browser, site, handle, "allowed")
@@ -97,27 +101,42 @@ def test_the_page_evaluates_and_settles_through_a_real_server(browser: Any, site
         request = json.loads(TABLE.read_text())
         with SettlementClient(handle.address, timeout=10) as client:
             settlement = client.settle(request).settlement
-            assert nets == {p.player_id: [p.player_id, str(p.net_units), str(p.net_money),
-                                          str(p.rake), "yes" if p.fouled else "",
-                                          nets[p.player_id][5], "yes" if p.surrendered else ""]
-                            for p in settlement.players}
+            assert nets == {
+                p.player_id: [
+                    p.player_id,
+                    str(p.net_units),
+                    str(p.net_money),
+                    str(p.rake),
+                    "yes" if p.fouled else "",
+                    nets[p.player_id][5],
+                    "yes" if p.surrendered else "",
+                ]
+                for p in settlement.players
+            }
             assert settlement.settlement_id in settled_id
             for player in request["players"]:
-                answer = client.evaluate({"preset": request["preset"],
-                                          "arrangement": player["arrangement"]})
+                answer = client.evaluate(
+                    {"preset": request["preset"], "arrangement": player["arrangement"]}
+                )
                 assert evaluated[player["playerId"]] == [
-                    player["playerId"], *(r.name for r in answer.rows),
-                    str(answer.royalty_total), "yes" if answer.fouled else ""]
-        issued = logs.wait_events("settlement.issued",
-                                  lambda e: e.get("hand_id") == request["handId"]
-                                  and e.get("transport") == "connect", 1)
+                    player["playerId"],
+                    *(r.name for r in answer.rows),
+                    str(answer.royalty_total),
+                    "yes" if answer.fouled else "",
+                ]
+        issued = logs.wait_events(
+            "settlement.issued",
+            lambda e: e.get("hand_id") == request["handId"] and e.get("transport") == "connect",
+            1,
+        )
         assert issued, "the browser's Settle went through the service's audit log"
     finally:
         stop_server(handle)
 
 
-def test_the_page_lists_each_violation_of_a_refused_table(browser: Any, site: Site,
-                                                           tmp_path: Path) -> None:
+def test_the_page_lists_each_violation_of_a_refused_table(
+    browser: Any, site: Site, tmp_path: Path
+) -> None:
     request = json.loads(TABLE.read_text())
     first, second = (p["arrangement"] for p in request["players"][:2])
     first["front"] = first["front"][:2]
@@ -133,8 +152,10 @@ def test_the_page_lists_each_violation_of_a_refused_table(browser: Any, site: Si
         tab.wait_until("document.getElementById('status').className === 'error'")
         status = tab.page.inner_text("#status")
         shown = list(rows_of(tab, "violations"))
-        with SettlementClient(handle.address, timeout=10) as client, \
-                pytest.raises(SettlementError) as error:
+        with (
+            SettlementClient(handle.address, timeout=10) as client,
+            pytest.raises(SettlementError) as error,
+        ):
             client.settle(request)
     finally:
         stop_server(handle)
@@ -143,13 +164,15 @@ def test_the_page_lists_each_violation_of_a_refused_table(browser: Any, site: Si
 
 
 def rows_of(tab: Opened, table_id: str) -> list[list[str]]:
-    return list(tab.page.evaluate(
-        f"""() => [...document.querySelectorAll('#{table_id} tbody tr')].map(
-              r => [...r.cells].map(c => c.textContent))"""))
+    return list(
+        tab.page.evaluate(
+            f"""() => [...document.querySelectorAll('#{table_id} tbody tr')].map(
+              r => [...r.cells].map(c => c.textContent))"""
+        )
+    )
 
 
-def test_without_cors_the_browser_sends_no_call(browser: Any, site: Site,
-                                               logs: LogStream) -> None:
+def test_without_cors_the_browser_sends_no_call(browser: Any, site: Site, logs: LogStream) -> None:
     handle = serve(site)  # CPSETTLE_HTTP_CORS_ORIGINS unset: no origin allowed
     request = json.loads(TABLE.read_text())
     try:
@@ -163,5 +186,8 @@ def test_without_cors_the_browser_sends_no_call(browser: Any, site: Site,
     finally:
         stop_server(handle)
     assert status.startswith("could not reach") and "CPSETTLE_HTTP_CORS_ORIGINS" in status
-    assert not [e for e in logs.events("settlement.issued")[before:]
-                if e.get("hand_id") == request["handId"] and e.get("transport") == "connect"]
+    assert not [
+        e
+        for e in logs.events("settlement.issued")[before:]
+        if e.get("hand_id") == request["handId"] and e.get("transport") == "connect"
+    ]

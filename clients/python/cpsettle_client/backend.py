@@ -29,15 +29,17 @@ EXIT_UNAVAILABLE = 3  # the server could not be reached or failed
 
 
 class CliError(Exception):
-    def __init__(self, message: str, violations: Sequence[FieldViolation] = (),
-                 code: int = EXIT_INVALID) -> None:
+    def __init__(
+        self, message: str, violations: Sequence[FieldViolation] = (), code: int = EXIT_INVALID
+    ) -> None:
         super().__init__(message)
         self.violations = tuple(violations)
         self.code = code
 
 
-def local_service(profile_dir: str | None = None,
-                  signing_key_file: str | None = None) -> LocalService:
+def local_service(
+    profile_dir: str | None = None, signing_key_file: str | None = None
+) -> LocalService:
     """The engine in this process, as ``cpsettle settle --local`` uses it (house profiles from
     ``profile_dir``, settlements signed with the key in ``signing_key_file``)."""
     from cpsettle_service.local import LocalService
@@ -63,8 +65,10 @@ class Backend:
 
     def _local(self) -> LocalService:
         if self._service is None:
-            self._service = local_service(getattr(self.args, "profile_dir", None),
-                                          getattr(self.args, "signing_key_file", None))
+            self._service = local_service(
+                getattr(self.args, "profile_dir", None),
+                getattr(self.args, "signing_key_file", None),
+            )
         return self._service
 
     def client(self) -> SettlementClient:
@@ -77,8 +81,9 @@ class Backend:
             self._client = SettlementClient(a.server, timeout=a.timeout, tls=tls, token=token)
         return self._client
 
-    def call(self, local: Callable[[LocalService], Any],
-             remote: Callable[[SettlementClient], Any]) -> Any:
+    def call(
+        self, local: Callable[[LocalService], Any], remote: Callable[[SettlementClient], Any]
+    ) -> Any:
         if self.local:
             from cpsettle_service.local import InvalidInput, NotFound
 
@@ -94,15 +99,23 @@ class Backend:
         try:
             return remote(self.client())
         except SettlementError as e:
-            code = EXIT_INVALID if e.violations or e.code.name in (
-                "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED") else EXIT_UNAVAILABLE
+            code = (
+                EXIT_INVALID
+                if e.violations
+                or e.code.name in ("INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED")
+                else EXIT_UNAVAILABLE
+            )
             n = len(e.violations)
-            message = (f"{e.code.name}: the request was rejected "
-                       f"({n} problem{'' if n == 1 else 's'})"
-                       if e.violations else f"{e.code.name}: {e.message}")
+            message = (
+                f"{e.code.name}: the request was rejected ({n} problem{'' if n == 1 else 's'})"
+                if e.violations
+                else f"{e.code.name}: {e.message}"
+            )
             if e.code.name == "UNAVAILABLE" and not self._tls() and speaks_tls(self.args.server):
-                message += (f"\n  {self.args.server} speaks TLS: add --tls "
-                            "(and --ca-file CA.pem for a private CA)")
+                message += (
+                    f"\n  {self.args.server} speaks TLS: add --tls "
+                    "(and --ca-file CA.pem for a private CA)"
+                )
             raise CliError(message, e.violations, code) from None
 
     def _tls(self) -> bool:
@@ -143,8 +156,10 @@ def parse_message(data: Any, message: _M, what: str) -> _M:
 
     problems = json_violations(data, message)
     if problems:
-        raise CliError(f"{what} is not a valid {message.DESCRIPTOR.name}",
-                       [FieldViolation(v.field, v.reason) for v in problems]) from None
+        raise CliError(
+            f"{what} is not a valid {message.DESCRIPTOR.name}",
+            [FieldViolation(v.field, v.reason) for v in problems],
+        ) from None
     return message
 
 
@@ -162,8 +177,10 @@ def speaks_tls(target: str, timeout: float = 1.0) -> bool:
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE  # only whether it speaks TLS, not whom to trust
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout) as sock, \
-                context.wrap_socket(sock, server_hostname=host):
+        with (
+            socket.create_connection((host, int(port)), timeout=timeout) as sock,
+            context.wrap_socket(sock, server_hostname=host),
+        ):
             return True
     except (OSError, ValueError):
         return False
@@ -179,7 +196,8 @@ def load_signing_key(path: str | None) -> SigningKey | None:
 
     try:
         data = read_bytes(path)
-        return signing_key_from_pem(data, os.environ.get("CPSETTLE_SIGNING_KEY_ID", "")
-                                    or kept_key_id(data), path)
+        return signing_key_from_pem(
+            data, os.environ.get("CPSETTLE_SIGNING_KEY_ID", "") or kept_key_id(data), path
+        )
     except KeyProblem as e:
         raise CliError(str(e)) from None

@@ -79,18 +79,26 @@ def cmd_settle(args: argparse.Namespace) -> int:
     request = parse_message(data, pb.SettleRequest(), args.file)
     lang = language(args)  # a bad --lang is refused before the hand is settled
     with Backend(args) as backend:
-        response = backend.call(lambda s: s.settle(request),
-                                lambda c: c.settle(request))
+        response = backend.call(lambda s: s.settle(request), lambda c: c.settle(request))
     if args.output == "html":
         from .views import hand_page
         from .views.hand import page_language
 
-        print(hand_page(json_format.MessageToDict(response), request=data,
-                        request_name=Path(args.file).name if args.file != "-" else "stdin",
-                        lang=page_language(args.lang)), end="")
+        print(
+            hand_page(
+                json_format.MessageToDict(response),
+                request=data,
+                request_name=Path(args.file).name if args.file != "-" else "stdin",
+                lang=page_language(args.lang),
+            ),
+            end="",
+        )
     else:
-        print(to_json(response) if args.output == "json"
-              else render.settlement(response.settlement, lang))
+        print(
+            to_json(response)
+            if args.output == "json"
+            else render.settlement(response.settlement, lang)
+        )
     return EXIT_OK
 
 
@@ -146,8 +154,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         message.in_fantasyland = bool(args.in_fantasyland)
     lang = language(args)
     with Backend(args) as backend:
-        response = backend.call(lambda s: s.evaluate(message),
-                                lambda c: c.evaluate(message))
+        response = backend.call(lambda s: s.evaluate(message), lambda c: c.evaluate(message))
     print(to_json(response) if args.output == "json" else render.evaluation(response, lang))
     return EXIT_OK
 
@@ -156,16 +163,16 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     lang = language(args)
     with Backend(args) as backend:
         if args.name:
-            response = backend.call(lambda s: s.get_profile(args.name),
-                                    lambda c: c.get_profile(args.name))
+            response = backend.call(
+                lambda s: s.get_profile(args.name), lambda c: c.get_profile(args.name)
+            )
             if args.output == "json":
                 print(render.profile_json(response.profile))
             else:
                 print(render.profile(response))
         else:
             listing = backend.call(lambda s: s.list_profiles(), lambda c: c.list_profiles())
-            print(to_json(listing) if args.output == "json"
-                  else render.profiles(listing, lang))
+            print(to_json(listing) if args.output == "json" else render.profiles(listing, lang))
     return EXIT_OK
 
 
@@ -178,8 +185,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except ProofError as e:
         raise CliError(f"{args.settlement}: {e}") from None
     with Backend(args) as backend:
-        response = backend.call(lambda s: s.settle(request),
-                                lambda c: c.settle(request))
+        response = backend.call(lambda s: s.settle(request), lambda c: c.settle(request))
     diffs = differences(settlement_dict(stored), settlement_dict(response.settlement))
     if args.output == "json":
         print(json_text({"identical": not diffs, "differences": diffs}))
@@ -188,8 +194,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         for d in diffs:
             print(f"  - {d}")
     else:
-        print(f"Replay identical to {args.settlement} (settlement {stored.settlement_id}); "
-              "only issuedAt and signature may differ.")
+        print(
+            f"Replay identical to {args.settlement} (settlement {stored.settlement_id}); "
+            "only issuedAt and signature may differ."
+        )
     return EXIT_MISMATCH if diffs else EXIT_OK
 
 
@@ -198,15 +206,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def _connection(p: argparse.ArgumentParser, local: bool = True) -> None:
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--server", default=os.environ.get("CPSETTLE_SERVER", "localhost:50051"),
-                       help="HOST:PORT of the service "
-                       "(default $CPSETTLE_SERVER or localhost:50051)")
+    where.add_argument(
+        "--server",
+        default=os.environ.get("CPSETTLE_SERVER", "localhost:50051"),
+        help="HOST:PORT of the service (default $CPSETTLE_SERVER or localhost:50051)",
+    )
     if local:
-        where.add_argument("--local", action="store_true",
-                           help="run the engine in this process, no server")
+        where.add_argument(
+            "--local", action="store_true", help="run the engine in this process, no server"
+        )
         p.add_argument("--profile-dir", help="with --local: also load house profiles from here")
-        p.add_argument("--signing-key-file", help="with --local: sign with this Ed25519 key "
-                       "(PEM; key id from $CPSETTLE_SIGNING_KEY_ID, default its fingerprint)")
+        p.add_argument(
+            "--signing-key-file",
+            help="with --local: sign with this Ed25519 key "
+            "(PEM; key id from $CPSETTLE_SIGNING_KEY_ID, default its fingerprint)",
+        )
     p.add_argument("--timeout", type=float, default=10.0, help="deadline per call in seconds")
     p.add_argument("--tls", action="store_true", help="use TLS (system roots unless --ca-file)")
     p.add_argument("--ca-file", help="CA certificate to trust (PEM)")
@@ -224,9 +238,12 @@ def _output(p: argparse.ArgumentParser) -> None:
 def _lang(p: argparse.ArgumentParser) -> None:
     from .views.hand import add_lang_option
 
-    add_lang_option(p, "the language of the table output (default: $CPSETTLE_LANG, else the "
-                    "locale's: LANGUAGE, LC_ALL, LC_MESSAGES, LANG; else English); with "
-                    "--output html, the language the page opens in")
+    add_lang_option(
+        p,
+        "the language of the table output (default: $CPSETTLE_LANG, else the "
+        "locale's: LANGUAGE, LC_ALL, LC_MESSAGES, LANG; else English); with "
+        "--output html, the language the page opens in",
+    )
 
 
 def version_text() -> str:
@@ -238,17 +255,24 @@ def version_text() -> str:
     from cpsettle.v1 import profile_pb2
     from cpsettle_service.proof.integrity import ENGINE_VERSION, PACKAGE_VERSION
 
-    contract = hashlib.sha256(pb.DESCRIPTOR.serialized_pb
-                              + profile_pb2.DESCRIPTOR.serialized_pb).hexdigest()[:16]
-    return (f"cpsettle {PACKAGE_VERSION}\n"
-            f"engine {ENGINE_VERSION}\n"
-            f"contract {pb.DESCRIPTOR.package} (descriptors {contract})")
+    contract = hashlib.sha256(
+        pb.DESCRIPTOR.serialized_pb + profile_pb2.DESCRIPTOR.serialized_pb
+    ).hexdigest()[:16]
+    return (
+        f"cpsettle {PACKAGE_VERSION}\n"
+        f"engine {ENGINE_VERSION}\n"
+        f"contract {pb.DESCRIPTOR.package} (descriptors {contract})"
+    )
 
 
 class _Version(argparse.Action):
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, help="print the package, engine and "
-                         "contract versions and exit")
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            help="print the package, engine and contract versions and exit",
+        )
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         print(version_text())
@@ -263,15 +287,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("settle", help="settle a hand (a SettleRequest JSON file)")
     p.add_argument("file", help="SettleRequest JSON ('-' for stdin)")
     _connection(p)
-    p.add_argument("--output", choices=("table", "json", "html"), default="table",
-                   help="html: a self-contained page that verifies itself (docs/VIEWS.md)")
+    p.add_argument(
+        "--output",
+        choices=("table", "json", "html"),
+        default="table",
+        help="html: a self-contained page that verifies itself (docs/VIEWS.md)",
+    )
     _lang(p)
     p.set_defaults(func=cmd_settle)
 
     p = sub.add_parser("validate", help="check a dealer's proposed payouts")
     p.add_argument("file", help="SettleRequest JSON (or a ValidatePayoutsRequest JSON)")
-    p.add_argument("--proposed", nargs="+", metavar="PLAYER=AMOUNT",
-                   help="the dealer's proposed net per player, in minor units")
+    p.add_argument(
+        "--proposed",
+        nargs="+",
+        metavar="PLAYER=AMOUNT",
+        help="the dealer's proposed net per player, in minor units",
+    )
     _connection(p)
     _output(p)
     p.set_defaults(func=cmd_validate)

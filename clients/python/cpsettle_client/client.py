@@ -31,8 +31,15 @@ DEFAULT_TIMEOUT = 10.0
 # attempts at most, 0.1 s, then up to 0.2, 0.4 s apart (randomized by gRPC, within the call's
 # deadline). Settle is deterministic: a retried call answers the same settlement (same id).
 # SettleStream is not retried (`cpsettle audit --server` reconnects and resumes by itself).
-RETRIED_METHODS = ("Settle", "ValidatePayouts", "EvaluateArrangement", "ListProfiles",
-                   "GetProfile", "VerifyIntegrity", "GetVerificationKeys")
+RETRIED_METHODS = (
+    "Settle",
+    "ValidatePayouts",
+    "EvaluateArrangement",
+    "ListProfiles",
+    "GetProfile",
+    "VerifyIntegrity",
+    "GetVerificationKeys",
+)
 RETRY_POLICY = {
     "maxAttempts": 4,
     "initialBackoff": "0.1s",
@@ -40,10 +47,19 @@ RETRY_POLICY = {
     "backoffMultiplier": 2,
     "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED"],
 }
-SERVICE_CONFIG = json.dumps({"methodConfig": [{
-    "name": [{"service": "cpsettle.v1.SettlementService", "method": m} for m in RETRIED_METHODS],
-    "retryPolicy": RETRY_POLICY,
-}]})
+SERVICE_CONFIG = json.dumps(
+    {
+        "methodConfig": [
+            {
+                "name": [
+                    {"service": "cpsettle.v1.SettlementService", "method": m}
+                    for m in RETRIED_METHODS
+                ],
+                "retryPolicy": RETRY_POLICY,
+            }
+        ]
+    }
+)
 
 _Response = TypeVar("_Response")
 
@@ -63,10 +79,18 @@ class SettlementError(Exception):
     "Errors"; empty when the status came from gRPC itself, e.g. UNAVAILABLE), with its
     ``metadata``; for NOT_FOUND, ``resource_type`` and ``resource_name``."""
 
-    def __init__(self, code: grpc.StatusCode, message: str,
-                 violations: Sequence[FieldViolation] = (), *, reason: str = "",
-                 domain: str = "", metadata: Mapping[str, str] | None = None,
-                 resource_type: str = "", resource_name: str = "") -> None:
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        violations: Sequence[FieldViolation] = (),
+        *,
+        reason: str = "",
+        domain: str = "",
+        metadata: Mapping[str, str] | None = None,
+        resource_type: str = "",
+        resource_name: str = "",
+    ) -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
         self.message = message
@@ -98,9 +122,16 @@ class SettlementError(Exception):
                 detail.Unpack(info)
             elif detail.Is(error_details_pb2.ResourceInfo.DESCRIPTOR):
                 detail.Unpack(resource)
-        return cls(code, status.message, violations, reason=info.reason, domain=info.domain,
-                   metadata=info.metadata, resource_type=resource.resource_type,
-                   resource_name=resource.resource_name)
+        return cls(
+            code,
+            status.message,
+            violations,
+            reason=info.reason,
+            domain=info.domain,
+            metadata=info.metadata,
+            resource_type=resource.resource_type,
+            resource_name=resource.resource_name,
+        )
 
     @classmethod
     def from_rpc_error(cls, error: grpc.RpcError) -> SettlementError:
@@ -142,8 +173,7 @@ _MessageT = TypeVar("_MessageT", bound=Message)
 
 
 @overload
-def request_from_json(data: Mapping[str, Any] | str, message: None = None
-                      ) -> pb.SettleRequest: ...
+def request_from_json(data: Mapping[str, Any] | str, message: None = None) -> pb.SettleRequest: ...
 @overload
 def request_from_json(data: Mapping[str, Any] | str, message: _MessageT) -> _MessageT: ...
 def request_from_json(data: Mapping[str, Any] | str, message: Message | None = None) -> Message:
@@ -228,8 +258,12 @@ class SettlementClient:
     def close(self) -> None:
         self._channel.close()
 
-    def _call(self, method: grpc.UnaryUnaryMultiCallable[Any, _Response], request: Any,
-              timeout: float | None) -> _Response:
+    def _call(
+        self,
+        method: grpc.UnaryUnaryMultiCallable[Any, _Response],
+        request: Any,
+        timeout: float | None,
+    ) -> _Response:
         try:
             return method(
                 request,
@@ -239,8 +273,9 @@ class SettlementClient:
         except grpc.RpcError as e:
             raise SettlementError.from_rpc_error(e) from None
 
-    def settle(self, request: pb.SettleRequest | Mapping[str, Any], *,
-               timeout: float | None = None) -> pb.SettleResponse:
+    def settle(
+        self, request: pb.SettleRequest | Mapping[str, Any], *, timeout: float | None = None
+    ) -> pb.SettleResponse:
         if not isinstance(request, pb.SettleRequest):
             request = request_from_json(request)
         return self._call(self._stub.Settle, request, timeout)
@@ -253,22 +288,28 @@ class SettlementClient:
         *,
         timeout: float | None = None,
     ) -> pb.ValidatePayoutsResponse:
-        msg = pb.ValidatePayoutsRequest(request=request if isinstance(request, pb.SettleRequest)
-                                        else request_from_json(request))
+        msg = pb.ValidatePayoutsRequest(
+            request=request if isinstance(request, pb.SettleRequest) else request_from_json(request)
+        )
         for pid, amount in proposed.items():
             msg.proposed.add(player_id=pid, net_money=amount)
         for (first, second), amount in (proposed_pairs or {}).items():
             msg.proposed_pairs.add(first=first, second=second, money_for_first=amount)
         return self._call(self._stub.ValidatePayouts, msg, timeout)
 
-    def evaluate(self, request: pb.EvaluateArrangementRequest | Mapping[str, Any], *,
-                 timeout: float | None = None) -> pb.EvaluateArrangementResponse:
+    def evaluate(
+        self,
+        request: pb.EvaluateArrangementRequest | Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+    ) -> pb.EvaluateArrangementResponse:
         if not isinstance(request, pb.EvaluateArrangementRequest):
             request = request_from_json(request, pb.EvaluateArrangementRequest())
         return self._call(self._stub.EvaluateArrangement, request, timeout)
 
-    def settle_stream(self, batches: Iterable[pb.SettleStreamRequest], *,
-                      timeout: float | None = None) -> BatchResultStream:
+    def settle_stream(
+        self, batches: Iterable[pb.SettleStreamRequest], *, timeout: float | None = None
+    ) -> BatchResultStream:
         """Bulk re-audit: one ``SettleStreamResponse`` per batch sent, in order, as they come.
 
         ``batches`` is consumed by a gRPC thread as fast as flow control lets it send, so a
@@ -288,11 +329,9 @@ class SettlementClient:
     def get_profile(self, name: str, *, timeout: float | None = None) -> pb.GetProfileResponse:
         return self._call(self._stub.GetProfile, pb.GetProfileRequest(name=name), timeout)
 
-    def verification_keys(self, *, timeout: float | None = None
-                          ) -> pb.GetVerificationKeysResponse:
+    def verification_keys(self, *, timeout: float | None = None) -> pb.GetVerificationKeysResponse:
         """The server's public keys (current and retired): what ``cpsettle verify --keys`` reads."""
-        return self._call(self._stub.GetVerificationKeys, pb.GetVerificationKeysRequest(),
-                          timeout)
+        return self._call(self._stub.GetVerificationKeys, pb.GetVerificationKeysRequest(), timeout)
 
     def health(self, service: str = "", *, timeout: float | None = None) -> str:
         """'SERVING', 'NOT_SERVING', … for a health service name ('' = the whole server)."""

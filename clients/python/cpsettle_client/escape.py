@@ -79,7 +79,7 @@ def _escape_fields(message: Message) -> None:
         elif field.type == FieldDescriptor.TYPE_MESSAGE:
             if field.message_type is not None and field.message_type.GetOptions().map_entry:
                 raise TypeError(f"{field.full_name}: map fields are not escaped yet")
-            for sub in (value if repeated else [value]):
+            for sub in value if repeated else [value]:
                 _escape_fields(sub)
 
 

@@ -68,8 +68,10 @@ def _load(data: bytes) -> pb.Settlement:
         for name in ("issuedAt", "issued_at"):
             stamp = obj.get(name)
             if isinstance(stamp, str) and not _UTC_TIME.fullmatch(stamp):
-                raise ProofError(f"not a settlement: {name} {shown(stamp[:40])} is not an "
-                                 "RFC 3339 time in UTC (…Z)")
+                raise ProofError(
+                    f"not a settlement: {name} {shown(stamp[:40])} is not an "
+                    "RFC 3339 time in UTC (…Z)"
+                )
         try:
             return json_format.ParseDict(obj, pb.Settlement())
         except json_format.ParseError as e:
@@ -137,8 +139,7 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
                 out.extend(differences(old[i], new[i], sub))
         return out
     if old != new:
-        return [f"{path}: {json_text(old, None)} -> "
-                f"{json_text(new, None)}"]
+        return [f"{path}: {json_text(old, None)} -> {json_text(new, None)}"]
     return []
 
 
@@ -190,12 +191,16 @@ def cmd_verify(args: Any) -> int:
             print(f"  - {shown(str(f))}")
         return EXIT_FAILED
     if findings:  # only the signature, not checked
-        print(f"{shown(args.file)}: digests OK (settlement {shown(settlement.settlement_id)}); the "
-              f"signature was NOT checked: {shown(findings[0].detail)}. Give --keys KEYS.json to "
-              "check it.")
+        print(
+            f"{shown(args.file)}: digests OK (settlement {shown(settlement.settlement_id)}); the "
+            f"signature was NOT checked: {shown(findings[0].detail)}. Give --keys KEYS.json to "
+            "check it."
+        )
         return EXIT_UNCHECKED
-    print(f"{shown(args.file)}: OK — settlement {shown(settlement.settlement_id)}, digests match "
-          f"and the Ed25519 signature by key '{shown(settlement.signature.key_id)}' is valid")
+    print(
+        f"{shown(args.file)}: OK — settlement {shown(settlement.settlement_id)}, digests match "
+        f"and the Ed25519 signature by key '{shown(settlement.signature.key_id)}' is valid"
+    )
     return EXIT_VERIFIED
 
 
@@ -208,9 +213,11 @@ def cmd_keys_show(args: Any) -> int:
         from cpsettle_service.errors import KeyProblem
         from cpsettle_service.proof.keys import load_signing_key, published_keys
 
-        settings = Settings(signing_key_file=args.signing_key_file or "",
-                            signing_key_id=os.environ.get("CPSETTLE_SIGNING_KEY_ID", ""),
-                            verification_keys_file=args.verification_keys_file or "")
+        settings = Settings(
+            signing_key_file=args.signing_key_file or "",
+            signing_key_id=os.environ.get("CPSETTLE_SIGNING_KEY_ID", ""),
+            verification_keys_file=args.verification_keys_file or "",
+        )
         try:
             print(published_keys(settings, load_signing_key(settings)).to_json(), end="")
         except (KeyProblem, OSError) as e:
@@ -264,8 +271,7 @@ def _load_witnessed(source: str | None, vkey: str | None) -> Any:
         if source.startswith(("http://", "https://")):
             import urllib.request
 
-            with urllib.request.urlopen(source.rstrip("/") + "/export",
-                                        timeout=30) as answer:
+            with urllib.request.urlopen(source.rstrip("/") + "/export", timeout=30) as answer:
                 data = answer.read()
         else:
             with open(source, "rb") as f:
@@ -296,8 +302,11 @@ def _load_receipts(paths: list[str] | None) -> list[tuple[str, Any]]:
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read()
-            docs = ([json.loads(text)] if text.lstrip().startswith("{") and text.count("\n{") == 0
-                    else [json.loads(x) for x in text.splitlines() if x.strip()])
+            docs = (
+                [json.loads(text)]
+                if text.lstrip().startswith("{") and text.count("\n{") == 0
+                else [json.loads(x) for x in text.splitlines() if x.strip()]
+            )
             out += [(f"{path}#{i + 1}", receipt_from_json(d)) for i, d in enumerate(docs)]
         except (OSError, ValueError, BadReceipt) as e:
             raise CliError(f"cannot read the receipts {path}: {e}") from None
@@ -354,10 +363,14 @@ def cmd_audit_log_prove(args: Any) -> int:
         return EXIT_LOG_PROBLEMS
     choices = []
     if witnessed is not None:
-        choices += [(w.checkpoint.size, w.note) for w in witnessed.logs
-                    if w.origin == receipt.origin and w.checkpoint.size <= log.size
-                    and log.tree is not None and log.tree.root(w.checkpoint.size)
-                    == w.checkpoint.root]
+        choices += [
+            (w.checkpoint.size, w.note)
+            for w in witnessed.logs
+            if w.origin == receipt.origin
+            and w.checkpoint.size <= log.size
+            and log.tree is not None
+            and log.tree.root(w.checkpoint.size) == w.checkpoint.root
+        ]
     choices += [(cp.size, note) for _, cp, note in log.checkpoints]
     covering = [c for c in choices if c[0] > receipt.index]
     if not covering:
@@ -400,16 +413,20 @@ def cmd_audit_log_check_proof(args: Any) -> int:
             raise BadProof("the line's log fields do not match the proof's log and index")
         if args.settlement:
             settlement = load_settlement(_read_bytes(args.settlement))
-            if line.get("settlement_id") != settlement.settlement_id or line.get(
-                    "event") != "settlement.issued":
+            if (
+                line.get("settlement_id") != settlement.settlement_id
+                or line.get("event") != "settlement.issued"
+            ):
                 raise BadProof("the line is not this settlement's settlement.issued")
     except (OSError, ValueError, NoteError, BadProof, ProofError) as e:
         print(f"{shown(args.proof)}: INVALID: {shown(str(e))}")
         return EXIT_FAILED
     what = f"line {proof.index} of {cp.origin} is in its checkpoint of {cp.size} lines"
     if witness is None:
-        print(f"{shown(args.proof)}: OK as far as checked: {shown(what)}; the witness's "
-              "cosignature was NOT checked (give --witness-key VKEY)")
+        print(
+            f"{shown(args.proof)}: OK as far as checked: {shown(what)}; the witness's "
+            "cosignature was NOT checked (give --witness-key VKEY)"
+        )
         return EXIT_UNCHECKED
     print(f"{shown(args.proof)}: OK: {shown(what)}, cosigned by {shown(witness.name)}")
     return EXIT_VERIFIED
@@ -425,44 +442,66 @@ def add_parsers(sub: Any, connection: Any) -> None:
     """The proof commands: verify, keys show / generate, audit-log verify."""
     p = sub.add_parser("verify", help="check a stored settlement's digests and signature")
     p.add_argument("file", help="settlement JSON (cpsettle settle --output json) or binary")
-    p.add_argument("--keys", metavar="KEYS.json",
-                   help="the public key set (cpsettle keys show); without it the signature is "
-                        "NOT checked (exit 4)")
+    p.add_argument(
+        "--keys",
+        metavar="KEYS.json",
+        help="the public key set (cpsettle keys show); without it the signature is "
+        "NOT checked (exit 4)",
+    )
     p.set_defaults(func=cmd_verify)
 
     keys = sub.add_parser("keys", help="the public keys that verify settlements")
     ksub = keys.add_subparsers(dest="keys_command", required=True)
     p = ksub.add_parser("show", help="print the key set JSON (the file to post)")
     connection(p)
-    p.add_argument("--verification-keys-file",
-                   help="with --local: retired public keys to publish beside the signing key")
+    p.add_argument(
+        "--verification-keys-file",
+        help="with --local: retired public keys to publish beside the signing key",
+    )
     p.set_defaults(func=cmd_keys_show)
     p = ksub.add_parser("generate", help="write a new Ed25519 private key (PEM, 0600)")
     p.add_argument("out", help="the private key file to create (never overwritten)")
-    p.add_argument("--key-id", help="its id, kept in the file (default: the key's "
-                                    "fingerprint)")
+    p.add_argument("--key-id", help="its id, kept in the file (default: the key's fingerprint)")
     p.set_defaults(func=cmd_keys_generate)
 
     log = sub.add_parser("audit-log", help="check the service's verifiable audit log")
     lsub = log.add_subparsers(dest="audit_log_command", required=True)
-    p = lsub.add_parser("verify", help="rebuild each log's Merkle tree and check it against its "
-                                       "checkpoints, the witness's and the receipts")
+    p = lsub.add_parser(
+        "verify",
+        help="rebuild each log's Merkle tree and check it against its "
+        "checkpoints, the witness's and the receipts",
+    )
     p.add_argument("logs", nargs="+", metavar="LOGFILE", help="JSON-lines logs (any order)")
     p.add_argument("--keys", metavar="KEYS.json", help="check the checkpoints' signatures")
-    p.add_argument("--witness", metavar="EXPORT.json|URL",
-                   help="the witness's cosigned checkpoints (cpsettle-witness export), or its "
-                        "address; without it a cut end or a withheld run cannot show (exit 4)")
-    p.add_argument("--witness-key", metavar="VKEY", help="the witness's verifier key (or a file "
-                   "holding it); without it the export's own is used, and said so")
-    p.add_argument("--receipt", action="append", metavar="FILE",
-                   help="receipts (or settlement responses) whose lines must be in the log")
+    p.add_argument(
+        "--witness",
+        metavar="EXPORT.json|URL",
+        help="the witness's cosigned checkpoints (cpsettle-witness export), or its "
+        "address; without it a cut end or a withheld run cannot show (exit 4)",
+    )
+    p.add_argument(
+        "--witness-key",
+        metavar="VKEY",
+        help="the witness's verifier key (or a file "
+        "holding it); without it the export's own is used, and said so",
+    )
+    p.add_argument(
+        "--receipt",
+        action="append",
+        metavar="FILE",
+        help="receipts (or settlement responses) whose lines must be in the log",
+    )
     p.set_defaults(func=cmd_audit_log_verify)
-    p = lsub.add_parser("prove", help="the inclusion proof of a receipted line "
-                                      "(c2sp.org/tlog-proof)")
+    p = lsub.add_parser(
+        "prove", help="the inclusion proof of a receipted line (c2sp.org/tlog-proof)"
+    )
     p.add_argument("receipt", help="a receipt, or a settlement response holding one")
     p.add_argument("logs", nargs="+", metavar="LOGFILE")
-    p.add_argument("--witness", metavar="EXPORT.json|URL",
-                   help="prove against the witness's cosigned checkpoint")
+    p.add_argument(
+        "--witness",
+        metavar="EXPORT.json|URL",
+        help="prove against the witness's cosigned checkpoint",
+    )
     p.add_argument("--witness-key", metavar="VKEY")
     p.set_defaults(func=cmd_audit_log_prove)
     p = lsub.add_parser("check-proof", help="check a tlog-proof: signatures, inclusion, line")

@@ -33,8 +33,10 @@ def _lang(lang: Language | None) -> Language:
 def width(text: str) -> int:
     """Columns ``text`` takes in a terminal: East Asian wide and full-width characters take two
     (中文 is 4 columns), combining marks none."""
-    return sum(0 if unicodedata.combining(c) else
-               2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 def _pad(text: str, columns: int, right: bool) -> str:
@@ -44,13 +46,16 @@ def _pad(text: str, columns: int, right: bool) -> str:
 
 def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
     """A plain table; the columns in ``right`` are numbers, aligned to the right."""
-    widths = [max(width(h), *(width(r[i]) for r in rows)) if rows else width(h)
-              for i, h in enumerate(headers)]
+    widths = [
+        max(width(h), *(width(r[i]) for r in rows)) if rows else width(h)
+        for i, h in enumerate(headers)
+    ]
     right = right or set()
 
     def line(cells: list[str]) -> str:
-        return "  ".join(_pad(c, w, i in right)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            _pad(c, w, i in right) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
@@ -66,17 +71,28 @@ def settlement(s: pb.Settlement, lang: Language | None = None) -> str:
     s = shown_message(s)
     ctx = s.context
     cur = s.currency or "XXX"
-    ids = " · ".join(v for v in (
-        ctx.hand_id and t._("hand {id}", id=ctx.hand_id),
-        ctx.table_id and t._("table {id}", id=ctx.table_id),
-        ctx.round_id and t._("round {id}", id=ctx.round_id),
-        ctx.dealer_id and t._("dealer {id}", id=ctx.dealer_id)) if v)
+    ids = " · ".join(
+        v
+        for v in (
+            ctx.hand_id and t._("hand {id}", id=ctx.hand_id),
+            ctx.table_id and t._("table {id}", id=ctx.table_id),
+            ctx.round_id and t._("round {id}", id=ctx.round_id),
+            ctx.dealer_id and t._("dealer {id}", id=ctx.dealer_id),
+        )
+        if v
+    )
     head = [
         t._("Settlement") + (f" — {ids}" if ids else ""),
-        t._("Profile {name} v{version} · {money} a unit ({currency}) · button seat {seat} · "
-            "order {order}", name=s.profile.name, version=s.profile.version,
-            money=t.money(s.unit_value, cur), currency=cur, seat=s.button_seat,
-            order=" → ".join(s.order)),
+        t._(
+            "Profile {name} v{version} · {money} a unit ({currency}) · button seat {seat} · "
+            "order {order}",
+            name=s.profile.name,
+            version=s.profile.version,
+            money=t.money(s.unit_value, cur),
+            currency=cur,
+            seat=s.button_seat,
+            order=" → ".join(s.order),
+        ),
     ]
     rows = []
     for p in s.players:
@@ -86,32 +102,60 @@ def settlement(s: pb.Settlement, lang: Language | None = None) -> str:
         if p.natural:
             note += f" {t.label(p.natural)}"
         if p.HasField("fantasyland") and p.fantasyland.qualifies:
-            note += " · " + t.ngettext("Fantasyland {n} card", "Fantasyland {n} cards",
-                                       p.fantasyland.cards)
-        rows.append([p.player_id, t.number(p.seat), t.number(p.net_units, signed=True),
-                     t.money(p.net_money, cur, signed=True), t.money(p.rake, cur), note])
-    headers = [t._("Player"), t._("Seat"), t._("Units"), t._("Money"), t._("Rake"),
-               t._("Status")]
+            note += " · " + t.ngettext(
+                "Fantasyland {n} card", "Fantasyland {n} cards", p.fantasyland.cards
+            )
+        rows.append(
+            [
+                p.player_id,
+                t.number(p.seat),
+                t.number(p.net_units, signed=True),
+                t.money(p.net_money, cur, signed=True),
+                t.money(p.rake, cur),
+                note,
+            ]
+        )
+    headers = [t._("Player"), t._("Seat"), t._("Units"), t._("Money"), t._("Rake"), t._("Status")]
     out = [*head, "", _table(headers, rows, right={1, 2, 3, 4})]
     said = sentences.Sentences(s, t)
     for pr in s.pairs:
-        out += ["", t.ngettext("{first} v {second}: {first} {units} unit",
-                               "{first} v {second}: {first} {units} units", abs(pr.units),
-                               first=pr.first, second=pr.second,
-                               units=t.number(pr.units, signed=True))]
+        out += [
+            "",
+            t.ngettext(
+                "{first} v {second}: {first} {units} unit",
+                "{first} v {second}: {first} {units} units",
+                abs(pr.units),
+                first=pr.first,
+                second=pr.second,
+                units=t.number(pr.units, signed=True),
+            ),
+        ]
         out += [f"  {line.text}" for line in said.pair_lines(pr)]
-    fantasyland = [said.fantasyland(p).text for p in s.players
-                   if p.HasField("fantasyland") and p.fantasyland.text]
+    fantasyland = [
+        said.fantasyland(p).text
+        for p in s.players
+        if p.HasField("fantasyland") and p.fantasyland.text
+    ]
     if fantasyland:
         out += ["", *fantasyland]
     if s.rake:
         out += ["", t._("Rake to the house: {money}", money=t.money(s.rake, cur))]
     if s.settlement_id:
-        signed = t._("unsigned") if s.signature.algorithm in (
-            pb.SIGNATURE_ALGORITHM_UNSPECIFIED, pb.SIGNATURE_ALGORITHM_NONE) else (
-            t._("signed by key '{key}'", key=s.signature.key_id))
-        out += ["", t._("Settlement id {id} ({signed}, issued {issued})", id=s.settlement_id,
-                        signed=signed, issued=_issued(s))]
+        signed = (
+            t._("unsigned")
+            if s.signature.algorithm
+            in (pb.SIGNATURE_ALGORITHM_UNSPECIFIED, pb.SIGNATURE_ALGORITHM_NONE)
+            else (t._("signed by key '{key}'", key=s.signature.key_id))
+        )
+        out += [
+            "",
+            t._(
+                "Settlement id {id} ({signed}, issued {issued})",
+                id=s.settlement_id,
+                signed=signed,
+                issued=_issued(s),
+            ),
+        ]
     return "\n".join(out)
 
 
@@ -130,28 +174,52 @@ def payouts(r: pb.ValidatePayoutsResponse, lang: Language | None = None) -> str:
     t = _lang(lang)
     r = shown_message(r)
     cur = r.settlement.currency or "XXX"
-    rows = [[c.player_id, t.money(c.expected, cur, signed=True),
-             t.money(c.proposed, cur, signed=True), t.money(c.difference, cur, signed=True),
-             t._("ok") if c.matches else t._("MISMATCH")] for c in r.players]
+    rows = [
+        [
+            c.player_id,
+            t.money(c.expected, cur, signed=True),
+            t.money(c.proposed, cur, signed=True),
+            t.money(c.difference, cur, signed=True),
+            t._("ok") if c.matches else t._("MISMATCH"),
+        ]
+        for c in r.players
+    ]
     headers = [t._("Player"), t._("Expected"), t._("Proposed"), t._("Difference"), t._("Check")]
     out = [_table(headers, rows, right={1, 2, 3})]
     for q in r.pairs:
-        out.append(t._("{first} v {second}: expected {expected}, proposed {proposed} — {check}",
-                       first=q.first, second=q.second,
-                       expected=t.money(q.expected, cur), proposed=t.money(q.proposed, cur),
-                       check=t._("ok") if q.matches else t._("MISMATCH ({difference})",
-                       difference=t.money(q.difference, cur, signed=True))))
+        out.append(
+            t._(
+                "{first} v {second}: expected {expected}, proposed {proposed} — {check}",
+                first=q.first,
+                second=q.second,
+                expected=t.money(q.expected, cur),
+                proposed=t.money(q.proposed, cur),
+                check=t._("ok")
+                if q.matches
+                else t._(
+                    "MISMATCH ({difference})", difference=t.money(q.difference, cur, signed=True)
+                ),
+            )
+        )
     said = sentences.Sentences(r.settlement, t)
     for c in r.players:
         if not c.matches:
-            out += ["", t._("Why {player} should get {money}:", player=c.player_id,
-                            money=t.money(c.expected, cur, signed=True))]
+            out += [
+                "",
+                t._(
+                    "Why {player} should get {money}:",
+                    player=c.player_id,
+                    money=t.money(c.expected, cur, signed=True),
+                ),
+            ]
             lines = [x.text for x in said.explanation(c.player_id)]
             if t.code == sentences.SIGNED or len(lines) != len(c.explanation):
                 lines = list(c.explanation)  # the service's own lines, in its English
             out += [f"  {line}" for line in lines]
-    out += ["", t._("All payouts match.") if r.all_match else
-            t._("Payouts do NOT match the settlement.")]
+    out += [
+        "",
+        t._("All payouts match.") if r.all_match else t._("Payouts do NOT match the settlement."),
+    ]
     return "\n".join(out)
 
 
@@ -170,11 +238,21 @@ def evaluation(e: pb.EvaluateArrangementResponse, lang: Language | None = None) 
         reasons = ", ".join(_label(t, pb.FoulReason, r) for r in e.foul_reasons)
         out.append("  " + t._("Fouled: {reasons}", reasons=reasons if e.fouled else t._("no")))
         out.append("  " + t._("Royalties: {units}", units=t.number(e.royalty_total)))
-    out.append("  " + t._("Naturals in these cards: {naturals}",
-                          naturals=", ".join(t.label(n) for n in e.naturals) or t._("none")))
+    out.append(
+        "  "
+        + t._(
+            "Naturals in these cards: {naturals}",
+            naturals=", ".join(t.label(n) for n in e.naturals) or t._("none"),
+        )
+    )
     if e.playable_naturals:
-        out.append("  " + t._("Playable under this profile: {naturals}",
-                              naturals=", ".join(t.label(n) for n in e.playable_naturals)))
+        out.append(
+            "  "
+            + t._(
+                "Playable under this profile: {naturals}",
+                naturals=", ".join(t.label(n) for n in e.playable_naturals),
+            )
+        )
     if e.HasField("fantasyland"):
         out.append(f"  {sentences.evaluation_fantasyland(e, t).text}")
     return "\n".join(out)
@@ -196,9 +274,15 @@ def profiles(r: pb.ListProfilesResponse, lang: Language | None = None) -> str:
     return _table([t._("Profile"), t._("Version"), t._("Source"), t._("Digest")], rows)
 
 
-_INT64 = frozenset((FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64,
-                    FieldDescriptor.TYPE_SFIXED64, FieldDescriptor.TYPE_UINT64,
-                    FieldDescriptor.TYPE_FIXED64))
+_INT64 = frozenset(
+    (
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_SINT64,
+        FieldDescriptor.TYPE_SFIXED64,
+        FieldDescriptor.TYPE_UINT64,
+        FieldDescriptor.TYPE_FIXED64,
+    )
+)
 
 
 def int64_as_strings(data: Any, descriptor: Descriptor) -> Any:
@@ -215,12 +299,17 @@ def int64_as_strings(data: Any, descriptor: Descriptor) -> Any:
             entry = field.message_type.fields_by_name["value"]
             if isinstance(value, dict):
                 for key, item in value.items():
-                    value[key] = (str(item) if entry.type in _INT64 else
-                                  int64_as_strings(item, entry.message_type)
-                                  if entry.message_type is not None else item)
+                    value[key] = (
+                        str(item)
+                        if entry.type in _INT64
+                        else int64_as_strings(item, entry.message_type)
+                        if entry.message_type is not None
+                        else item
+                    )
         elif field.type in _INT64:
-            data[field.json_name] = ([str(v) for v in value] if isinstance(value, list)
-                                     else str(value))
+            data[field.json_name] = (
+                [str(v) for v in value] if isinstance(value, list) else str(value)
+            )
         elif field.message_type is not None:
             for item in value if isinstance(value, list) else [value]:
                 int64_as_strings(item, field.message_type)

@@ -28,9 +28,11 @@ class DuplicateKey(ValueError):
         self.key = key
         self.path = path
         where = f" in {shown(path)}" if path else " at the top level"
-        super().__init__(f"duplicate key {json.dumps(key, ensure_ascii=True)}{where}: a reader "
-                         "that keeps the first and one that keeps the last would see different "
-                         "values")
+        super().__init__(
+            f"duplicate key {json.dumps(key, ensure_ascii=True)}{where}: a reader "
+            "that keeps the first and one that keeps the last would see different "
+            "values"
+        )
 
 
 class _Twice(Exception):

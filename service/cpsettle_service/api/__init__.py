@@ -9,6 +9,21 @@ request's rule profile. ``connect`` serves the same handlers over HTTP/JSON (Con
 JSON requests through ``jsonform``.
 """
 
-__all__ = ["bounds", "codec", "connect", "fair", "interceptors", "jsonform", "mapping", "offload",
-           "pool", "priority", "profiles", "servicer", "stream", "stream_worker", "wire",
-           "workers"]
+__all__ = [
+    "bounds",
+    "codec",
+    "connect",
+    "fair",
+    "interceptors",
+    "jsonform",
+    "mapping",
+    "offload",
+    "pool",
+    "priority",
+    "profiles",
+    "servicer",
+    "stream",
+    "stream_worker",
+    "wire",
+    "workers",
+]

@@ -36,12 +36,17 @@ MAX_PROFILE_BYTES = 48 * 1024
 # Larger bytes are refused before they are parsed: parsing 200,000 dead cards alone took 9 ms.
 MAX_REQUEST_BYTES = 128 * 1024
 
-_IDS = (("handId", "hand_id"), ("tableId", "table_id"), ("roundId", "round_id"),
-        ("dealerId", "dealer_id"))
+_IDS = (
+    ("handId", "hand_id"),
+    ("tableId", "table_id"),
+    ("roundId", "round_id"),
+    ("dealerId", "dealer_id"),
+)
 
 
-def _count(out: list[Violation], path: str, n: int, limit: int, what: str,
-           code: ViolationCode) -> bool:
+def _count(
+    out: list[Violation], path: str, n: int, limit: int, what: str, code: ViolationCode
+) -> bool:
     if n > limit:
         out.append(Violation(path, f"holds {n} {what}; at most {limit} are allowed", code))
         return False
@@ -50,8 +55,13 @@ def _count(out: list[Violation], path: str, n: int, limit: int, what: str,
 
 def _length(out: list[Violation], path: str, value: str, limit: int) -> None:
     if len(value) > limit:
-        out.append(Violation(path, f"is {len(value)} characters long; at most {limit} are "
-                                   "allowed", ViolationCode.OTHER))
+        out.append(
+            Violation(
+                path,
+                f"is {len(value)} characters long; at most {limit} are allowed",
+                ViolationCode.OTHER,
+            )
+        )
 
 
 def _profile_size(out: list[Violation], msg: Any) -> None:
@@ -59,8 +69,13 @@ def _profile_size(out: list[Violation], msg: Any) -> None:
         if msg.HasField(name):
             size = getattr(msg, name).ByteSize()
             if size > MAX_PROFILE_BYTES:
-                out.append(Violation(path, f"is {size} bytes; a valid profile is at most "
-                                     f"{MAX_PROFILE_BYTES}", ViolationCode.PROFILE))
+                out.append(
+                    Violation(
+                        path,
+                        f"is {size} bytes; a valid profile is at most {MAX_PROFILE_BYTES}",
+                        ViolationCode.PROFILE,
+                    )
+                )
 
 
 def _cards(out: list[Violation], path: str, cards: Any) -> None:
@@ -71,17 +86,25 @@ def _settle_request_fits(req: Any) -> bool:
     """True when no count or length of a ``SettleRequest`` (without an inline profile or
     overrides) is past its bound: the usual case, answered without writing a single path (on
     every Settle, the paths cost as much as the rest of the request's mapping)."""
-    if (len(req.players) > MAX_PLAYERS or len(req.dead_cards) > MAX_DEAD_CARDS
-            or len(req.preset) > MAX_NAME_CHARS or req.HasField("profile")
-            or req.HasField("profile_overrides")):
+    if (
+        len(req.players) > MAX_PLAYERS
+        or len(req.dead_cards) > MAX_DEAD_CARDS
+        or len(req.preset) > MAX_NAME_CHARS
+        or req.HasField("profile")
+        or req.HasField("profile_overrides")
+    ):
         return False
-    if max(len(req.hand_id), len(req.table_id), len(req.round_id),
-           len(req.dealer_id)) > MAX_ID_CHARS:
+    if (
+        max(len(req.hand_id), len(req.table_id), len(req.round_id), len(req.dealer_id))
+        > MAX_ID_CHARS
+    ):
         return False
     for p in req.players:
         a = p.arrangement
-        if len(p.player_id) > MAX_ID_CHARS or max(
-                len(p.cards), len(a.front), len(a.middle), len(a.back)) > MAX_HAND_CARDS:
+        if (
+            len(p.player_id) > MAX_ID_CHARS
+            or max(len(p.cards), len(a.front), len(a.middle), len(a.back)) > MAX_HAND_CARDS
+        ):
             return False
     return True
 
@@ -94,12 +117,10 @@ def settle_request_problems(req: Any) -> list[Violation]:
     for path, name in _IDS:
         _length(out, path, getattr(req, name), MAX_ID_CHARS)
     _length(out, "preset", req.preset, MAX_NAME_CHARS)
-    _count(out, "deadCards", len(req.dead_cards), MAX_DEAD_CARDS, "cards",
-           ViolationCode.OTHER)
+    _count(out, "deadCards", len(req.dead_cards), MAX_DEAD_CARDS, "cards", ViolationCode.OTHER)
     _profile_size(out, req)
     players = req.players
-    if _count(out, "players", len(players), MAX_PLAYERS, "players",
-              ViolationCode.PLAYER_COUNT):
+    if _count(out, "players", len(players), MAX_PLAYERS, "players", ViolationCode.PLAYER_COUNT):
         for i, p in enumerate(players):
             at = f"players[{i}]"
             _length(out, f"{at}.playerId", p.player_id, MAX_ID_CHARS)

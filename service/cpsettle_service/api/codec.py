@@ -30,14 +30,20 @@ class Malformed:
     def invalid(self) -> InvalidInput:
         if isinstance(self.error, InvalidInput):  # read from JSON: every problem named already
             return self.error
-        return InvalidInput([Violation(
-            "request", f"not a valid {self.message}: {self.error}",
-            ViolationCode.MALFORMED_REQUEST,
-        )])
+        return InvalidInput(
+            [
+                Violation(
+                    "request",
+                    f"not a valid {self.message}: {self.error}",
+                    ViolationCode.MALFORMED_REQUEST,
+                )
+            ]
+        )
 
 
-def tolerant(message_cls: type[Message], max_bytes: int | None = None,
-             max_valid_bytes: int | None = None) -> Callable[[bytes], Any]:
+def tolerant(
+    message_cls: type[Message], max_bytes: int | None = None, max_valid_bytes: int | None = None
+) -> Callable[[bytes], Any]:
     """A deserializer that never raises (grpc would answer INTERNAL): bad bytes -> Malformed.
 
     ``max_bytes``: the service's own size limit (RESOURCE_EXHAUSTED past it). It is checked
@@ -52,13 +58,21 @@ def tolerant(message_cls: type[Message], max_bytes: int | None = None,
     def deserialize(data: bytes) -> Any:
         n = len(data)
         if max_bytes is not None and n > max_bytes:
-            return Malformed(name, MessageTooLarge(
-                f"the request is {n} bytes, over this server's limit of {max_bytes}"
-            ), too_large=True)
+            return Malformed(
+                name,
+                MessageTooLarge(
+                    f"the request is {n} bytes, over this server's limit of {max_bytes}"
+                ),
+                too_large=True,
+            )
         if max_valid_bytes is not None and n > max_valid_bytes:
-            return Malformed(name, ValueError(
-                f"{n} bytes; a valid one is at most {max_valid_bytes} (DECISIONS.md decision 23)"
-            ))
+            return Malformed(
+                name,
+                ValueError(
+                    f"{n} bytes; a valid one is at most {max_valid_bytes} "
+                    "(DECISIONS.md decision 23)"
+                ),
+            )
         try:
             return from_string(data)
         except (DecodeError, ValueError, RuntimeError) as e:
@@ -93,7 +107,12 @@ def reject_unknown(request: Any) -> None:
 
     reject_malformed(request)
     if len(UnknownFieldSet(request)):
-        raise InvalidInput([Violation(
-            "request", f"{request.DESCRIPTOR.full_name} has fields this service does not know",
-            ViolationCode.MALFORMED_REQUEST,
-        )])
+        raise InvalidInput(
+            [
+                Violation(
+                    "request",
+                    f"{request.DESCRIPTOR.full_name} has fields this service does not know",
+                    ViolationCode.MALFORMED_REQUEST,
+                )
+            ]
+        )

@@ -39,7 +39,7 @@ def peer_host(peer: str) -> str:
     if kind == "ipv4":
         return f"ipv4:{rest.rpartition(':')[0] or rest}"
     if kind == "ipv6" and rest.startswith("["):
-        return f"ipv6:{rest[:rest.find(']') + 1]}"
+        return f"ipv6:{rest[: rest.find(']') + 1]}"
     return peer
 
 
@@ -68,8 +68,9 @@ class WaitBudget:
 class FairGate:
     """``slots`` turns at a time, handed to waiting callers round robin (``turn``)."""
 
-    def __init__(self, slots: int, budget: WaitBudget,
-                 refused: Callable[[str], BaseException]) -> None:
+    def __init__(
+        self, slots: int, budget: WaitBudget, refused: Callable[[str], BaseException]
+    ) -> None:
         self.slots = slots
         self.free = slots
         self.budget = budget
@@ -94,14 +95,18 @@ class FairGate:
             raise self._refused(
                 f"{self.budget.waiting} calls with bulk work (profiles this replica has not "
                 f"read yet, or long engine work) are waiting, the most it queues, {mine} of "
-                "them yours; retry shortly")
+                "them yours; retry shortly"
+            )
         victim = self._queues[longest].pop()
         self.budget.waiting -= 1
         if not self._queues[longest]:
             del self._queues[longest]
-        victim.set_exception(self._refused(
-            "calls from other callers need the queue for bulk work this call was waiting in; "
-            "retry shortly"))
+        victim.set_exception(
+            self._refused(
+                "calls from other callers need the queue for bulk work this call was waiting in; "
+                "retry shortly"
+            )
+        )
 
     @asynccontextmanager
     async def turn(self, caller: str) -> AsyncIterator[None]:

@@ -58,6 +58,7 @@ RESULT_TOO_LARGE = "RESULT_TOO_LARGE"
 
 _log = get_logger("cpsettle.rpc")
 
+
 def count_invalid(error: InvalidInput) -> None:
     """Count a rejected request once, under its first violation's code: a low-cardinality label
     (metrics never carry ids or values), never derived from the reason, which is English for
@@ -103,15 +104,21 @@ def _bad_request(error: InvalidInput) -> error_details_pb2.BadRequest:
     return detail
 
 
-def error_status(code: grpc.StatusCode, reason: str, message: str,
-                 metadata: dict[str, str] | None = None, *details: Any) -> status_pb2.Status:
+def error_status(
+    code: grpc.StatusCode,
+    reason: str,
+    message: str,
+    metadata: dict[str, str] | None = None,
+    *details: Any,
+) -> status_pb2.Status:
     """The ``google.rpc.Status`` of an error: ``code``, ``message``, the ``details`` (BadRequest,
     ResourceInfo), then an ``ErrorInfo`` with ``reason`` in ``DOMAIN`` and ``metadata`` (never
     ids or client text). The ErrorInfo comes last so that the BadRequest stays where clients
     written before it found it (first)."""
     info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata or {})
     return status_pb2.Status(
-        code=code.value[0], message=_clip(message, _MESSAGE_LIMIT),
+        code=code.value[0],
+        message=_clip(message, _MESSAGE_LIMIT),
         details=[*(_pack(d) for d in details), _pack(info)],
     )
 
@@ -120,15 +127,20 @@ def status_of(error: BaseException) -> status_pb2.Status:
     """The status an exception answers, from the table (INTERNAL for anything else)."""
     if isinstance(error, InvalidInput):
         codes = sorted({v.code.value for v in error.violations})  # at most the enum's few
-        metadata = {"violationCodes": ",".join(codes),
-                    "violationCount": str(len(error.violations))}
-        return error_status(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST",
-                            invalid_message(error), metadata, _bad_request(error))
+        metadata = {"violationCodes": ",".join(codes), "violationCount": str(len(error.violations))}
+        return error_status(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_REQUEST",
+            invalid_message(error),
+            metadata,
+            _bad_request(error),
+        )
     for kind, code, reason in ERROR_CODES:
         if isinstance(error, kind):
             if isinstance(error, NotFound):
                 resource = error_details_pb2.ResourceInfo(
-                    resource_type=error.resource_type, resource_name=_clip(error.name, 100),
+                    resource_type=error.resource_type,
+                    resource_name=_clip(error.name, 100),
                     description=_clip(str(error)),
                 )
                 return error_status(code, reason, str(error), {}, resource)
@@ -182,8 +194,13 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         self._streams = 0
         # unary calls in flight, which bulk streams let go first; calls waiting to read a new
         # profile (bulk work) may hold at most half of the unary budget
-        self.live = live if live is not None else LiveFirst(
-            None if max_in_flight is None else max(1, max_in_flight // 2), AtCapacity)
+        self.live = (
+            live
+            if live is not None
+            else LiveFirst(
+                None if max_in_flight is None else max(1, max_in_flight // 2), AtCapacity
+            )
+        )
 
     def _enter(self) -> None:
         if self._limit is not None and self._in_flight >= self._limit:
@@ -318,10 +335,11 @@ class _Bookkeeping:
         # Every per-call key is set on each call (Ellipsis = absent, which merge_contextvars
         # skips), so nothing of an earlier call can show: cheaper than clear_contextvars(),
         # which walks every context variable of the process.
-        trace_id, span_id, span = tracing.begin(call.invocation_metadata(), self.service,
-                                                self.name)
+        trace_id, span_id, span = tracing.begin(call.invocation_metadata(), self.service, self.name)
         structlog.contextvars.bind_contextvars(
-            rpc=self.name, trace_id=trace_id, span_id=span_id,
+            rpc=self.name,
+            trace_id=trace_id,
+            span_id=span_id,
             **{key: context.get(key, ...) for key in _CALL_KEYS},
         )
         return time.perf_counter(), span

@@ -26,14 +26,27 @@ __all__ = ["json_violations", "parse_json_value", "read_json_message", "unknown_
 
 _M = TypeVar("_M", bound=Message)
 # Messages whose JSON form is not an object of their fields: any keys, or not an object at all.
-_OPAQUE = frozenset({
-    "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue",
-    "google.protobuf.Timestamp", "google.protobuf.Duration", "google.protobuf.FieldMask",
-    "google.protobuf.Any", "google.protobuf.Empty",
-    "google.protobuf.StringValue", "google.protobuf.BytesValue", "google.protobuf.BoolValue",
-    "google.protobuf.Int32Value", "google.protobuf.Int64Value", "google.protobuf.UInt32Value",
-    "google.protobuf.UInt64Value", "google.protobuf.FloatValue", "google.protobuf.DoubleValue",
-})
+_OPAQUE = frozenset(
+    {
+        "google.protobuf.Struct",
+        "google.protobuf.Value",
+        "google.protobuf.ListValue",
+        "google.protobuf.Timestamp",
+        "google.protobuf.Duration",
+        "google.protobuf.FieldMask",
+        "google.protobuf.Any",
+        "google.protobuf.Empty",
+        "google.protobuf.StringValue",
+        "google.protobuf.BytesValue",
+        "google.protobuf.BoolValue",
+        "google.protobuf.Int32Value",
+        "google.protobuf.Int64Value",
+        "google.protobuf.UInt32Value",
+        "google.protobuf.UInt64Value",
+        "google.protobuf.FloatValue",
+        "google.protobuf.DoubleValue",
+    }
+)
 _MAX_LISTED = 50  # unknown fields named at most; the rest are counted
 _FIELD = re.compile(r"(?:Failed to parse )?(?P<name>\w+) field: ")
 _AT = re.compile(r'\s+at "?(?P<path>[\w\[\]]+(?:\.[\w\[\]]+)*)"?\.*\s*$')
@@ -80,11 +93,17 @@ def _walk(value: Any, descriptor: Descriptor, path: str, out: list[Violation]) -
         field = names.get(key)
         if field is None:
             if len(out) < _MAX_LISTED:
-                near = difflib.get_close_matches(key, [f.json_name for f in descriptor.fields],
-                                                 n=1, cutoff=0.6)
+                near = difflib.get_close_matches(
+                    key, [f.json_name for f in descriptor.fields], n=1, cutoff=0.6
+                )
                 hint = f"; did you mean {near[0]!r}?" if near else ""
-                out.append(Violation(where, f"unknown field of {descriptor.name}{hint}",
-                                     ViolationCode.MALFORMED_REQUEST))
+                out.append(
+                    Violation(
+                        where,
+                        f"unknown field of {descriptor.name}{hint}",
+                        ViolationCode.MALFORMED_REQUEST,
+                    )
+                )
             else:
                 out.append(Violation(where, "unknown field", ViolationCode.MALFORMED_REQUEST))
             continue
@@ -113,8 +132,13 @@ def json_violations(value: Any, message: Message) -> list[Violation]:
     parser's first objection (with the path it names as the field). Empty: ``message`` now
     holds ``value``."""
     if not isinstance(value, dict):
-        return [Violation("request", f"must be a JSON object (a {message.DESCRIPTOR.name}), "
-                          f"got {_kind(value)}", ViolationCode.MALFORMED_REQUEST)]
+        return [
+            Violation(
+                "request",
+                f"must be a JSON object (a {message.DESCRIPTOR.name}), got {_kind(value)}",
+                ViolationCode.MALFORMED_REQUEST,
+            )
+        ]
     unknown = unknown_fields(value, message.DESCRIPTOR)
     if unknown:
         return unknown
@@ -143,7 +167,7 @@ def _parse_error(text: str, root: str) -> Violation:
     parts = []
     while (found := _FIELD.match(text)) is not None:
         parts.append(found.group("name"))
-        text = text[found.end():]
+        text = text[found.end() :]
     at = _AT.search(text)
     path = ".".join(parts)
     if at is not None:
@@ -151,7 +175,7 @@ def _parse_error(text: str, root: str) -> Violation:
         named = at.group("path")
         if named.startswith(root + "."):
             # the message holding the field: the chain's last name is the field itself
-            path = named[len(root) + 1:]
+            path = named[len(root) + 1 :]
             if parts and not path.endswith(parts[-1]):
                 path += "." + parts[-1]
     reason = text.strip().rstrip(".") or "cannot be read"
@@ -164,8 +188,9 @@ def read_json_message(data: bytes | str, message: _M) -> _M:
     try:
         value = parse_json_value(data)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise InvalidInput([Violation(
-            "request", f"not JSON: {e}", ViolationCode.MALFORMED_REQUEST)]) from None
+        raise InvalidInput(
+            [Violation("request", f"not JSON: {e}", ViolationCode.MALFORMED_REQUEST)]
+        ) from None
     problems = json_violations(value, message)
     if problems:
         raise InvalidInput(problems)

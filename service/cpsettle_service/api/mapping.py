@@ -100,14 +100,22 @@ FOUL_REASON = enum_table(_proto_enum(pb, "FoulReason"), members(FoulReason))
 PAIR_KIND = enum_table(_proto_enum(pb, "PairKind"), members(PairKind))
 LINE_ITEM_KIND = enum_table(_proto_enum(pb, "LineItemKind"), members(ItemKind))
 # The domain's cap is a string ("" when nothing was capped: the zero value).
-CAP = {"": 0} | enum_table(_proto_enum(pb, "Cap"), {
-    caps.PAYER_STACK: "PAYER_STACK", caps.PAYEE_STACK: "PAYEE_STACK",
-    caps.BOTH_STACKS: "BOTH_STACKS",
-})
+CAP = {"": 0} | enum_table(
+    _proto_enum(pb, "Cap"),
+    {
+        caps.PAYER_STACK: "PAYER_STACK",
+        caps.PAYEE_STACK: "PAYEE_STACK",
+        caps.BOTH_STACKS: "BOTH_STACKS",
+    },
+)
 UNSIGNED = "NONE"  # a development replica's settlements carry no signature
-SIGNATURE_ALGORITHM = enum_table(_proto_enum(pb, "SignatureAlgorithm"), {
-    UNSIGNED: "NONE", ALGORITHM: "ED25519",
-})
+SIGNATURE_ALGORITHM = enum_table(
+    _proto_enum(pb, "SignatureAlgorithm"),
+    {
+        UNSIGNED: "NONE",
+        ALGORITHM: "ED25519",
+    },
+)
 
 # Naturals are strings on the wire, not an enum: a house may name its own (RULES.md §16.1).
 
@@ -143,8 +151,11 @@ def _has_unknown_fields(msg: Message) -> bool:
 _Converter = Callable[[Any], Any] | None
 _JSON_FORMS: dict[str, dict[int, tuple[str, _Converter]] | None] = {}
 _INT64 = (FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT64)
-_AS_IS = (FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_UINT32,
-          FieldDescriptor.CPPTYPE_BOOL)
+_AS_IS = (
+    FieldDescriptor.CPPTYPE_INT32,
+    FieldDescriptor.CPPTYPE_UINT32,
+    FieldDescriptor.CPPTYPE_BOOL,
+)
 
 
 def _json_form(desc: Descriptor) -> dict[int, tuple[str, _Converter]] | None:
@@ -158,8 +169,11 @@ def _json_form(desc: Descriptor) -> dict[int, tuple[str, _Converter]] | None:
         convert: _Converter
         inner, enum = f.message_type, f.enum_type
         if inner is not None:
-            if (inner.GetOptions().map_entry or inner.file.name.startswith("google/protobuf/")
-                    or _json_form(inner) is None):
+            if (
+                inner.GetOptions().map_entry
+                or inner.file.name.startswith("google/protobuf/")
+                or _json_form(inner) is None
+            ):
                 return None
             convert = partial(_to_json, inner.full_name)
         elif enum is not None:
@@ -228,8 +242,12 @@ class LazyChoice:
     __slots__ = ("key", "_args")
 
     def __init__(
-        self, preset: str, has_profile: bool, profile: profile_pb2.RuleProfile,
-        has_overrides: bool, overrides: Message,
+        self,
+        preset: str,
+        has_profile: bool,
+        profile: profile_pb2.RuleProfile,
+        has_overrides: bool,
+        overrides: Message,
     ) -> None:
         self.key = (
             preset,
@@ -243,9 +261,15 @@ class LazyChoice:
         try:
             over = json_format.MessageToDict(overrides) if has_overrides else None
         except ValueError as e:  # NaN / Infinity in a Struct number
-            raise InvalidInput([Violation(
-                "profileOverrides", f"is not valid JSON: {e}", ViolationCode.PROFILE,
-            )]) from None
+            raise InvalidInput(
+                [
+                    Violation(
+                        "profileOverrides",
+                        f"is not valid JSON: {e}",
+                        ViolationCode.PROFILE,
+                    )
+                ]
+            ) from None
         return ProfileChoice(
             preset=self.key[0],
             profile=profile_dict_from_proto(profile) if has_profile else None,
@@ -254,7 +278,10 @@ class LazyChoice:
 
 
 def profile_choice(
-    preset: str, has_profile: bool, profile: profile_pb2.RuleProfile, has_overrides: bool,
+    preset: str,
+    has_profile: bool,
+    profile: profile_pb2.RuleProfile,
+    has_overrides: bool,
     overrides: Message,
 ) -> LazyChoice:
     return LazyChoice(preset, has_profile, profile, has_overrides, overrides)
@@ -290,20 +317,29 @@ def _check_known(req: pb.SettleRequest) -> None:
     something by them that this service would silently ignore (a money path lets nothing in)."""
     problems: list[Violation] = []
     if len(UnknownFieldSet(req)):
-        problems.append(Violation(
-            "request", "has fields this service does not know", ViolationCode.OTHER,
-        ))
+        problems.append(
+            Violation(
+                "request",
+                "has fields this service does not know",
+                ViolationCode.OTHER,
+            )
+        )
     for i, p in enumerate(req.players):
         if len(UnknownFieldSet(p)) or len(UnknownFieldSet(p.arrangement)):
-            problems.append(Violation(
-                f"players[{i}]", "has fields this service does not know", ViolationCode.OTHER,
-            ))
+            problems.append(
+                Violation(
+                    f"players[{i}]",
+                    "has fields this service does not know",
+                    ViolationCode.OTHER,
+                )
+            )
     if problems:
         raise InvalidInput(problems)
 
 
-def request_to_domain(req: pb.SettleRequest, choice: LazyChoice | None = None
-                      ) -> tuple[Table, LazyChoice]:
+def request_to_domain(
+    req: pb.SettleRequest, choice: LazyChoice | None = None
+) -> tuple[Table, LazyChoice]:
     """The request's table and its profile choice (``choice``: the one the caller already made
     of this request, so an inline profile is serialized once per call)."""
     bounds.check_settle_request(req)
@@ -323,8 +359,13 @@ def request_to_domain(req: pb.SettleRequest, choice: LazyChoice | None = None
 
 def request_choice(req: pb.SettleRequest | pb.EvaluateArrangementRequest) -> LazyChoice:
     """The profile choice a Settle or EvaluateArrangement request makes."""
-    return profile_choice(req.preset, req.HasField("profile"), req.profile,
-                          req.HasField("profile_overrides"), req.profile_overrides)
+    return profile_choice(
+        req.preset,
+        req.HasField("profile"),
+        req.profile,
+        req.HasField("profile_overrides"),
+        req.profile_overrides,
+    )
 
 
 def _row(r: EvaluatedRow, out: pb.EvaluatedRow) -> None:
@@ -346,17 +387,19 @@ def _fantasyland(f: FantasylandResult, out: pb.FantasylandResult) -> None:
         out.row = ROW[f.row]
 
 
-def nets_from_proto(
-    items: Any, path: str, problems: list[Violation]
-) -> dict[str, int]:
+def nets_from_proto(items: Any, path: str, problems: list[Violation]) -> dict[str, int]:
     """``ProposedPayout`` messages as player -> net money; a player named twice is a problem."""
     bounds.check_proposals(items, path)
     nets: dict[str, int] = {}
     for i, p in enumerate(items):
         if p.player_id in nets:
-            problems.append(Violation(
-                f"{path}[{i}].playerId", f"{p.player_id!r} is given twice", ViolationCode.OTHER,
-            ))
+            problems.append(
+                Violation(
+                    f"{path}[{i}].playerId",
+                    f"{p.player_id!r} is given twice",
+                    ViolationCode.OTHER,
+                )
+            )
         nets[p.player_id] = p.net_money
     return nets
 
@@ -371,9 +414,13 @@ def payouts_from_proto(
     for i, p in enumerate(req.proposed_pairs):
         key = (p.first, p.second)
         if key in pairs or (p.second, p.first) in pairs:
-            problems.append(Violation(
-                f"proposedPairs[{i}]", "this pair is proposed twice", ViolationCode.OTHER,
-            ))
+            problems.append(
+                Violation(
+                    f"proposedPairs[{i}]",
+                    "this pair is proposed twice",
+                    ViolationCode.OTHER,
+                )
+            )
         pairs[key] = p.money_for_first
     if problems:
         raise InvalidInput(problems)
@@ -389,9 +436,14 @@ def check_differences(report: PayoutReport, path: str) -> PayoutReport:
     never INTERNAL. Checked before the settlement is sealed, so such a call issues nothing."""
     checks: tuple[PayoutCheck | PairCheck, ...] = (*report.players, *report.pairs)
     problems = [
-        Violation(path, f"proposes {c.proposed} where {c.expected} is expected: the difference "
-                  "does not fit an int64 amount", ViolationCode.OTHER)
-        for c in checks if not INT64_MIN <= c.difference <= INT64_MAX
+        Violation(
+            path,
+            f"proposes {c.proposed} where {c.expected} is expected: the difference "
+            "does not fit an int64 amount",
+            ViolationCode.OTHER,
+        )
+        for c in checks
+        if not INT64_MIN <= c.difference <= INT64_MAX
     ]
     if problems:
         raise InvalidInput(problems)
@@ -401,25 +453,48 @@ def check_differences(report: PayoutReport, path: str) -> PayoutReport:
 def player_checks_to_proto(checks: Iterable[PayoutCheck], out: Any) -> None:
     """Each player's payout check appended to ``out`` (a repeated ``PayoutCheck`` field)."""
     for c in checks:
-        out.add(player_id=c.player_id, expected=c.expected, proposed=c.proposed,
-                difference=c.difference, matches=c.matches, explanation=c.explanation)
+        out.add(
+            player_id=c.player_id,
+            expected=c.expected,
+            proposed=c.proposed,
+            difference=c.difference,
+            matches=c.matches,
+            explanation=c.explanation,
+        )
 
 
 def payout_report_to_proto(report: PayoutReport, out: pb.ValidatePayoutsResponse) -> None:
     out.all_match = report.all_match
     player_checks_to_proto(report.players, out.players)
     for c in report.pairs:
-        out.pairs.add(first=c.first, second=c.second, expected=c.expected, proposed=c.proposed,
-                      difference=c.difference, matches=c.matches, explanation=c.explanation)
+        out.pairs.add(
+            first=c.first,
+            second=c.second,
+            expected=c.expected,
+            proposed=c.proposed,
+            difference=c.difference,
+            matches=c.matches,
+            explanation=c.explanation,
+        )
 
 
 def evaluate_input(req: pb.EvaluateArrangementRequest) -> PlayerInput:
     if req.HasField("arrangement"):
         a = req.arrangement
-        return PlayerInput("player", 0, tuple(a.front), tuple(a.middle), tuple(a.back),
-                           in_fantasyland=req.in_fantasyland)
-    return PlayerInput("player", 0, cards=tuple(req.cards) if req.cards else None,
-                       in_fantasyland=req.in_fantasyland)
+        return PlayerInput(
+            "player",
+            0,
+            tuple(a.front),
+            tuple(a.middle),
+            tuple(a.back),
+            in_fantasyland=req.in_fantasyland,
+        )
+    return PlayerInput(
+        "player",
+        0,
+        cards=tuple(req.cards) if req.cards else None,
+        in_fantasyland=req.in_fantasyland,
+    )
 
 
 def evaluation_to_proto(e: HandEvaluation, out: pb.EvaluateArrangementResponse) -> None:

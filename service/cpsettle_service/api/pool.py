@@ -44,14 +44,29 @@ from ..observability import metrics
 from ..proof.seal import Prepared
 from .workers import WorkerSet, die_with
 
-__all__ = ["DEFAULT_NICE", "HandResult", "StreamPool", "WorkerLost", "add_moved", "counts",
-           "default_size", "die_with"]
+__all__ = [
+    "DEFAULT_NICE",
+    "HandResult",
+    "StreamPool",
+    "WorkerLost",
+    "add_moved",
+    "counts",
+    "default_size",
+    "die_with",
+]
 
 DEFAULT_NICE = 10  # the workers' niceness above the server's (0 = the same priority)
 
 # Counters a worker's work moves; the server adds the worker's increments to its own.
-_COUNTED = (metrics.SETTLEMENTS, metrics.FOULS, metrics.NATURALS, metrics.SURRENDERS,
-            metrics.CAPS_APPLIED, metrics.PAYOUT_MISMATCHES, metrics.VALIDATION_ERRORS)
+_COUNTED = (
+    metrics.SETTLEMENTS,
+    metrics.FOULS,
+    metrics.NATURALS,
+    metrics.SURRENDERS,
+    metrics.CAPS_APPLIED,
+    metrics.PAYOUT_MISMATCHES,
+    metrics.VALIDATION_ERRORS,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +128,9 @@ class StreamPool:
     (``SettleStreamRequest`` bytes -> its hands' results and the counters' increments;
     api/stream_worker.py has both)."""
 
-    def __init__(self, size: int, module: str, initargs: tuple[Any, ...],
-                 nice: int = DEFAULT_NICE) -> None:
+    def __init__(
+        self, size: int, module: str, initargs: tuple[Any, ...], nice: int = DEFAULT_NICE
+    ) -> None:
         self.size = size
         self.workers = WorkerSet(size, module, initargs, nice)
 
@@ -125,7 +141,8 @@ class StreamPool:
     async def _share(self, data: bytes) -> tuple[list[HandResult], dict[Any, float]]:
         try:
             answer: tuple[list[HandResult], dict[Any, float]] = await self.workers.run(
-                "settle_chunk", data)
+                "settle_chunk", data
+            )
         except WorkerLost:
             # Its worker ended mid-share (killed, out of memory): nothing of it was issued
             # (only the server finishes and logs), so a new worker settles it again, once.
@@ -135,8 +152,10 @@ class StreamPool:
     async def settle(self, items: Sequence[pb.AuditItem]) -> list[HandResult]:
         """The hands' results, in order, each worker settling a share of them. ``WorkerLost``
         when a share lost its worker twice (the stream answers the batch with one error)."""
-        data = [pb.SettleStreamRequest(items=part).SerializeToString()
-                for part in _shares(items, self.size)]
+        data = [
+            pb.SettleStreamRequest(items=part).SerializeToString()
+            for part in _shares(items, self.size)
+        ]
         shares = [asyncio.ensure_future(self._share(d)) for d in data]
         try:
             answers = await asyncio.gather(*shares)

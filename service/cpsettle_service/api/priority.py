@@ -34,8 +34,9 @@ from .fair import FairGate, WaitBudget
 class LiveFirst:
     """Counts live (unary) calls in flight; lets bulk work wait until there are none."""
 
-    def __init__(self, bulk_limit: int | None = None,
-                 refused: Callable[[str], BaseException] = RuntimeError) -> None:
+    def __init__(
+        self, bulk_limit: int | None = None, refused: Callable[[str], BaseException] = RuntimeError
+    ) -> None:
         self.live = 0
         # the most unary calls that may wait for bulk turns (None: no limit), shared by the
         # server's gates (profile reads here, worker slots in the servicer); past it a call is

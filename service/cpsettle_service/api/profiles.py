@@ -25,8 +25,11 @@ _BYTES_PER_PROFILE = 8 * 1024 + 384 * 1024
 
 def cached_bytes(key: Any, profile: RuleProfile) -> int:
     """An upper estimate of the memory a cache entry holds: its key and its profile."""
-    entries = (len(profile.royalties.table) + len(profile.naturals.table)
-               + len(profile.fantasyland.progressive))
+    entries = (
+        len(profile.royalties.table)
+        + len(profile.naturals.table)
+        + len(profile.fantasyland.progressive)
+    )
     key_bytes = sum(len(part) for part in key if isinstance(part, (bytes, str)))
     return key_bytes + _BYTES_PER_PROFILE + _BYTES_PER_ENTRY * entries
 
@@ -35,8 +38,7 @@ def uses_extensions(profile: RuleProfile) -> bool:
     """Whether settling under ``profile`` may run long: it uses RULES.md §16's extensions that
     search (jokers in the deck: §16.3; naturals defined as data: §16.1). The engine work of such
     a call runs in a worker process, off the event loop (api/offload.py)."""
-    return profile.deck.jokers > 0 or any(
-        e.definition is not None for e in profile.naturals.table)
+    return profile.deck.jokers > 0 or any(e.definition is not None for e in profile.naturals.table)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +71,13 @@ class ProfileResolver:
     back is read by the server itself and offered to this cache.
     """
 
-    def __init__(self, registry: ProfileRegistry, cache_size: int = 512,
-                 cache_bytes: int = 32 * 1024 * 1024, doorkeeper_size: int = 16384) -> None:
+    def __init__(
+        self,
+        registry: ProfileRegistry,
+        cache_size: int = 512,
+        cache_bytes: int = 32 * 1024 * 1024,
+        doorkeeper_size: int = 16384,
+    ) -> None:
         self.registry = registry
         self._size = cache_size
         self._budget = cache_bytes
@@ -78,8 +85,9 @@ class ProfileResolver:
         # at least the budget's share of one entry, so that it holds at most cache_size entries
         self._capacity_kib = max(1, cache_bytes // 1024)
         self._least_kib = max(1, self._capacity_kib // max(1, cache_size))
-        self._cache: Moka[Any, Cached] = Moka(self._capacity_kib, policy="tiny_lfu",
-                                              weigher=_weight)
+        self._cache: Moka[Any, Cached] = Moka(
+            self._capacity_kib, policy="tiny_lfu", weigher=_weight
+        )
         self._seen: OrderedDict[bytes, bool] = OrderedDict()  # False: known invalid
         self._seen_size = doorkeeper_size
 
@@ -98,7 +106,8 @@ class ProfileResolver:
         overrides that are not in the cache (a preset alone is a lookup, cheap either way)."""
         _, profile, overrides = choice.key
         return (profile is not None or overrides is not None) and (
-            self._cache.get(choice.key) is None)
+            self._cache.get(choice.key) is None
+        )
 
     def lookup(self, choice: mapping.LazyChoice) -> Cached | None:
         """The cached resolution of ``choice``, if any (counted as a use of it)."""
@@ -154,8 +163,11 @@ class ProfileResolver:
         if choice.overrides:
             source += "+overrides"
         cost = cached_bytes(key, profile) if key is not None else 0
-        cached = Cached((profile, profile_digest(profile), source), uses_extensions(profile),
-                        max(self._least_kib, -(-cost // 1024)))
+        cached = Cached(
+            (profile, profile_digest(profile), source),
+            uses_extensions(profile),
+            max(self._least_kib, -(-cost // 1024)),
+        )
         if key is not None and cost <= self._budget:
             self._cache.set(key, cached)
             self._cache.run_pending_tasks()  # evict now: the bounds hold at every moment

@@ -36,8 +36,15 @@ SERVICE_NAME = "cpsettle.v1.SettlementService"
 # received. The call ends DEADLINE_EXCEEDED and the settlement gets settlement.not_delivered.
 DELIVERY_MARGIN_SECONDS = 0.01
 
-__all__ = ["SERVICE_NAME", "ProfileResolver", "Settled", "SettlementServicer", "generic_handler",
-           "profile_digest", "tolerant"]
+__all__ = [
+    "SERVICE_NAME",
+    "ProfileResolver",
+    "Settled",
+    "SettlementServicer",
+    "generic_handler",
+    "profile_digest",
+    "tolerant",
+]
 
 
 # Each label's child of the settlement counters, bound once: labels() per call cost more than the
@@ -73,6 +80,7 @@ def _record(settlement: Settlement, profile_label: str) -> None:
 # 6 ms for the largest profile the rules allow, 6 KB), too little to be worth a worker's trip.
 SMALL_CHOICE_BYTES = 2048
 
+
 class Settled(NamedTuple):
     """A request settled, nothing issued yet: the request, the domain's settlement, and the
     profile's digest and source (what the settlement names)."""
@@ -91,20 +99,27 @@ BULK = "bulk"  # no workers: the whole call in a bulk turn on the loop (a profil
 
 
 class SettlementServicer:
-    def __init__(self, resolver: ProfileResolver, sealer: Sealer | None = None,
-                 log_timeout: float = 0.5, live: LiveFirst | None = None,
-                 offload: Offload | None = None) -> None:
+    def __init__(
+        self,
+        resolver: ProfileResolver,
+        sealer: Sealer | None = None,
+        log_timeout: float = 0.5,
+        live: LiveFirst | None = None,
+        offload: Offload | None = None,
+    ) -> None:
         self.resolver = resolver
         self.sealer = sealer
         # live (unary) calls in flight: streams let them go first between two hands
         self.live = live if live is not None else LiveFirst()
         # worker processes for engine work that may run long (None: all of it on the loop)
         self.offload = offload if sealer is not None else None
-        self.engine_turns = FairGate(offload.size if offload is not None else 1,
-                                     self.live.budget, self.live.refused)
+        self.engine_turns = FairGate(
+            offload.size if offload is not None else 1, self.live.budget, self.live.refused
+        )
         # each registry profile's name -> whether it uses the extensions that search
-        self._preset_extended = {e.profile.name: uses_extensions(e.profile)
-                                 for e in resolver.registry.entries()}
+        self._preset_extended = {
+            e.profile.name: uses_extensions(e.profile) for e in resolver.registry.entries()
+        }
         # how long an answer waits for its audit lines to be written before it fails closed
         self.log_timeout = log_timeout
         # set when the server drains: streams end at their next batch boundary
@@ -116,8 +131,9 @@ class SettlementServicer:
     # settle: nothing issued yet), then issue (write the bytes, seal, log, count), then the
     # answer. Each step returns what it made; nothing comes back through context variables.
 
-    def settle_request(self, request: pb.SettleRequest | Malformed,
-                       choice: mapping.LazyChoice | None = None) -> Settled:
+    def settle_request(
+        self, request: pb.SettleRequest | Malformed, choice: mapping.LazyChoice | None = None
+    ) -> Settled:
         """The request settled, nothing issued yet. ``choice``: the request's profile choice
         when the caller made it already (``route``), so it is made once per call."""
         request = well_formed(request)
@@ -132,32 +148,37 @@ class SettlementServicer:
         data = wire.settlement_body(settlement, digest, source)
         issued = None
         if self.sealer is not None:
-            data, issued = self.sealer.seal(data, request.SerializeToString(deterministic=True),
-                                            digest, settlement)
+            data, issued = self.sealer.seal(
+                data, request.SerializeToString(deterministic=True), digest, settlement
+            )
         # The profile label is never client text (an inline profile's name, or a name laid on by
         # overrides, would make a series per request): inline profiles count as "inline", and a
         # registry profile, overrides or not, under the registry name the request chose.
         _record(settlement, "inline" if source.startswith("inline") else request.preset)
         return data, issued
 
-    def settle_answer(self, request: pb.SettleRequest | Malformed,
-                      choice: mapping.LazyChoice | None = None) -> tuple[bytes, Issued | None]:
+    def settle_answer(
+        self, request: pb.SettleRequest | Malformed, choice: mapping.LazyChoice | None = None
+    ) -> tuple[bytes, Issued | None]:
         """The ``SettleResponse`` bytes the Settle RPC sends (the receipt with the settlement),
         and what was issued."""
         data, issued = self.issue(self.settle_request(request, choice))
         return wire.settle_response(data, issued.receipt if issued is not None else None), issued
 
-    def validate_answer(self, request: pb.ValidatePayoutsRequest | Malformed,
-                        choice: mapping.LazyChoice | None = None
-                        ) -> tuple[pb.ValidatePayoutsResponse, Issued | None]:
+    def validate_answer(
+        self,
+        request: pb.ValidatePayoutsRequest | Malformed,
+        choice: mapping.LazyChoice | None = None,
+    ) -> tuple[pb.ValidatePayoutsResponse, Issued | None]:
         """The ``ValidatePayoutsResponse`` (the receipt with the settlement) and what was
         issued. The proposal is checked before the settlement is issued: a proposal that names
         an unknown player issues nothing."""
         request = well_formed(request)
         proposed, pairs = mapping.payouts_from_proto(request)
         settled = self.settle_request(request.request, choice)
-        report = mapping.check_differences(check_payouts(settled.settlement, proposed, pairs),
-                                           "proposed")
+        report = mapping.check_differences(
+            check_payouts(settled.settlement, proposed, pairs), "proposed"
+        )
         data, issued = self.issue(settled)
         response = pb.ValidatePayoutsResponse()
         response.settlement.MergeFromString(data)
@@ -167,13 +188,16 @@ class SettlementServicer:
         if not report.all_match:
             metrics.PAYOUT_MISMATCHES.inc()
         if self.sealer is not None:
-            self.sealer.payouts_checked(settled.settlement, response.settlement.settlement_id,
-                                        report)
+            self.sealer.payouts_checked(
+                settled.settlement, response.settlement.settlement_id, report
+            )
         return response, issued
 
-    def evaluate_answer(self, request: pb.EvaluateArrangementRequest | Malformed,
-                        choice: mapping.LazyChoice | None = None
-                        ) -> tuple[pb.EvaluateArrangementResponse, None]:
+    def evaluate_answer(
+        self,
+        request: pb.EvaluateArrangementRequest | Malformed,
+        choice: mapping.LazyChoice | None = None,
+    ) -> tuple[pb.EvaluateArrangementResponse, None]:
         """The ``EvaluateArrangementResponse``; an evaluation issues nothing."""
         request = well_formed(request)
         bounds.check_evaluate_request(request)
@@ -183,7 +207,10 @@ class SettlementServicer:
         mapping.evaluation_to_proto(evaluation, response)
         ref = response.profile
         ref.name, ref.version, ref.digest, ref.source = (
-            profile.name, profile.version, digest, source,
+            profile.name,
+            profile.version,
+            digest,
+            source,
         )
         return response, None
 
@@ -191,12 +218,14 @@ class SettlementServicer:
         """``settle_answer`` as a message (the CLI's ``--local``, tests)."""
         return pb.SettleResponse.FromString(self.settle_answer(request)[0])
 
-    def validate_response(self, request: pb.ValidatePayoutsRequest | Malformed
-                          ) -> pb.ValidatePayoutsResponse:
+    def validate_response(
+        self, request: pb.ValidatePayoutsRequest | Malformed
+    ) -> pb.ValidatePayoutsResponse:
         return self.validate_answer(request)[0]
 
-    def evaluate_response(self, request: pb.EvaluateArrangementRequest | Malformed
-                          ) -> pb.EvaluateArrangementResponse:
+    def evaluate_response(
+        self, request: pb.EvaluateArrangementRequest | Malformed
+    ) -> pb.EvaluateArrangementResponse:
         return self.evaluate_answer(request)[0]
 
     def list_response(self) -> pb.ListProfilesResponse:
@@ -210,7 +239,8 @@ class SettlementServicer:
         if entry is None:
             raise NotFound(
                 f"no profile named {name!r}; known: " + ", ".join(self.resolver.registry.names()),
-                resource_type=profile_pb2.RuleProfile.DESCRIPTOR.full_name, name=name,
+                resource_type=profile_pb2.RuleProfile.DESCRIPTOR.full_name,
+                name=name,
             )
         response = pb.GetProfileResponse()
         mapping.profile_to_proto(entry.profile, response.profile)
@@ -224,12 +254,17 @@ class SettlementServicer:
         reject_malformed(request)
         nonce = bytes(request.nonce)
         if not integrity.NONCE_MIN_BYTES <= len(nonce) <= integrity.NONCE_MAX_BYTES:
-            raise InvalidInput([Violation(
-                "nonce",
-                f"must be {integrity.NONCE_MIN_BYTES} to {integrity.NONCE_MAX_BYTES} bytes, "
-                f"got {len(nonce)}",
-                ViolationCode.OTHER,
-            )])
+            raise InvalidInput(
+                [
+                    Violation(
+                        "nonce",
+                        f"must be {integrity.NONCE_MIN_BYTES} to "
+                        f"{integrity.NONCE_MAX_BYTES} bytes, "
+                        f"got {len(nonce)}",
+                        ViolationCode.OTHER,
+                    )
+                ]
+            )
         report = integrity.check_installation()
         certified = report.intact and not report.development
         response = pb.VerifyIntegrityResponse(
@@ -263,8 +298,9 @@ class SettlementServicer:
     ) -> pb.VerifyIntegrityResponse:
         return self.integrity_response(request)
 
-    async def deliver(self, context: grpc.aio.ServicerContext[Any, Any],
-                      issued: list[Issued], through: int) -> None:
+    async def deliver(
+        self, context: grpc.aio.ServicerContext[Any, Any], issued: list[Issued], through: int
+    ) -> None:
         """Hold an answer until the audit log's first ``through`` lines (the settlements' own
         among them) are written. When they cannot be, or the call ends meanwhile, each
         settlement gets its ``settlement.not_delivered`` line and the call fails: no settlement
@@ -314,9 +350,14 @@ class SettlementServicer:
         full: calls waiting to read new profiles never take the whole budget of live calls)."""
         return self.live.bulk_turn(caller)
 
-    async def _answer(self, kind: str, build: Callable[[Any, mapping.LazyChoice | None], Any],
-                      request: Message | Malformed, context: grpc.aio.ServicerContext[Any, Any],
-                      profile_of: object) -> Any:
+    async def _answer(
+        self,
+        kind: str,
+        build: Callable[[Any, mapping.LazyChoice | None], Any],
+        request: Message | Malformed,
+        context: grpc.aio.ServicerContext[Any, Any],
+        profile_of: object,
+    ) -> Any:
         """The answer of one unary call, delivered: worked out on the loop, in a bulk turn, or
         in a worker process (``route``), so that a live table's call never waits behind reading
         a new profile nor behind engine work that may run long. ``build`` (and the worker's
@@ -348,42 +389,48 @@ class SettlementServicer:
             # The client may cancel (or its deadline fire) after the answer is built and
             # before grpc sends it: the call then ends cancelled and the answer never leaves.
             # (typeshed types the callback as a class; any callable is what grpc takes)
-            context.add_done_callback(
-                lambda ended: self._after_answer(sent, ended))  # type: ignore[arg-type]
+            context.add_done_callback(lambda ended: self._after_answer(sent, ended))  # type: ignore[arg-type]
         return answer
 
-    def _after_answer(self, issued: list[Issued],
-                      context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    def _after_answer(
+        self, issued: list[Issued], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
         """A call that answered a settlement has ended: if it ended cancelled (the client went,
         or its deadline passed, before the answer was sent), the settlement was not delivered.
         A cancel that reaches the server after the answer went out cannot be told apart from a
         delivery (docs/AUDIT.md, "Reconciling")."""
         if context.cancelled():
-            self.not_delivered(issued, "cancelled_after_answer",
-                               "the call ended cancelled after its answer was built: the answer "
-                               "was not sent")
+            self.not_delivered(
+                issued,
+                "cancelled_after_answer",
+                "the call ended cancelled after its answer was built: the answer was not sent",
+            )
 
-    async def Settle(self, request: pb.SettleRequest | Malformed,
-                     context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        answer: bytes = await self._answer("settle", self.settle_answer, request, context,
-                                           request)
+    async def Settle(
+        self, request: pb.SettleRequest | Malformed, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> bytes:
+        answer: bytes = await self._answer("settle", self.settle_answer, request, context, request)
         return answer
 
     async def ValidatePayouts(
-        self, request: pb.ValidatePayoutsRequest | Malformed,
+        self,
+        request: pb.ValidatePayoutsRequest | Malformed,
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> pb.ValidatePayoutsResponse:
         inner = request.request if isinstance(request, pb.ValidatePayoutsRequest) else None
         answer: pb.ValidatePayoutsResponse = await self._answer(
-            "validate", self.validate_answer, request, context, inner)
+            "validate", self.validate_answer, request, context, inner
+        )
         return answer
 
     async def EvaluateArrangement(
-        self, request: pb.EvaluateArrangementRequest | Malformed,
+        self,
+        request: pb.EvaluateArrangementRequest | Malformed,
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> pb.EvaluateArrangementResponse:
         answer: pb.EvaluateArrangementResponse = await self._answer(
-            "evaluate", self.evaluate_answer, request, context, request)
+            "evaluate", self.evaluate_answer, request, context, request
+        )
         return answer
 
     async def ListProfiles(
@@ -411,7 +458,9 @@ _BOUNDED_REQUESTS = (pb.SettleRequest, pb.ValidatePayoutsRequest, pb.EvaluateArr
 
 
 def generic_handler(
-    servicer: SettlementServicer, *, max_result_bytes: int | None = None,
+    servicer: SettlementServicer,
+    *,
+    max_result_bytes: int | None = None,
     max_request_bytes: int | None = None,
     stream_idle_seconds: float = stream.DEFAULT_IDLE_SECONDS,
     pool: StreamPool | None = None,
@@ -431,8 +480,12 @@ def generic_handler(
         request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> Any:
         async for result in stream.settle_stream(
-            servicer, request_iterator, context, max_result_bytes=result_limit,
-            idle_seconds=stream_idle_seconds, pool=pool,
+            servicer,
+            request_iterator,
+            context,
+            max_result_bytes=result_limit,
+            idle_seconds=stream_idle_seconds,
+            pool=pool,
         ):
             yield result
 
@@ -441,7 +494,8 @@ def generic_handler(
     ) -> grpc.RpcMethodHandler[Any, Any]:
         valid = bounds.MAX_REQUEST_BYTES if req in _BOUNDED_REQUESTS else None
         return grpc.unary_unary_rpc_method_handler(
-            method, request_deserializer=tolerant(req, max_request_bytes, valid),
+            method,
+            request_deserializer=tolerant(req, max_request_bytes, valid),
             response_serializer=wire.passthrough(resp.SerializeToString),
         )
 
@@ -463,7 +517,8 @@ def generic_handler(
             servicer.VerifyIntegrity, pb.VerifyIntegrityRequest, pb.VerifyIntegrityResponse
         ),
         "GetVerificationKeys": unary(
-            servicer.GetVerificationKeys, pb.GetVerificationKeysRequest,
+            servicer.GetVerificationKeys,
+            pb.GetVerificationKeysRequest,
             pb.GetVerificationKeysResponse,
         ),
         "SettleStream": grpc.stream_stream_rpc_method_handler(

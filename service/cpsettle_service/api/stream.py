@@ -108,8 +108,9 @@ def audit_item(servicer: Any, item: pb.AuditItem) -> tuple[bytes, Issued | None]
     return head + _SETTLEMENT(settlement) + tail + _with_receipt(issued), issued
 
 
-def audit_parts(servicer: Any, item: pb.AuditItem
-                ) -> bytes | tuple[bytes, bytes, bytes, Issued | None]:
+def audit_parts(
+    servicer: Any, item: pb.AuditItem
+) -> bytes | tuple[bytes, bytes, bytes, Issued | None]:
     """``audit_item`` in parts: the ``AuditResult``'s fields before the settlement, the
     ``Settlement``'s bytes, the fields after it (a worker process leaves the settlement to be
     sealed by the server: api/pool.py), and what was issued; or the hand's error result,
@@ -119,8 +120,11 @@ def audit_parts(servicer: Any, item: pb.AuditItem
         settled = servicer.settle_request(item.request)
         # The recorded payouts are checked before the settlement is issued (a record that names
         # an unknown player issues nothing), as ValidatePayouts checks a proposal.
-        report = (None if paid is None
-                  else check_differences(check_payouts(settled.settlement, paid), "paid"))
+        report = (
+            None
+            if paid is None
+            else check_differences(check_payouts(settled.settlement, paid), "paid")
+        )
         data, issued = servicer.issue(settled)
         rest = pb.AuditResult()
         if report is not None:
@@ -150,8 +154,7 @@ def audit_parts(servicer: Any, item: pb.AuditItem
     return out.SerializeToString(deterministic=True)
 
 
-def _noting_issued(issued: list[Issued], work: Callable[[], tuple[bytes, Issued | None]]
-                   ) -> bytes:
+def _noting_issued(issued: list[Issued], work: Callable[[], tuple[bytes, Issued | None]]) -> bytes:
     """``work()``'s bytes; the settlement it logged as issued, if any, appended to
     ``issued``."""
     data, sealed = work()
@@ -193,8 +196,7 @@ def offloaded(servicer: Any, item: pb.AuditItem) -> bool:
     return bool(route == "worker")
 
 
-async def in_worker(servicer: Any, item: pb.AuditItem, issued: list[Issued],
-                    context: Any) -> bytes:
+async def in_worker(servicer: Any, item: pb.AuditItem, issued: list[Issued], context: Any) -> bytes:
     """One hand settled by an engine worker (after its caller's turn), finished here."""
     data = pb.SettleStreamRequest(items=[item]).SerializeToString()
     try:
@@ -203,7 +205,8 @@ async def in_worker(servicer: Any, item: pb.AuditItem, issued: list[Issued],
     except WorkerLost as e:
         _log.error("stream.item_failed", ref=item.ref[:128], exc_info=e)
         return pb.AuditResult(ref=item.ref, error=status_of(e)).SerializeToString(
-            deterministic=True)
+            deterministic=True
+        )
     add_moved(moved)
     return finish_hand(servicer, hands[0], issued)
 
@@ -222,8 +225,9 @@ def _batch_problem(batch: Any, max_items: int) -> status_pb2.Status | None:
         return status_of(batch.invalid())
     n = len(batch.items)
     if n > max_items:
-        v = Violation("items", f"a batch holds at most {max_items} hands, got {n}",
-                      ViolationCode.OTHER)
+        v = Violation(
+            "items", f"a batch holds at most {max_items} hands, got {n}", ViolationCode.OTHER
+        )
         return status_of(InvalidInput([v]))
     return None
 
@@ -235,16 +239,24 @@ def _result(results: list[bytes], max_result_bytes: int | None) -> bytes | pb.Se
     if max_result_bytes is None or size <= max_result_bytes:
         return data
     n = len(results)
-    return batch_error(error_status(
-        grpc.StatusCode.RESOURCE_EXHAUSTED, RESULT_TOO_LARGE,
-        f"the results of these {n} hands take {size} bytes, over the server's message limit of "
-        f"{max_result_bytes} bytes: send fewer hands per batch",
-        {"maxResultBytes": str(max_result_bytes)},
-    ))
+    return batch_error(
+        error_status(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            RESULT_TOO_LARGE,
+            f"the results of these {n} hands take {size} bytes, over the server's message limit of "
+            f"{max_result_bytes} bytes: send fewer hands per batch",
+            {"maxResultBytes": str(max_result_bytes)},
+        )
+    )
 
 
-def settle_batch(servicer: Any, batch: Any, *, max_items: int = MAX_ITEMS_PER_BATCH,
-                 max_result_bytes: int | None = None) -> pb.SettleStreamResponse:
+def settle_batch(
+    servicer: Any,
+    batch: Any,
+    *,
+    max_items: int = MAX_ITEMS_PER_BATCH,
+    max_result_bytes: int | None = None,
+) -> pb.SettleStreamResponse:
     """One batch, synchronously: what the stream answers for it (``--local`` audits use this)."""
     problem = _batch_problem(batch, max_items)
     if problem is not None:
@@ -258,8 +270,9 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-async def _next_batch(request_iterator: AsyncIterator[Any], draining: asyncio.Event,
-                      idle_seconds: float) -> tuple[Any, str]:
+async def _next_batch(
+    request_iterator: AsyncIterator[Any], draining: asyncio.Event, idle_seconds: float
+) -> tuple[Any, str]:
     """The next batch, or None and why the stream ends here: ``end`` (the client closed its
     side), ``idle`` (nothing for ``idle_seconds``), ``shutdown`` (the server drains)."""
     if draining.is_set():
@@ -268,8 +281,9 @@ async def _next_batch(request_iterator: AsyncIterator[Any], draining: asyncio.Ev
     read.add_done_callback(_retrieve)  # a read left behind must not log "never retrieved"
     stop = asyncio.ensure_future(draining.wait())
     try:
-        done, _ = await asyncio.wait((read, stop), timeout=idle_seconds,
-                                     return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            (read, stop), timeout=idle_seconds, return_when=asyncio.FIRST_COMPLETED
+        )
     finally:
         stop.cancel()
     if draining.is_set():  # a batch read meanwhile is dropped unanswered: the client resends it
@@ -325,8 +339,12 @@ async def settle_stream(
             unconfirmed = []  # the client went on: it was still there for the last answer
             if batch is None:
                 if why != "end":
-                    _log.info("stream.ended", reason=why, batches=batches,
-                              idle_seconds=idle_seconds if why == "idle" else None)
+                    _log.info(
+                        "stream.ended",
+                        reason=why,
+                        batches=batches,
+                        idle_seconds=idle_seconds if why == "idle" else None,
+                    )
                 return
             if pool is not None:
                 # Read ahead: the next batch settles in the workers while this one is sealed
@@ -355,8 +373,9 @@ async def settle_stream(
                         # engine work that may run long: in a worker, never on the loop
                         results.append(await in_worker(servicer, item, issued, context))
                     else:
-                        results.append(_noting_issued(
-                            issued, functools.partial(audit_item, servicer, item)))
+                        results.append(
+                            _noting_issued(issued, functools.partial(audit_item, servicer, item))
+                        )
                     # Live calls first: a live Settle waits behind one hand of this batch at
                     # most.
                     await live.wait_turn()
@@ -377,13 +396,19 @@ async def settle_stream(
             unconfirmed, issued = issued, []
     except (asyncio.CancelledError, GeneratorExit):
         if sending:  # the message may have reached the client just before the cancel
-            servicer.not_delivered(issued, "cancelled_while_sending",
-                                   "the call was cancelled while this answer was being written: "
-                                   "the client may have received it")
+            servicer.not_delivered(
+                issued,
+                "cancelled_while_sending",
+                "the call was cancelled while this answer was being written: "
+                "the client may have received it",
+            )
         else:
-            servicer.not_delivered(unconfirmed, "cancelled_while_sending",
-                                   "the call was cancelled after this answer was written, before "
-                                   "the client sent more: the client may have received it")
+            servicer.not_delivered(
+                unconfirmed,
+                "cancelled_while_sending",
+                "the call was cancelled after this answer was written, before "
+                "the client sent more: the client may have received it",
+            )
             servicer.not_delivered(issued, "cancelled")
         raise
     except LogUnavailable as e:

@@ -160,4 +160,3 @@ def unary(argument: tuple[str, bytes]) -> tuple[Any, ...]:
     except NotFound as e:
         out = ("not_found", (str(e), e.resource_type, e.name), b"")
     return (*out, lines.take(), _moved())
-

@@ -75,16 +75,18 @@ def evaluated_row(r: EvaluatedRow) -> bytes:
     hand = r.hand
     named = _HAND_FIELDS.get(hand.order_key)
     if named is None:
-        named = _HAND_FIELDS[hand.order_key] = (
-            _ROW_CLASS[hand.hand_class] + _ROW_HAND_NAME(hand.name)
+        named = _HAND_FIELDS[hand.order_key] = _ROW_CLASS[hand.hand_class] + _ROW_HAND_NAME(
+            hand.name
         )
-    return b"".join((
-        _ROW_ROW[r.row],
-        b"".join([cards.get(c) or _ROW_CARD(c) for c in r.cards]),
-        named,
-        _ROW_ROYALTY(r.royalty) if r.royalty else b"",
-        b"".join([_ROW_JOKER(c) for c in r.joker_cards]) if r.joker_cards else b"",
-    ))
+    return b"".join(
+        (
+            _ROW_ROW[r.row],
+            b"".join([cards.get(c) or _ROW_CARD(c) for c in r.cards]),
+            named,
+            _ROW_ROYALTY(r.royalty) if r.royalty else b"",
+            b"".join([_ROW_JOKER(c) for c in r.joker_cards]) if r.joker_cards else b"",
+        )
+    )
 
 
 # --------------------------------------------------------------------------- PlayerResult
@@ -130,8 +132,7 @@ _P_NATURAL_UNITS = int_field(number(_P, "natural_units"))
 _P_NATURAL_RANK = int_field(number(_P, "natural_rank"))
 
 
-def player_result(p: PlayerResult, rows: list[bytes], natural: HeldNatural | None = None
-                  ) -> bytes:
+def player_result(p: PlayerResult, rows: list[bytes], natural: HeldNatural | None = None) -> bytes:
     """A ``PlayerResult`` body; ``rows`` are its rows' bodies, length-prefixed; ``natural``
     what its natural's sentences say beyond its name."""
     parts = [_P_ID(p.player_id), _P_SEAT(p.seat), _P_STATUS[p.status]]
@@ -195,8 +196,14 @@ _Q_CAP = enum_field(number(_Q, "cap"), CAP)
 _Q_TEXT = text_field(number(_Q, "text"))
 # A player id's fields, in _id_fields order.
 _ID_TAGS = tuple(
-    tag(n, 2) for n in (number(_Q, "first"), number(_Q, "second"), number(_Q, "payer"),
-                        number(_Q, "payee"), number(_R, "winner"))
+    tag(n, 2)
+    for n in (
+        number(_Q, "first"),
+        number(_Q, "second"),
+        number(_Q, "payer"),
+        number(_Q, "payee"),
+        number(_R, "winner"),
+    )
 )
 
 
@@ -234,8 +241,11 @@ def _item_field(item: LineItem) -> bytes:
     return field
 
 
-def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[bytes, ...]]],
-                ids: dict[str, tuple[bytes, ...]]) -> bytes:
+def pair_result(
+    pr: PairResult,
+    rows: dict[str, tuple[tuple[bytes, ...], tuple[bytes, ...]]],
+    ids: dict[str, tuple[bytes, ...]],
+) -> bytes:
     """A ``PairResult`` body. ``rows``: each player's row bodies as RowResult.first and as
     RowResult.second fields; ``ids``: each player id's ``_id_fields``."""
     a, b = pr.first, pr.second
@@ -256,15 +266,17 @@ def pair_result(pr: PairResult, rows: dict[str, tuple[tuple[bytes, ...], tuple[b
             win_field = ib[4]
         else:
             win_field = b""
-        body = b"".join((
-            _R_ROW[row],
-            first_fields[i] if first_fields else b"",
-            second_fields[i] if second_fields else b"",
-            win_field,
-            _R_UNITS(u),
-            _R_TEXT(texts[i]),
-            b"".join([_R_TIE_BREAK(c) for c in ties[i].split()]) if ties and ties[i] else b"",
-        ))
+        body = b"".join(
+            (
+                _R_ROW[row],
+                first_fields[i] if first_fields else b"",
+                second_fields[i] if second_fields else b"",
+                win_field,
+                _R_UNITS(u),
+                _R_TEXT(texts[i]),
+                b"".join([_R_TIE_BREAK(c) for c in ties[i].split()]) if ties and ties[i] else b"",
+            )
+        )
         parts.append(_Q_ROWS(body))
     parts += [_ITEM_FIELDS.get(item) or _item_field(item) for item in pr.items]
     parts += [
@@ -303,10 +315,16 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
     """Fields 1-9 of ``Settlement`` (the content; fields 10-17 are the sealer's)."""
     c = s.context
     parts = [
-        _S_CONTEXT(_C_HAND(c.hand_id) + _C_TABLE(c.table_id) + _C_ROUND(c.round_id)
-                   + _C_DEALER(c.dealer_id)),
+        _S_CONTEXT(
+            _C_HAND(c.hand_id)
+            + _C_TABLE(c.table_id)
+            + _C_ROUND(c.round_id)
+            + _C_DEALER(c.dealer_id)
+        ),
         _S_PROFILE(
-            _PR_NAME(s.profile.name) + _PR_VERSION(s.profile.version) + _PR_DIGEST(profile_digest)
+            _PR_NAME(s.profile.name)
+            + _PR_VERSION(s.profile.version)
+            + _PR_DIGEST(profile_digest)
             + _PR_SOURCE(profile_source)
         ),
         _S_UNIT_VALUE(s.unit_value),
@@ -322,10 +340,16 @@ def settlement_body(s: Settlement, profile_digest: str, profile_source: str) -> 
             n = len(body)
             prefixed.append((VARINTS[n] if n < SMALL else varint(n)) + body)
         rows[p.player_id] = (
-            tuple([_R_FIRST + x for x in prefixed]), tuple([_R_SECOND + x for x in prefixed])
+            tuple([_R_FIRST + x for x in prefixed]),
+            tuple([_R_SECOND + x for x in prefixed]),
         )
-        parts.append(_S_PLAYER(player_result(
-            p, prefixed, s.naturals.get(p.player_id) if p.natural is not None else None)))
+        parts.append(
+            _S_PLAYER(
+                player_result(
+                    p, prefixed, s.naturals.get(p.player_id) if p.natural is not None else None
+                )
+            )
+        )
     for pr in s.pairs:
         parts.append(_S_PAIR(pair_result(pr, rows, ids)))
     parts.append(_S_RAKE(s.rake))

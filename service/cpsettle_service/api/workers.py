@@ -49,8 +49,16 @@ from typing import Any
 
 from ..errors import WorkerLost
 
-__all__ = ["INTERRUPT_GRACE", "Interrupted", "NotTaken", "Worker", "WorkerLost", "WorkerSet",
-           "die_with", "worker_main"]
+__all__ = [
+    "INTERRUPT_GRACE",
+    "Interrupted",
+    "NotTaken",
+    "Worker",
+    "WorkerLost",
+    "WorkerSet",
+    "die_with",
+    "worker_main",
+]
 
 INTERRUPT_SIGNAL = signal.SIGUSR1
 INTERRUPT_GRACE = 1.0  # seconds an interrupted worker has to answer before it is killed
@@ -123,11 +131,18 @@ def _read_exact(fd: int, n: int) -> bytes:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
-def worker_main(module: str, initargs: tuple[Any, ...], parent_pid: int, nice: int,
-                task_pipe: Connection, answer_pipe: Connection, cell: Any) -> None:
+def worker_main(
+    module: str,
+    initargs: tuple[Any, ...],
+    parent_pid: int,
+    nice: int,
+    task_pipe: Connection,
+    answer_pipe: Connection,
+    cell: Any,
+) -> None:
     """A worker process: ``module.init(*initargs)`` once, then for each task (number, function
     name, argument) ``module.<name>(argument)``, answered as (number, "ok", result), (number,
     "error", exception) or (number, "interrupted", None)."""
@@ -202,8 +217,11 @@ class Worker:
         answers = Connection(answer_write, readable=False)
         self.cell = context.RawValue("q", 0)
         self.process = context.Process(
-            target=worker_main, daemon=True, name="cpsettle-worker",
-            args=(module, initargs, os.getpid(), nice, tasks, answers, self.cell))
+            target=worker_main,
+            daemon=True,
+            name="cpsettle-worker",
+            args=(module, initargs, os.getpid(), nice, tasks, answers, self.cell),
+        )
         try:
             self.process.start()
         finally:
@@ -259,7 +277,7 @@ class Worker:
         view = memoryview(data)
         while view:
             try:
-                view = view[os.write(self._task_write, view):]
+                view = view[os.write(self._task_write, view) :]
             except BlockingIOError:
                 pass
             except (BrokenPipeError, OSError):
@@ -293,7 +311,7 @@ class Worker:
             end = _HEADER.size + size
             if len(self._buffer) < end:
                 break
-            answer = pickle.loads(bytes(self._buffer[_HEADER.size:end]))
+            answer = pickle.loads(bytes(self._buffer[_HEADER.size : end]))
             del self._buffer[:end]
             if self._answer is not None and not self._answer.done():
                 self._answer.set_result(answer)
@@ -332,8 +350,7 @@ class WorkerSet:
     worker (waiting, in order of arrival, when all are busy), gives it one task and frees it
     when the task is answered, stopped or lost."""
 
-    def __init__(self, size: int, module: str, initargs: tuple[Any, ...],
-                 nice: int = 10) -> None:
+    def __init__(self, size: int, module: str, initargs: tuple[Any, ...], nice: int = 10) -> None:
         self.size = size
         self._module = module
         self._initargs = initargs

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["CardError", "Collector", "CpsettleError", "InvalidInput", "Violation",
-           "ViolationCode"]
+__all__ = ["CardError", "Collector", "CpsettleError", "InvalidInput", "Violation", "ViolationCode"]
 
 
 class ViolationCode(StrEnum):

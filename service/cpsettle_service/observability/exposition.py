@@ -18,12 +18,15 @@ HEAD_BYTES = 8192  # a scrape's request head is a few hundred bytes
 
 
 def _reply(status: str, body: bytes, content_type: str = "text/plain; charset=utf-8") -> bytes:
-    return (f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
 
 
-async def start_metrics_server(host: str, port: int,
-                               registry: CollectorRegistry) -> asyncio.AbstractServer:
+async def start_metrics_server(
+    host: str, port: int, registry: CollectorRegistry
+) -> asyncio.AbstractServer:
     """Listen on ``host:port``; ``GET /metrics`` (or ``/``) answers the registry's text."""
     open_now = 0
 
@@ -47,8 +50,12 @@ async def start_metrics_server(host: str, port: int,
                     answer = answer.partition(b"\r\n\r\n")[0] + b"\r\n\r\n"
             writer.write(answer)
             await asyncio.wait_for(writer.drain(), HEAD_SECONDS)
-        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
-                ConnectionError):
+        except (
+            TimeoutError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ConnectionError,
+        ):
             pass  # a slow, broken or oversized request: closed without a reply
         finally:
             open_now -= 1

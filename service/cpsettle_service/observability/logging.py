@@ -67,8 +67,11 @@ class _LogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            event: dict[str, Any] = {"event": record.getMessage(),
-                                     "level": record.levelname.lower(), "logger": record.name}
+            event: dict[str, Any] = {
+                "event": record.getMessage(),
+                "level": record.levelname.lower(),
+                "logger": record.name,
+            }
             if record.exc_info:
                 event["exc_info"] = record.exc_info
             stamped = structlog.processors.format_exc_info(None, "", self.stamp(None, "", event))
@@ -77,9 +80,16 @@ class _LogHandler(logging.Handler):
             self.handleError(record)
 
 
-def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
-              checkpoint_every: int = 1000, background: bool = False, queue_lines: int = 2048,
-              stall_seconds: float = 0.5, origin_prefix: str = DEFAULT_ORIGIN_PREFIX) -> None:
+def configure(
+    level: str = "info",
+    fmt: str = "auto",
+    stream: Any = None,
+    checkpoint_every: int = 1000,
+    background: bool = False,
+    queue_lines: int = 2048,
+    stall_seconds: float = 0.5,
+    origin_prefix: str = DEFAULT_ORIGIN_PREFIX,
+) -> None:
     """Configure structlog for the process (idempotent; later calls reconfigure). JSON lines
     are leaves of the audit log, new at each call (a new process start), whose origin is
     ``origin_prefix`` + "/" + a random id; a checkpoint every ``checkpoint_every`` lines.
@@ -128,8 +138,13 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None,
             sink = ThreadSink(fileno(), queue_lines, stall_seconds)
         else:
             sink = InlineSink(write)
-        log = Log(render, lambda: stamp(None, "", {})["timestamp"], checkpoint_every, sink,
-                  origin_prefix=origin_prefix)
+        log = Log(
+            render,
+            lambda: stamp(None, "", {})["timestamp"],
+            checkpoint_every,
+            sink,
+            origin_prefix=origin_prefix,
+        )
 
         def final(logger: Any, name: str, event: dict[str, Any]) -> Any:
             log.emit(event)

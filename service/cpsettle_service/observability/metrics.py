@@ -62,7 +62,9 @@ NATURALS = Counter(
 )
 SURRENDERS = Counter("cpsettle_surrenders_total", "Surrendered hands settled.", registry=REGISTRY)
 CAPS_APPLIED = Counter(
-    "cpsettle_caps_applied_total", "Pair payments cut by a stack cap, by cap.", ["cap"],
+    "cpsettle_caps_applied_total",
+    "Pair payments cut by a stack cap, by cap.",
+    ["cap"],
     registry=REGISTRY,
 )
 PAYOUT_MISMATCHES = Counter(
@@ -76,8 +78,9 @@ VALIDATION_ERRORS = Counter(
     ["reason"],
     registry=REGISTRY,
 )
-BUILD_INFO = Info("cpsettle_build", "Version and engine digest of the running service.",
-                  registry=REGISTRY)
+BUILD_INFO = Info(
+    "cpsettle_build", "Version and engine digest of the running service.", registry=REGISTRY
+)
 # Streams live for as long as the caller keeps them open (a day's re-audit: minutes), far past
 # the unary buckets above: their own histogram, so neither fills the other's +Inf.
 STREAM_HANDLING = Histogram(
@@ -200,8 +203,7 @@ AUDIT_LOG_QUEUED = Gauge(
 )
 TLS_CERT_EXPIRY = Gauge(
     "cpsettle_tls_certificate_expiry_timestamp_seconds",
-    "Unix time at which the serving certificate (CPSETTLE_TLS_CERT_FILE, as last loaded) "
-    "expires.",
+    "Unix time at which the serving certificate (CPSETTLE_TLS_CERT_FILE, as last loaded) expires.",
     registry=REGISTRY,
 )
 TLS_RELOADS = Counter(

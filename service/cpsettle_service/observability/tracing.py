@@ -43,8 +43,12 @@ def parse_traceparent(value: str) -> tuple[str, str] | None:
         return None
     version, trace_id, span_id, _flags, rest = m.groups()
     # Version ff is forbidden; version 00 has exactly four fields; later versions may add more.
-    if version == "ff" or (version == "00" and rest) or trace_id == _ZERO_TRACE \
-            or span_id == _ZERO_SPAN:
+    if (
+        version == "ff"
+        or (version == "00" and rest)
+        or trace_id == _ZERO_TRACE
+        or span_id == _ZERO_SPAN
+    ):
         return None
     return trace_id, span_id
 

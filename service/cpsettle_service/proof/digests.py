@@ -54,8 +54,9 @@ def sha256_hex(data: bytes) -> str:
 
 def profile_digest(profile: RuleProfile) -> str:
     """sha256 of the profile's canonical JSON (sorted keys, no spaces, UTF-8)."""
-    text = json.dumps(profile_to_dict(profile), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
+    text = json.dumps(
+        profile_to_dict(profile), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -64,8 +65,9 @@ def legacy_settlement_id(request_digest: str, profile_digest: str, engine_versio
     return sha256_hex(text.encode("utf-8"))
 
 
-def settlement_id(request_digest: str, profile_digest: str, engine_version: str,
-                  engine_digest: str) -> str:
+def settlement_id(
+    request_digest: str, profile_digest: str, engine_version: str, engine_digest: str
+) -> str:
     text = f"{ID_PREFIX}{request_digest}\n{profile_digest}\n{engine_version}\n{engine_digest}"
     return sha256_hex(text.encode("utf-8"))
 

@@ -38,9 +38,16 @@ class Issued(NamedTuple):
     receipt: Receipt | None = None
 
 
-def issued_event(settlement: Settlement, sid: str, digest: str, request_digest: str,
-                 profile_digest: str, engine_version: str, engine_digest: str,
-                 request_bytes: bytes | None) -> dict[str, Any]:
+def issued_event(
+    settlement: Settlement,
+    sid: str,
+    digest: str,
+    request_digest: str,
+    profile_digest: str,
+    engine_version: str,
+    engine_digest: str,
+    request_bytes: bytes | None,
+) -> dict[str, Any]:
     """The ``settlement.issued`` event; the sealer fills in the time and the key when it signs.
     ``request_bytes``: the exact request, kept in the event for ``cpsettle replay`` (None: left
     out, ``CPSETTLE_AUDIT_INCLUDE_REQUEST=false``)."""
@@ -87,9 +94,9 @@ def issued_event(settlement: Settlement, sid: str, digest: str, request_digest: 
         "naturals": naturals,
         "surrenders": surrenders,
         "caps": [
-            {"payer": pr.payer, "payee": pr.payee, "owed": pr.owed, "paid": pr.paid,
-             "cap": pr.cap}
-            for pr in settlement.pairs if pr.cap
+            {"payer": pr.payer, "payee": pr.payee, "owed": pr.owed, "paid": pr.paid, "cap": pr.cap}
+            for pr in settlement.pairs
+            if pr.cap
         ],
     }
     if request_bytes is not None:
@@ -98,8 +105,9 @@ def issued_event(settlement: Settlement, sid: str, digest: str, request_digest: 
     return event
 
 
-def log_payouts_checked(log: Any, settlement: Settlement, settlement_id: str,
-                        report: PayoutReport) -> None:
+def log_payouts_checked(
+    log: Any, settlement: Settlement, settlement_id: str, report: PayoutReport
+) -> None:
     """Log the check of a dealer's payouts against ``settlement`` (sealed as
     ``settlement_id``): ``payout.validated``, or ``payout.mismatch`` with the differences."""
     ids = settlement.context
@@ -117,14 +125,25 @@ def log_payouts_checked(log: Any, settlement: Settlement, settlement_id: str,
         "payout.mismatch",
         **base,
         players=[
-            {"player_id": c.player_id, "expected": c.expected, "proposed": c.proposed,
-             "difference": c.difference}
-            for c in report.players if not c.matches
+            {
+                "player_id": c.player_id,
+                "expected": c.expected,
+                "proposed": c.proposed,
+                "difference": c.difference,
+            }
+            for c in report.players
+            if not c.matches
         ],
         pairs=[
-            {"first": c.first, "second": c.second, "expected": c.expected,
-             "proposed": c.proposed, "difference": c.difference}
-            for c in report.pairs if not c.matches
+            {
+                "first": c.first,
+                "second": c.second,
+                "expected": c.expected,
+                "proposed": c.proposed,
+                "difference": c.difference,
+            }
+            for c in report.pairs
+            if not c.matches
         ],
     )
 
@@ -137,5 +156,10 @@ def log_not_delivered(log: Any, issued: list[Issued], reason: str, detail: str =
     cancelled while the batch's answer was being written, or after and before the client sent
     more: it may have arrived)."""
     for i in issued:
-        log.warning(NOT_DELIVERED, settlement_id=i.settlement_id, hand_id=i.hand_id[:128],
-                    reason=reason, **({"detail": detail} if detail else {}))
+        log.warning(
+            NOT_DELIVERED,
+            settlement_id=i.settlement_id,
+            hand_id=i.hand_id[:128],
+            reason=reason,
+            **({"detail": detail} if detail else {}),
+        )

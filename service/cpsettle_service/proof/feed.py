@@ -84,8 +84,9 @@ def witness_label(url: str) -> str:
 class WitnessFeed:
     """Sends one log's checkpoints to the witness at ``url`` (its submission prefix)."""
 
-    def __init__(self, url: str, timeout: float = 2.0,
-                 on_change: Callable[[FeedState], None] | None = None) -> None:
+    def __init__(
+        self, url: str, timeout: float = 2.0, on_change: Callable[[FeedState], None] | None = None
+    ) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self.on_change = on_change or (lambda state: None)
@@ -157,8 +158,11 @@ class WitnessFeed:
     def held_hashes(self) -> int:
         """The 32-byte hashes the feed keeps now (its memory, bar a constant)."""
         with self._lock:
-            return (len(self._pending) // HASH + sum(len(s) for s in self._spans)
-                    + bin(self.acked.size).count("1"))
+            return (
+                len(self._pending) // HASH
+                + sum(len(s) for s in self._spans)
+                + bin(self.acked.size).count("1")
+            )
 
     # -- the feed's thread
 
@@ -197,7 +201,7 @@ class WitnessFeed:
         for i in range(0, len(leaves), HASH):
             if not spans or at in cut:
                 spans.append(Range(at))
-            spans[-1].append(leaves[i:i + HASH])
+            spans[-1].append(leaves[i : i + HASH])
             at += 1
         self._folded = at
         merged: list[Range] = []
@@ -241,8 +245,12 @@ class WitnessFeed:
         old = 0 if fresh else self.acked.size
         proof = consistency(self.acked, new) if old else []
         body = add_checkpoint_body(old, proof, note)
-        request = urllib.request.Request(f"{self.url}/add-checkpoint", data=body, method="POST",
-                                         headers={"Content-Type": "text/plain"})
+        request = urllib.request.Request(
+            f"{self.url}/add-checkpoint",
+            data=body,
+            method="POST",
+            headers={"Content-Type": "text/plain"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as answer:
                 text = answer.read(1 << 16).decode("utf-8", "replace")
@@ -251,8 +259,9 @@ class WitnessFeed:
             if e.code == 409 and detail.isdigit():
                 if self._catch_up(int(detail)):
                     return ""
-                return f"the witness holds size {detail} of this log, which the feed cannot " \
-                    "prove from"
+                return (
+                    f"the witness holds size {detail} of this log, which the feed cannot prove from"
+                )
             return f"the witness answered {e.code}: {detail[:200]}"
         except (OSError, ValueError, http.client.HTTPException) as e:
             refused = isinstance(getattr(e, "reason", e), ConnectionRefusedError)

@@ -62,7 +62,8 @@ class PublicKey:
     def covers(self, when: str) -> bool:
         """Whether ``when`` (a fixed-width text, times.py) is inside the validity window."""
         return (not self.not_before or when >= self.not_before) and (
-            not self.not_after or when <= self.not_after)
+            not self.not_after or when <= self.not_after
+        )
 
     def window(self) -> str:
         return f"[{self.not_before or 'open'}, {self.not_after or 'open'}]"
@@ -93,12 +94,15 @@ def signing_key_from_pem(data: bytes, key_id: str = "", where: str = "the key") 
     try:
         private = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as e:
-        raise KeyProblem(f"{where} is not an unencrypted PEM private key "
-                         f"(openssl genpkey -algorithm ed25519): {type(e).__name__}") from None
+        raise KeyProblem(
+            f"{where} is not an unencrypted PEM private key "
+            f"(openssl genpkey -algorithm ed25519): {type(e).__name__}"
+        ) from None
     if not isinstance(private, Ed25519PrivateKey):
         raise KeyProblem(f"{where} is a {type(private).__name__.lstrip('_')}, not an Ed25519 key")
-    raw = private.public_key().public_bytes(serialization.Encoding.Raw,
-                                            serialization.PublicFormat.Raw)
+    raw = private.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
     kid = key_id or fingerprint(raw)
     return SigningKey(kid, private, PublicKey(kid, raw))
 
@@ -117,9 +121,11 @@ def key_file_exposed(settings: Settings) -> str:
         return ""
     if not mode & 0o007:
         return ""
-    return (f"CPSETTLE_SIGNING_KEY_FILE ({settings.signing_key_file}) is readable or writable "
-            f"by any user (mode {mode:04o}): chmod o-rwx it (0600, or 0440 with the group that "
-            "runs the service, as deploy/ mounts it)")
+    return (
+        f"CPSETTLE_SIGNING_KEY_FILE ({settings.signing_key_file}) is readable or writable "
+        f"by any user (mode {mode:04o}): chmod o-rwx it (0600, or 0440 with the group that "
+        "runs the service, as deploy/ mounts it)"
+    )
 
 
 def generate_pem(key_id: str = "") -> bytes:
@@ -127,8 +133,8 @@ def generate_pem(key_id: str = "") -> bytes:
     ``cpsettle-key-id: ID`` keeps the id with the key (text before a PEM block is outside it:
     OpenSSL and cryptography read the block alone)."""
     pem = Ed25519PrivateKey.generate().private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption())
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     if key_id:
         if not re.fullmatch(r"[\x21-\x7e]{1,128}", key_id):
             raise KeyProblem("a key id is 1 to 128 printable ASCII characters, no spaces")
@@ -140,7 +146,7 @@ def kept_key_id(data: bytes) -> str:
     """The key id a key file keeps (its ``cpsettle-key-id:`` line), "" when none."""
     for line in data.split(b"-----BEGIN", 1)[0].decode("utf-8", "replace").splitlines():
         if line.startswith(KEY_ID_LINE):
-            return line[len(KEY_ID_LINE):].strip()
+            return line[len(KEY_ID_LINE) :].strip()
     return ""
 
 
@@ -152,9 +158,11 @@ def load_signing_key(settings: Settings) -> SigningKey | None:
     is refused whenever ``CPSETTLE_REQUIRE_SIGNING_KEY`` is set (production).
     """
     if settings.signing_key and settings.require_signing_key:
-        raise KeyProblem("CPSETTLE_SIGNING_KEY (key text in the environment) is refused when "
-                         "CPSETTLE_REQUIRE_SIGNING_KEY is set: mount the key as a file and "
-                         "name it in CPSETTLE_SIGNING_KEY_FILE")
+        raise KeyProblem(
+            "CPSETTLE_SIGNING_KEY (key text in the environment) is refused when "
+            "CPSETTLE_REQUIRE_SIGNING_KEY is set: mount the key as a file and "
+            "name it in CPSETTLE_SIGNING_KEY_FILE"
+        )
     data = b""
     where = "the key"
     if settings.signing_key_file:
@@ -169,13 +177,17 @@ def load_signing_key(settings: Settings) -> SigningKey | None:
         data, where = settings.signing_key.encode("utf-8"), "CPSETTLE_SIGNING_KEY"
     if not data.strip():
         if settings.require_signing_key:
-            raise KeyProblem("CPSETTLE_REQUIRE_SIGNING_KEY is set but no key was found "
-                             "(CPSETTLE_SIGNING_KEY_FILE)")
+            raise KeyProblem(
+                "CPSETTLE_REQUIRE_SIGNING_KEY is set but no key was found "
+                "(CPSETTLE_SIGNING_KEY_FILE)"
+            )
         return None
     kept = kept_key_id(data)
     if kept and settings.signing_key_id and kept != settings.signing_key_id:
-        raise KeyProblem(f"{where} keeps key id {kept!r}, CPSETTLE_SIGNING_KEY_ID says "
-                         f"{settings.signing_key_id!r}: one id per key")
+        raise KeyProblem(
+            f"{where} keeps key id {kept!r}, CPSETTLE_SIGNING_KEY_ID says "
+            f"{settings.signing_key_id!r}: one id per key"
+        )
     return signing_key_from_pem(data, settings.signing_key_id or kept, where)
 
 
@@ -193,11 +205,12 @@ class KeySet:
         """This set with ``key`` as the current key (its window kept from the set if listed)."""
         listed = self.get(key.key_id)
         if listed is not None and listed.raw != key.public.raw:
-            raise KeyProblem(f"the key set lists key id {key.key_id!r} with another public key "
-                             "than the signing key's")
+            raise KeyProblem(
+                f"the key set lists key id {key.key_id!r} with another public key "
+                "than the signing key's"
+            )
         mine = listed or key.public
-        return KeySet((*(k for k in self.keys if k.key_id != key.key_id), mine),
-                      key.key_id)
+        return KeySet((*(k for k in self.keys if k.key_id != key.key_id), mine), key.key_id)
 
     def to_proto(self) -> pb.GetVerificationKeysResponse:
         out = pb.GetVerificationKeysResponse(current_key_id=self.current_key_id)
@@ -210,12 +223,18 @@ class KeySet:
 
         # every field, as the CLI prints the key set it gets from a server (an absent notBefore
         # or notAfter: no bound)
-        return json.dumps(json_format.MessageToDict(
-            self.to_proto(), always_print_fields_with_no_presence=True), indent=2) + "\n"
+        return (
+            json.dumps(
+                json_format.MessageToDict(
+                    self.to_proto(), always_print_fields_with_no_presence=True
+                ),
+                indent=2,
+            )
+            + "\n"
+        )
 
     @classmethod
-    def from_proto(cls, message: pb.GetVerificationKeysResponse, where: str = "key set"
-                   ) -> KeySet:
+    def from_proto(cls, message: pb.GetVerificationKeysResponse, where: str = "key set") -> KeySet:
         problems: list[str] = []
         keys: list[PublicKey] = []
         seen: set[str] = set()
@@ -228,8 +247,11 @@ class KeySet:
                 problems.append(f"{at}.keyId {k.key_id!r} is listed twice")
             seen.add(k.key_id)
             if k.algorithm != pb.SIGNATURE_ALGORITHM_ED25519:
-                got = pb.SignatureAlgorithm.Name(k.algorithm) if k.algorithm in (
-                    pb.SignatureAlgorithm.values()) else str(k.algorithm)
+                got = (
+                    pb.SignatureAlgorithm.Name(k.algorithm)
+                    if k.algorithm in (pb.SignatureAlgorithm.values())
+                    else str(k.algorithm)
+                )
                 problems.append(f"{at}.algorithm must be SIGNATURE_ALGORITHM_ED25519, got {got}")
             if not _HEX64.fullmatch(k.public_key):
                 problems.append(f"{at}.publicKey must be 64 lowercase hex digits")
@@ -239,8 +261,10 @@ class KeySet:
                     window.append(timestamp_text(getattr(k, name), k.HasField(name)))
                 except TimeProblem as e:
                     json_name = "notBefore" if name == "not_before" else "notAfter"
-                    problems.append(f"{at}.{json_name} must be a time in whole milliseconds "
-                                    f"like 2026-11-30T09:31:02.123Z: {e}")
+                    problems.append(
+                        f"{at}.{json_name} must be a time in whole milliseconds "
+                        f"like 2026-11-30T09:31:02.123Z: {e}"
+                    )
             if len(problems) == before:
                 keys.append(PublicKey(k.key_id, bytes.fromhex(k.public_key), *window))
         if problems:
@@ -254,8 +278,9 @@ class KeySet:
         try:
             message = json_format.Parse(data.decode("utf-8"), pb.GetVerificationKeysResponse())
         except (json_format.ParseError, UnicodeDecodeError) as e:
-            raise KeyProblem(f"{where} is not a key set (docs/AUDIT.md, \"Keys\"): "
-                             + " ".join(str(e).split())) from None
+            raise KeyProblem(
+                f'{where} is not a key set (docs/AUDIT.md, "Keys"): ' + " ".join(str(e).split())
+            ) from None
         return cls.from_proto(message, where)
 
     @classmethod
@@ -270,7 +295,10 @@ class KeySet:
 def published_keys(settings: Settings, key: SigningKey | None) -> KeySet:
     """What ``GetVerificationKeys`` answers: the retired keys configured in
     ``CPSETTLE_VERIFICATION_KEYS_FILE`` and the signing key, marked current."""
-    keys = KeySet.from_file(settings.verification_keys_file) \
-        if settings.verification_keys_file else KeySet()
+    keys = (
+        KeySet.from_file(settings.verification_keys_file)
+        if settings.verification_keys_file
+        else KeySet()
+    )
     keys = replace(keys, current_key_id="")
     return keys.with_current(key) if key is not None else keys

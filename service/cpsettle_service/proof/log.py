@@ -77,8 +77,7 @@ class Receipt:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form ``LogReceipt`` takes (settlement.proto)."""
-        return {"origin": self.origin, "index": str(self.index),
-                "leafHash": self.leaf_hash.hex()}
+        return {"origin": self.origin, "index": str(self.index), "leafHash": self.leaf_hash.hex()}
 
 
 class Feed(Protocol):
@@ -203,8 +202,9 @@ class ThreadSink:
             await asyncio.wait_for(future, timeout)
         except TimeoutError:
             with self._cond:
-                why = self._why_stuck() or (f"the audit log's sink took more than {timeout} s "
-                                            "to write an event")
+                why = self._why_stuck() or (
+                    f"the audit log's sink took more than {timeout} s to write an event"
+                )
             self._set_stuck(True)
             raise LogUnavailable(why) from None
         finally:
@@ -374,11 +374,15 @@ class Log:
     line the sink cannot take now is not appended at all, so the log never has a gap.
     """
 
-    def __init__(self, render: Callable[[dict[str, Any]], str], timestamp: Callable[[], str],
-                 checkpoint_every: int = 1000,
-                 sink: InlineSink | ThreadSink | None = None,
-                 write: Callable[[str], None] | None = None,
-                 origin_prefix: str = DEFAULT_ORIGIN_PREFIX) -> None:
+    def __init__(
+        self,
+        render: Callable[[dict[str, Any]], str],
+        timestamp: Callable[[], str],
+        checkpoint_every: int = 1000,
+        sink: InlineSink | ThreadSink | None = None,
+        write: Callable[[str], None] | None = None,
+        origin_prefix: str = DEFAULT_ORIGIN_PREFIX,
+    ) -> None:
         self.log_id = secrets.token_hex(16)
         self.origin = f"{origin_prefix}/{self.log_id}"
         self.tree = CompactRange()
@@ -405,8 +409,7 @@ class Log:
     def set_signer(self, key: SigningKey | None) -> None:
         """Sign checkpoints with ``key`` (the settlement key) under the key name ``origin``."""
         with self._lock:
-            self.note_key = None if key is None else NoteKey.from_private(self.origin,
-                                                                          key.private)
+            self.note_key = None if key is None else NoteKey.from_private(self.origin, key.private)
             self.key_id = "" if key is None else key.key_id
 
     def add_feed(self, feed: Feed) -> None:
@@ -425,8 +428,15 @@ class Log:
         with self._lock:
             try:
                 if self.dropped:
-                    self._append({"event": "log.dropped", "level": "warning",
-                                  "timestamp": self._timestamp(), "count": self.dropped}, force)
+                    self._append(
+                        {
+                            "event": "log.dropped",
+                            "level": "warning",
+                            "timestamp": self._timestamp(),
+                            "count": self.dropped,
+                        },
+                        force,
+                    )
                     self.dropped = 0
                 receipt = self._append(event, force)
             except LogUnavailable:
@@ -475,10 +485,15 @@ class Log:
         key = self.note_key
         note = sign(text, key) if key is not None else text
         event: dict[str, Any] = {
-            "event": CHECKPOINT_EVENT, "level": "info", "timestamp": self._timestamp(),
-            "reason": reason, "size": checkpoint.size,
+            "event": CHECKPOINT_EVENT,
+            "level": "info",
+            "timestamp": self._timestamp(),
+            "reason": reason,
+            "size": checkpoint.size,
             "root": base64.b64encode(checkpoint.root).decode("ascii"),
-            "signed": key is not None, "key_id": self.key_id, "checkpoint": note,
+            "signed": key is not None,
+            "key_id": self.key_id,
+            "checkpoint": note,
         }
         self._append(event, force=reason == "shutdown")
         self.since_checkpoint = 0

@@ -103,8 +103,14 @@ class Witnessed:
             logs = []
             for entry in doc["logs"]:
                 text, _ = split_note(entry["checkpoint"])
-                logs.append(WitnessedLog(entry["origin"], Checkpoint.parse(text),
-                                         entry["checkpoint"], entry.get("registered", "")))
+                logs.append(
+                    WitnessedLog(
+                        entry["origin"],
+                        Checkpoint.parse(text),
+                        entry["checkpoint"],
+                        entry.get("registered", ""),
+                    )
+                )
         except (ValueError, KeyError, TypeError, NoteError) as e:
             raise NoteError(f"not a witness export: {e}") from None
         if key is not None and key != exported:
@@ -168,24 +174,36 @@ def _check_order(r: LogReport) -> dict[int, Line]:
             if other.hash == lines[0].hash:
                 r.problem("duplicate", f"{other.where}: repeats {lines[0].where} (index {index})")
             else:
-                r.problem("fork", f"{other.where}: a second, different line with index {index} "
-                                  f"(the other is {lines[0].where})")
+                r.problem(
+                    "fork",
+                    f"{other.where}: a second, different line with index {index} "
+                    f"(the other is {lines[0].where})",
+                )
     highest: Line | None = None
     for line in r.lines:
         if highest is not None and line.index < highest.index and len(by_index[line.index]) == 1:
-            r.problem("order", f"{line.where}: index {line.index} comes after {highest.where} "
-                               f"(index {highest.index})")
+            r.problem(
+                "order",
+                f"{line.where}: index {line.index} comes after {highest.where} "
+                f"(index {highest.index})",
+            )
         if highest is None or line.index > highest.index:
             highest = line
     indices = sorted(by_index)
     if indices and indices[0] != 0:
-        r.problem("gap", f"{by_index[indices[0]][0].where}: the log starts at index "
-                         f"{indices[0]}; lines 0 to {indices[0] - 1} are missing")
+        r.problem(
+            "gap",
+            f"{by_index[indices[0]][0].where}: the log starts at index "
+            f"{indices[0]}; lines 0 to {indices[0] - 1} are missing",
+        )
     for a, b in pairwise(indices):
         if b > a + 1:
             missing = f"index {a + 1}" if b == a + 2 else f"indices {a + 1} to {b - 1}"
-            r.problem("gap", f"{by_index[b][0].where}: {missing} missing before this line "
-                             f"(after {by_index[a][0].where})")
+            r.problem(
+                "gap",
+                f"{by_index[b][0].where}: {missing} missing before this line "
+                f"(after {by_index[a][0].where})",
+            )
     return {i: lines[0] for i, lines in by_index.items()}
 
 
@@ -211,13 +229,19 @@ def _check_log(r: LogReport, keys: KeySet | None, unchecked: set[str]) -> None:
             r.problem("checkpoint", f"{line.where}: {err}")
             continue
         if cp.origin != r.origin or cp.size != line.index:
-            r.problem("checkpoint", f"{line.where}: a checkpoint of {cp.origin} at size "
-                                    f"{cp.size} on line {line.index} of {r.origin}")
+            r.problem(
+                "checkpoint",
+                f"{line.where}: a checkpoint of {cp.origin} at size "
+                f"{cp.size} on line {line.index} of {r.origin}",
+            )
             continue
         if cp.size <= r.size and r.tree.root(cp.size) != cp.root:
-            r.problem("root", f"{line.where}: the {cp.size} lines before this checkpoint do "
-                              "not hash to its root (a line before it was changed, removed, "
-                              "added or moved)")
+            r.problem(
+                "root",
+                f"{line.where}: the {cp.size} lines before this checkpoint do "
+                "not hash to its root (a line before it was changed, removed, "
+                "added or moved)",
+            )
         if not e.get("signed"):
             r.notes.append(f"{line.where}: unsigned checkpoint (the replica had no key)")
         elif keys is None:
@@ -234,16 +258,19 @@ def _check_log(r: LogReport, keys: KeySet | None, unchecked: set[str]) -> None:
     if last < 0:
         r.notes.append("no checkpoint in the log: nothing vouches for it")
     elif end >= last + 1:
-        r.notes.append(f"{end - last} line(s) after the last checkpoint of the log "
-                       "(at its size, the checkpoint's own line included): not covered by one")
+        r.notes.append(
+            f"{end - last} line(s) after the last checkpoint of the log "
+            "(at its size, the checkpoint's own line included): not covered by one"
+        )
 
 
 def _check_witnessed(report: Report, witnessed: Witnessed, keys: KeySet | None) -> None:
     logs = {r.origin: r for r in report.logs}
     seen = set()
     if witnessed.key_from_export:
-        report.unchecked.append("the witness's key was taken from its export (give "
-                                "--witness-key VKEY to pin it)")
+        report.unchecked.append(
+            "the witness's key was taken from its export (give --witness-key VKEY to pin it)"
+        )
     for w in witnessed.logs:
         seen.add(w.origin)
         trusted = [witnessed.key] + (log_keys(keys, w.origin) if keys is not None else [])
@@ -253,31 +280,50 @@ def _check_witnessed(report: Report, witnessed: Witnessed, keys: KeySet | None) 
             report.problems.append(("cosignature", f"{w.origin}: the witness's checkpoint: {e}"))
             continue
         if witnessed.key.name not in opened.signed_by:
-            report.problems.append(("cosignature", f"{w.origin}: the witness's checkpoint has "
-                                                   "no cosignature by the witness"))
+            report.problems.append(
+                (
+                    "cosignature",
+                    f"{w.origin}: the witness's checkpoint has no cosignature by the witness",
+                )
+            )
             continue
         r = logs.get(w.origin)
         cp = w.checkpoint
         if r is None:
-            report.problems.append(("missing", f"{w.origin}: registered with the witness "
-                                               f"({cp.size} lines cosigned) but not in the "
-                                               "files given: a withheld replica run"))
+            report.problems.append(
+                (
+                    "missing",
+                    f"{w.origin}: registered with the witness "
+                    f"({cp.size} lines cosigned) but not in the "
+                    "files given: a withheld replica run",
+                )
+            )
             continue
         if r.size <= cp.size:  # the checkpoint's own line (index cp.size) must be there too
-            r.problem("short", f"the witness cosigned this log's checkpoint of {cp.size} lines, "
-                               f"written as line {cp.size}; the files hold {r.size} lines in a "
-                               "row (lines cut from the end, or removed)")
+            r.problem(
+                "short",
+                f"the witness cosigned this log's checkpoint of {cp.size} lines, "
+                f"written as line {cp.size}; the files hold {r.size} lines in a "
+                "row (lines cut from the end, or removed)",
+            )
         elif r.tree is not None and r.tree.root(cp.size) != cp.root:
-            r.problem("root", f"the first {cp.size} lines do not hash to the root the witness "
-                              "cosigned (a line changed, removed, added or moved, or a "
-                              "different log under this origin)")
+            r.problem(
+                "root",
+                f"the first {cp.size} lines do not hash to the root the witness "
+                "cosigned (a line changed, removed, added or moved, or a "
+                "different log under this origin)",
+            )
         else:
-            r.notes.append(f"witnessed: the first {cp.size} lines match the checkpoint the "
-                           "witness cosigned")
+            r.notes.append(
+                f"witnessed: the first {cp.size} lines match the checkpoint the witness cosigned"
+            )
     for r in report.logs:
         if r.origin not in seen:
-            r.problem("unwitnessed", "no witness registered this log: a run the witness never "
-                                     "saw (made up, or kept from it)")
+            r.problem(
+                "unwitnessed",
+                "no witness registered this log: a run the witness never "
+                "saw (made up, or kept from it)",
+            )
 
 
 def receipt_from_json(obj: Any) -> Receipt:
@@ -294,8 +340,9 @@ def receipt_from_json(obj: Any) -> Receipt:
     return Receipt(origin, index, bytes.fromhex(h))
 
 
-def _check_receipts(report: Report, receipts: list[tuple[str, Receipt]],
-                    witnessed: Witnessed | None) -> None:
+def _check_receipts(
+    report: Report, receipts: list[tuple[str, Receipt]], witnessed: Witnessed | None
+) -> None:
     logs = {r.origin: r for r in report.logs}
     covered = {w.origin: w.checkpoint.size for w in witnessed.logs} if witnessed else {}
     for where, rc in receipts:
@@ -305,18 +352,25 @@ def _check_receipts(report: Report, receipts: list[tuple[str, Receipt]],
             continue
         line = next((x for x in r.lines if x.index == rc.index), None)
         if line is None or line.hash != rc.leaf_hash:
-            r.problem("receipt", f"{where}: line {rc.index} of this log is "
-                      + ("missing" if line is None else f"another line ({line.where})"))
+            r.problem(
+                "receipt",
+                f"{where}: line {rc.index} of this log is "
+                + ("missing" if line is None else f"another line ({line.where})"),
+            )
             continue
         top = max([covered.get(rc.origin, 0)] + [cp.size for _, cp, _ in r.checkpoints])
         if rc.index >= top:
-            r.problem("receipt", f"{where}: line {rc.index} ({line.where}) is under no "
-                                 "checkpoint yet")
+            r.problem(
+                "receipt", f"{where}: line {rc.index} ({line.where}) is under no checkpoint yet"
+            )
 
 
-def check_logs(paths: Iterable[str], keys: KeySet | None = None,
-               witnessed: Witnessed | None = None,
-               receipts: list[tuple[str, Receipt]] | None = None) -> Report:
+def check_logs(
+    paths: Iterable[str],
+    keys: KeySet | None = None,
+    witnessed: Witnessed | None = None,
+    receipts: list[tuple[str, Receipt]] | None = None,
+) -> Report:
     report = read_lines(paths)
     unchecked: set[str] = set()
     for r in report.logs:
@@ -328,7 +382,8 @@ def check_logs(paths: Iterable[str], keys: KeySet | None = None,
         report.unchecked.append(
             "whether lines were cut from the end or a whole run withheld, and whether each log "
             "is the one its replica wrote: only the witness's checkpoints show that (give "
-            "--witness EXPORT.json or URL)")
+            "--witness EXPORT.json or URL)"
+        )
     if receipts:
         _check_receipts(report, receipts, witnessed)
     return report
@@ -337,11 +392,16 @@ def check_logs(paths: Iterable[str], keys: KeySet | None = None,
 def describe(report: Report) -> list[str]:
     out = []
     for r in report.logs:
-        span = (f"index {min(x.index for x in r.lines)} to {max(x.index for x in r.lines)}"
-                if r.lines else "empty")
+        span = (
+            f"index {min(x.index for x in r.lines)} to {max(x.index for x in r.lines)}"
+            if r.lines
+            else "empty"
+        )
         verdict = "INTACT" if not r.problems else f"{len(r.problems)} PROBLEM(S)"
-        out.append(f"log {r.origin}: {len(r.lines)} lines, {span}, {len(r.checkpoints)} "
-                   f"checkpoint(s): {verdict}")
+        out.append(
+            f"log {r.origin}: {len(r.lines)} lines, {span}, {len(r.checkpoints)} "
+            f"checkpoint(s): {verdict}"
+        )
         out += [f"  - {kind}: {text}" for kind, text in r.problems]
         out += [f"  note: {n}" for n in r.notes]
     out += [f"- {kind}: {text}" for kind, text in report.problems]
@@ -359,8 +419,11 @@ def proof_text(r: LogReport, index: int, checkpoint_note: str, size: int) -> str
     assert r.tree is not None
     line = next(x for x in r.lines if x.index == index)
     proof = r.tree.inclusion(index, size)
-    out = ["c2sp.org/tlog-proof@v1", "extra " + base64.b64encode(line.raw).decode("ascii"),
-           f"index {index}"]
+    out = [
+        "c2sp.org/tlog-proof@v1",
+        "extra " + base64.b64encode(line.raw).decode("ascii"),
+        f"index {index}",
+    ]
     out += [base64.b64encode(p).decode("ascii") for p in proof]
     return "\n".join(out) + "\n\n" + checkpoint_note
 

@@ -69,8 +69,9 @@ class CompactRange:
 
     def __init__(self, size: int = 0, nodes: Sequence[bytes] = ()) -> None:
         if len(nodes) != bin(size).count("1"):
-            raise ValueError(f"a range of {size} leaves has {bin(size).count('1')} nodes, "
-                             f"got {len(nodes)}")
+            raise ValueError(
+                f"a range of {size} leaves has {bin(size).count('1')} nodes, got {len(nodes)}"
+            )
         self.size = size
         self._nodes = list(nodes)
 
@@ -165,8 +166,9 @@ class Tree:
     def consistency(self, old: int, new: int) -> list[bytes]:
         """RFC 6962 PROOF(old, D[0:new]) (empty when old is 0 or old == new)."""
         if not 0 <= old <= new <= self.size:
-            raise ProofError(f"no consistency proof from {old} to {new} leaves "
-                             f"(the tree has {self.size})")
+            raise ProofError(
+                f"no consistency proof from {old} to {new} leaves (the tree has {self.size})"
+            )
         return consistency_path(self.hash, old, new)
 
 
@@ -252,8 +254,9 @@ def consistency(old: CompactRange | Range, new: Range) -> list[bytes]:
     fold of the subtrees under it)."""
     base = Range.of(old) if isinstance(old, CompactRange) else old
     if base.begin != 0 or new.begin != base.end:
-        raise ProofError(f"ranges [{base.begin}, {base.end}) and [{new.begin}, {new.end}) do "
-                         "not make one tree")
+        raise ProofError(
+            f"ranges [{base.begin}, {base.end}) and [{new.begin}, {new.end}) do not make one tree"
+        )
     nodes = base.nodes() + new.nodes()
 
     def hash_of(start: int, end: int) -> bytes:
@@ -308,8 +311,9 @@ def consistency_path(hash_of: Callable[[int, int], bytes], old: int, new: int) -
     return out
 
 
-def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes],
-                     root: bytes) -> None:
+def verify_inclusion(
+    leaf: bytes, index: int, size: int, proof: Sequence[bytes], root: bytes
+) -> None:
     """RFC 9162 2.1.3.2; raises ProofError unless ``leaf`` (a leaf hash) is at ``index`` of the
     tree of ``size`` leaves whose root is ``root``."""
     if not 0 <= index < size:
@@ -337,8 +341,9 @@ def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes],
         raise ProofError("the proof does not lead to the root")
 
 
-def verify_consistency(old: int, new: int, proof: Sequence[bytes], old_root: bytes,
-                       new_root: bytes) -> None:
+def verify_consistency(
+    old: int, new: int, proof: Sequence[bytes], old_root: bytes, new_root: bytes
+) -> None:
     """RFC 9162 2.1.4.2; raises ProofError unless the tree of ``old`` leaves with root
     ``old_root`` is a prefix of the tree of ``new`` leaves with root ``new_root``."""
     if not 0 <= old <= new:

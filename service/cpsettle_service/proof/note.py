@@ -84,16 +84,18 @@ class NoteKey:
 
     @property
     def key_id(self) -> bytes:
-        return hashlib.sha256(self.name.encode() + b"\n" + bytes([self.kind])
-                              + self.public).digest()[:4]
+        return hashlib.sha256(
+            self.name.encode() + b"\n" + bytes([self.kind]) + self.public
+        ).digest()[:4]
 
     def vkey(self) -> str:
         return f"{self.name}+{self.key_id.hex()}+{_b64(bytes([self.kind]) + self.public)}"
 
     @classmethod
     def from_private(cls, name: str, private: Ed25519PrivateKey, kind: int = ED25519) -> NoteKey:
-        raw = private.public_key().public_bytes(serialization.Encoding.Raw,
-                                                serialization.PublicFormat.Raw)
+        raw = private.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
         return cls(name, raw, kind, private)
 
     @classmethod
@@ -139,7 +141,7 @@ def split_note(note: str) -> tuple[str, list[Signature]]:
     cut = note.rfind("\n\n")
     if cut < 0:
         raise NoteError("a note has a blank line before its signatures")
-    text, lines = note[:cut + 1], note[cut + 2:].split("\n")[:-1]
+    text, lines = note[: cut + 1], note[cut + 2 :].split("\n")[:-1]
     if not lines:
         raise NoteError("a note has at least one signature")
     if len(lines) > MAX_SIGNATURES:
@@ -162,8 +164,9 @@ def sign(text: str, key: NoteKey) -> str:
         raise NoteError("signing takes an Ed25519 private key")
     if not text.endswith("\n") or "\n\n" in text:
         raise NoteError("a note's text ends with a newline and holds no blank line")
-    return text + "\n" + Signature(key.name, key.key_id,
-                                   key.private.sign(text.encode("utf-8"))).line()
+    return (
+        text + "\n" + Signature(key.name, key.key_id, key.private.sign(text.encode("utf-8"))).line()
+    )
 
 
 def cosignature_message(text: str, timestamp: int) -> bytes:

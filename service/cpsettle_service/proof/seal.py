@@ -53,11 +53,14 @@ class Sealed(NamedTuple):
     data: bytes
     issued: Issued | None
 
+
 # --------------------------------------------------------------------------- the seal's fields
 
 _S = pb.Settlement
-_SIGNATURE_ALGORITHM = {UNSIGNED: pb.SIGNATURE_ALGORITHM_NONE,
-                        ALGORITHM: pb.SIGNATURE_ALGORITHM_ED25519}
+_SIGNATURE_ALGORITHM = {
+    UNSIGNED: pb.SIGNATURE_ALGORITHM_NONE,
+    ALGORITHM: pb.SIGNATURE_ALGORITHM_ED25519,
+}
 _S_SETTLEMENT_ID = text_field(number(_S, "settlement_id"))
 _S_REQUEST_DIGEST = text_field(number(_S, "request_digest"))
 _S_ENGINE_VERSION = text_field(number(_S, "engine_version"))
@@ -73,21 +76,29 @@ _G_KEY_ID = text_field(number(pb.Signature, "key_id"))
 _G_VALUE = text_field(number(pb.Signature, "value"))
 
 
-def _audit_fields(settlement_id: str, request_digest: str, engine_version: str,
-                 engine_digest: str) -> bytes:
+def _audit_fields(
+    settlement_id: str, request_digest: str, engine_version: str, engine_digest: str
+) -> bytes:
     """Fields 10-13 of ``Settlement``: what its digest covers besides the content."""
-    return (_S_SETTLEMENT_ID(settlement_id) + _S_REQUEST_DIGEST(request_digest)
-            + _S_ENGINE_VERSION(engine_version) + _S_ENGINE_DIGEST(engine_digest))
+    return (
+        _S_SETTLEMENT_ID(settlement_id)
+        + _S_REQUEST_DIGEST(request_digest)
+        + _S_ENGINE_VERSION(engine_version)
+        + _S_ENGINE_DIGEST(engine_digest)
+    )
 
 
-def _seal_fields(settlement_digest: str, issued_ms: int, algorithm: str, key_id: str,
-                value: str) -> bytes:
+def _seal_fields(
+    settlement_digest: str, issued_ms: int, algorithm: str, key_id: str, value: str
+) -> bytes:
     """Fields 14-16 of ``Settlement``: its digest, the time of issue (``issued_ms`` milliseconds
     since the epoch, as a ``google.protobuf.Timestamp``) and the signature."""
     seconds, millis = divmod(issued_ms, 1000)
-    return (_S_DIGEST(settlement_digest)
-            + _S_ISSUED_AT(_T_SECONDS(seconds) + _T_NANOS(millis * 1_000_000))
-            + _S_SIGNATURE(_G_ALGORITHM[algorithm] + _G_KEY_ID(key_id) + _G_VALUE(value)))
+    return (
+        _S_DIGEST(settlement_digest)
+        + _S_ISSUED_AT(_T_SECONDS(seconds) + _T_NANOS(millis * 1_000_000))
+        + _S_SIGNATURE(_G_ALGORITHM[algorithm] + _G_KEY_ID(key_id) + _G_VALUE(value))
+    )
 
 
 def late_fields(currency: str) -> bytes:
@@ -96,16 +107,20 @@ def late_fields(currency: str) -> bytes:
     return _S_CURRENCY(currency)
 
 
-
-
 # --------------------------------------------------------------------------- the sealer
 
 
 class Sealer:
     """Adds the proof to each settlement and writes the audit events."""
 
-    def __init__(self, key: SigningKey | None, log: Any = None, include_request: bool = True,
-                 clock: Any = now_ms, keys: KeySet | None = None) -> None:
+    def __init__(
+        self,
+        key: SigningKey | None,
+        log: Any = None,
+        include_request: bool = True,
+        clock: Any = now_ms,
+        keys: KeySet | None = None,
+    ) -> None:
         self.key = key
         # what GetVerificationKeys publishes: at least the signing key's public half
         if keys is None:
@@ -117,8 +132,9 @@ class Sealer:
         self.engine_digest = engine_digest()
         self._clock = clock
 
-    def seal(self, body: bytes, request_bytes: bytes, profile_digest: str,
-             settlement: Settlement) -> Sealed:
+    def seal(
+        self, body: bytes, request_bytes: bytes, profile_digest: str, settlement: Settlement
+    ) -> Sealed:
         """The whole ``Settlement`` bytes: ``body`` (its fields 1-9, written by ``api.wire``
         from ``settlement``, answering the request whose deterministic serialization is
         ``request_bytes``) followed by the ids and digests, the time of issue, the signature and
@@ -127,16 +143,15 @@ class Sealer:
         it."""
         return self.finish(self.prepare(body, request_bytes, profile_digest, settlement))
 
-    def prepare(self, body: bytes, request_bytes: bytes, profile_digest: str,
-                settlement: Settlement) -> Prepared:
+    def prepare(
+        self, body: bytes, request_bytes: bytes, profile_digest: str, settlement: Settlement
+    ) -> Prepared:
         """The half of ``seal`` that needs neither the key, the clock nor the log: the ids and
         the content digest, and the ``settlement.issued`` event without its time. Picklable:
         SettleStream's worker processes prepare, the server process finishes (api/pool.py)."""
         request_digest = sha256_hex(request_bytes)
-        sid = settlement_id(request_digest, profile_digest, self.engine_version,
-                            self.engine_digest)
-        content = body + _audit_fields(sid, request_digest, self.engine_version,
-                                       self.engine_digest)
+        sid = settlement_id(request_digest, profile_digest, self.engine_version, self.engine_digest)
+        content = body + _audit_fields(sid, request_digest, self.engine_version, self.engine_digest)
         # The fields numbered after the seal's (17: currency) are content too.
         late = late_fields(settlement.currency)
         # Fields in number order and settlement_digest, issued_at, signature not yet written:
@@ -144,9 +159,16 @@ class Sealer:
         digest = sha256_hex(content + late)
         event = None
         if self.log is not None:
-            event = issued_event(settlement, sid, digest, request_digest, profile_digest,
-                                 self.engine_version, self.engine_digest,
-                                 request_bytes if self.include_request else None)
+            event = issued_event(
+                settlement,
+                sid,
+                digest,
+                request_digest,
+                profile_digest,
+                self.engine_version,
+                self.engine_digest,
+                request_bytes if self.include_request else None,
+            )
         return Prepared(content, late, digest, Issued(sid, settlement.context.hand_id), event)
 
     def finish(self, prepared: Prepared) -> Sealed:
@@ -183,8 +205,9 @@ class Sealer:
         if self.log is not None:
             log_not_delivered(self.log, issued, reason, detail)
 
-    def payouts_checked(self, settlement: Settlement, settlement_id: str,
-                        report: PayoutReport) -> None:
+    def payouts_checked(
+        self, settlement: Settlement, settlement_id: str, report: PayoutReport
+    ) -> None:
         """Log the check of a dealer's payouts against ``settlement`` (sealed as
         ``settlement_id``): ``payout.validated`` or ``payout.mismatch``."""
         if self.log is not None:

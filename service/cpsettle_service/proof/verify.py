@@ -43,18 +43,25 @@ def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
     except TimeProblem as e:  # not a time this service issues, nor one a signature can cover
         return [Finding("file", f"issuedAt: {e}")]
     findings: list[Finding] = []
-    want_id = settlement_id(s.request_digest, s.profile.digest, s.engine_version,
-                            s.engine_digest)
+    want_id = settlement_id(s.request_digest, s.profile.digest, s.engine_version, s.engine_digest)
     if s.settlement_id != want_id and s.settlement_id != legacy_settlement_id(
-            s.request_digest, s.profile.digest, s.engine_version):
-        findings.append(Finding("settlement_id", f"is {s.settlement_id or '(empty)'}, the "
-                                f"request/profile/engine digests give {want_id}"))
+        s.request_digest, s.profile.digest, s.engine_version
+    ):
+        findings.append(
+            Finding(
+                "settlement_id",
+                f"is {s.settlement_id or '(empty)'}, the "
+                f"request/profile/engine digests give {want_id}",
+            )
+        )
     digest = sha256_hex(content_bytes(s))
     if s.settlement_digest != digest:
-        findings.append(Finding(
-            "settlement_digest",
-            f"is {s.settlement_digest or '(empty)'}, the content gives {digest}",
-        ))
+        findings.append(
+            Finding(
+                "settlement_digest",
+                f"is {s.settlement_digest or '(empty)'}, the content gives {digest}",
+            )
+        )
     sig = s.signature
     if sig.algorithm in (pb.SIGNATURE_ALGORITHM_NONE, pb.SIGNATURE_ALGORITHM_UNSPECIFIED):
         findings.append(Finding("signature", "the settlement is unsigned", keys is not None))
@@ -63,8 +70,13 @@ def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
         findings.append(Finding("signature", f"unknown algorithm {sig.algorithm}"))
         return findings
     if keys is None:
-        findings.append(Finding("signature", f"NOT checked: no public keys given (key id "
-                                f"{sig.key_id!r})", checked=False))
+        findings.append(
+            Finding(
+                "signature",
+                f"NOT checked: no public keys given (key id {sig.key_id!r})",
+                checked=False,
+            )
+        )
         return findings
     key = keys.get(sig.key_id)
     if key is None:
@@ -74,6 +86,11 @@ def verify(s: pb.Settlement, keys: KeySet | None = None) -> list[Finding]:
     if not key.verify(sig.value, signed_bytes(digest, issued_at, sig.key_id)):
         findings.append(Finding("signature", "does not match the settlement's content"))
     elif not key.covers(issued_at):
-        findings.append(Finding("signature.key_window", f"issued at {issued_at or '(absent)'}, "
-                                f"outside key {sig.key_id!r}'s validity {key.window()}"))
+        findings.append(
+            Finding(
+                "signature.key_window",
+                f"issued at {issued_at or '(absent)'}, "
+                f"outside key {sig.key_id!r}'s validity {key.window()}",
+            )
+        )
     return findings

@@ -78,8 +78,9 @@ class WitnessConfig:
                 values[name] = env[var].strip()
         if "CPSETTLE_WITNESS_DATABASE_FILE" in env:
             if "database" in values:
-                raise KeyProblem("CPSETTLE_WITNESS_DATABASE and CPSETTLE_WITNESS_DATABASE_FILE: "
-                                 "one or the other")
+                raise KeyProblem(
+                    "CPSETTLE_WITNESS_DATABASE and CPSETTLE_WITNESS_DATABASE_FILE: one or the other"
+                )
             path = env["CPSETTLE_WITNESS_DATABASE_FILE"].strip()
             try:
                 values["database"] = Path(path).read_text("utf-8").strip()
@@ -102,8 +103,9 @@ def _now_seconds() -> int:
 class Witness:
     """The witness's checks and its record; ``add_checkpoint`` is the protocol's call."""
 
-    def __init__(self, key: NoteKey, log_keys: KeySet, store: Store,
-                 origin_prefix: str = "cpsettle.audit") -> None:
+    def __init__(
+        self, key: NoteKey, log_keys: KeySet, store: Store, origin_prefix: str = "cpsettle.audit"
+    ) -> None:
         if key.kind != COSIGNATURE or key.private is None:
             raise KeyProblem("the witness needs its private key, as a cosigner (type 0x04)")
         self.key = key
@@ -156,14 +158,21 @@ class Witness:
         else:
             assert stored is not None
             try:
-                verify_consistency(old, checkpoint.size, proof, base64.b64decode(stored.root),
-                                   checkpoint.root)
+                verify_consistency(
+                    old, checkpoint.size, proof, base64.b64decode(stored.root), checkpoint.root
+                )
             except ProofError as e:
-                raise Refused(422, f"not consistent with the checkpoint of size {old}: {e}") \
-                    from None
+                raise Refused(
+                    422, f"not consistent with the checkpoint of size {old}: {e}"
+                ) from None
         line = cosign(checkpoint.text(), self.key, self.clock()).line()
-        now = self.store.advance(origin, old, checkpoint.size,
-                                 base64.b64encode(checkpoint.root).decode("ascii"), note + line)
+        now = self.store.advance(
+            origin,
+            old,
+            checkpoint.size,
+            base64.b64encode(checkpoint.root).decode("ascii"),
+            note + line,
+        )
         if now is not None:
             raise Refused(409, f"{now}\n", "text/x.tlog.size")
         return line
@@ -171,10 +180,20 @@ class Witness:
     def export(self) -> dict[str, Any]:
         """Every log the witness registered, with the latest checkpoint it cosigned."""
         public = NoteKey(self.key.name, self.key.public, COSIGNATURE)
-        return {"witness": {"name": self.key.name, "vkey": public.vkey()},
-                "logs": [{"origin": s.origin, "size": s.size, "root": s.root,
-                          "checkpoint": s.note, "registered": s.registered,
-                          "updated": s.updated} for s in self.store.logs()]}
+        return {
+            "witness": {"name": self.key.name, "vkey": public.vkey()},
+            "logs": [
+                {
+                    "origin": s.origin,
+                    "size": s.size,
+                    "root": s.root,
+                    "checkpoint": s.note,
+                    "registered": s.registered,
+                    "updated": s.updated,
+                }
+                for s in self.store.logs()
+            ],
+        }
 
 
 def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
@@ -206,15 +225,15 @@ def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
             try:
                 line = witness.add_checkpoint(body)
             except Refused as e:
-                self._answer(e.status, e.text if e.text.endswith("\n") else e.text + "\n",
-                             e.content_type)
+                self._answer(
+                    e.status, e.text if e.text.endswith("\n") else e.text + "\n", e.content_type
+                )
                 return
             self._answer(200, line)
 
         def do_GET(self) -> None:
             if self.path == "/export":
-                self._answer(200, json.dumps(witness.export(), indent=1) + "\n",
-                             "application/json")
+                self._answer(200, json.dumps(witness.export(), indent=1) + "\n", "application/json")
             elif self.path == "/vkey":
                 self._answer(200, witness.export()["witness"]["vkey"] + "\n")
             elif self.path in ("/healthz", "/readyz"):
@@ -223,8 +242,16 @@ def _handler(witness: Witness) -> type[BaseHTTPRequestHandler]:
                 self._answer(404, "not found\n")
 
         def log_message(self, format: str, *args: Any) -> None:
-            sys.stderr.write(json.dumps({"event": "witness.http", "request": self.requestline,
-                                         "status": args[1] if len(args) > 1 else ""}) + "\n")
+            sys.stderr.write(
+                json.dumps(
+                    {
+                        "event": "witness.http",
+                        "request": self.requestline,
+                        "status": args[1] if len(args) > 1 else "",
+                    }
+                )
+                + "\n"
+            )
 
     return Handler
 
@@ -233,12 +260,17 @@ def load_witness(config: WitnessConfig) -> Witness:
     if not config.key_file:
         raise KeyProblem("CPSETTLE_WITNESS_KEY_FILE: the witness's Ed25519 private key (PEM)")
     if not config.log_keys_file:
-        raise KeyProblem("CPSETTLE_WITNESS_LOG_KEYS_FILE: the replicas' key set "
-                         "(cpsettle keys show)")
+        raise KeyProblem(
+            "CPSETTLE_WITNESS_LOG_KEYS_FILE: the replicas' key set (cpsettle keys show)"
+        )
     key = signing_key_from_pem(Path(config.key_file).read_bytes(), where=config.key_file)
     note_key = NoteKey.from_private(config.name, key.private, COSIGNATURE)
-    return Witness(note_key, KeySet.from_file(config.log_keys_file), Store(config.database),
-                   config.origin_prefix)
+    return Witness(
+        note_key,
+        KeySet.from_file(config.log_keys_file),
+        Store(config.database),
+        config.origin_prefix,
+    )
 
 
 def serve(witness: Witness, host: str, port: int) -> None:
@@ -251,10 +283,17 @@ def serve(witness: Witness, host: str, port: int) -> None:
 
     signal.signal(signal.SIGTERM, end)
     signal.signal(signal.SIGINT, end)
-    print(json.dumps({"event": "witness.started", "address": f"{host}:{server.server_port}",
-                      "vkey": witness.export()["witness"]["vkey"],
-                      "database": "postgresql" if witness.store.postgres else "sqlite"}),
-          flush=True)
+    print(
+        json.dumps(
+            {
+                "event": "witness.started",
+                "address": f"{host}:{server.server_port}",
+                "vkey": witness.export()["witness"]["vkey"],
+                "database": "postgresql" if witness.store.postgres else "sqlite",
+            }
+        ),
+        flush=True,
+    )
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
@@ -264,10 +303,10 @@ def serve(witness: Witness, host: str, port: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="cpsettle-witness",
-                                     description="a witness for cpsettle's audit logs")
-    parser.add_argument("command", nargs="?", default="serve", choices=("serve", "export",
-                                                                          "vkey"))
+    parser = argparse.ArgumentParser(
+        prog="cpsettle-witness", description="a witness for cpsettle's audit logs"
+    )
+    parser.add_argument("command", nargs="?", default="serve", choices=("serve", "export", "vkey"))
     args = parser.parse_args(argv)
     try:
         config = WitnessConfig.from_env()

@@ -85,9 +85,13 @@ class Store:
 
     def latest(self, origin: str) -> Stored | None:
         with self._lock:
-            row = self._conn.execute(self._sql(
-                "SELECT origin, size, root, note, registered, updated FROM witnessed_logs "
-                "WHERE origin = ?"), (origin,)).fetchone()
+            row = self._conn.execute(
+                self._sql(
+                    "SELECT origin, size, root, note, registered, updated FROM witnessed_logs "
+                    "WHERE origin = ?"
+                ),
+                (origin,),
+            ).fetchone()
             if self.postgres:
                 self._conn.commit()
         return Stored(*row) if row else None
@@ -101,25 +105,42 @@ class Store:
                 if not self.postgres:  # psycopg opens a transaction at the first statement
                     self._conn.execute("BEGIN IMMEDIATE")
                 if old == 0:
-                    cur = self._conn.execute(self._sql(
-                        "INSERT INTO witnessed_logs (origin, size, root, note, registered, "
-                        "updated) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (origin) DO NOTHING"),
-                        (origin, size, root, note, now, now))
+                    cur = self._conn.execute(
+                        self._sql(
+                            "INSERT INTO witnessed_logs (origin, size, root, note, registered, "
+                            "updated) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (origin) DO NOTHING"
+                        ),
+                        (origin, size, root, note, now, now),
+                    )
                     moved = cur.rowcount == 1
                     if not moved:  # known already: at size 0 only may it take old 0
-                        cur = self._conn.execute(self._sql(
-                            "UPDATE witnessed_logs SET size = ?, root = ?, note = ?, updated = ? "
-                            "WHERE origin = ? AND size = 0"), (size, root, note, now, origin))
+                        cur = self._conn.execute(
+                            self._sql(
+                                "UPDATE witnessed_logs SET size = ?, root = ?, note = ?, "
+                                "updated = ? "
+                                "WHERE origin = ? AND size = 0"
+                            ),
+                            (size, root, note, now, origin),
+                        )
                         moved = cur.rowcount == 1
                 else:
-                    cur = self._conn.execute(self._sql(
-                        "UPDATE witnessed_logs SET size = ?, root = ?, note = ?, updated = ? "
-                        "WHERE origin = ? AND size = ?"), (size, root, note, now, origin, old))
+                    cur = self._conn.execute(
+                        self._sql(
+                            "UPDATE witnessed_logs SET size = ?, root = ?, note = ?, "
+                            "updated = ? "
+                            "WHERE origin = ? AND size = ?"
+                        ),
+                        (size, root, note, now, origin, old),
+                    )
                     moved = cur.rowcount == 1
                 if moved:
-                    self._conn.execute(self._sql(
-                        "INSERT INTO cosigned_checkpoints (origin, size, root, note, cosigned) "
-                        "VALUES (?, ?, ?, ?, ?)"), (origin, size, root, note, now))
+                    self._conn.execute(
+                        self._sql(
+                            "INSERT INTO cosigned_checkpoints (origin, size, root, note, cosigned) "
+                            "VALUES (?, ?, ?, ?, ?)"
+                        ),
+                        (origin, size, root, note, now),
+                    )
                     if self.postgres:
                         self._conn.commit()
                     else:
@@ -135,8 +156,9 @@ class Store:
                 else:
                     self._conn.execute("ROLLBACK")
                 raise
-            row = self._conn.execute(self._sql(
-                "SELECT size FROM witnessed_logs WHERE origin = ?"), (origin,)).fetchone()
+            row = self._conn.execute(
+                self._sql("SELECT size FROM witnessed_logs WHERE origin = ?"), (origin,)
+            ).fetchone()
             if self.postgres:
                 self._conn.commit()
         return int(row[0]) if row else 0
@@ -145,7 +167,8 @@ class Store:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT origin, size, root, note, registered, updated FROM witnessed_logs "
-                "ORDER BY registered, origin").fetchall()
+                "ORDER BY registered, origin"
+            ).fetchall()
             if self.postgres:
                 self._conn.commit()
         return [Stored(*r) for r in rows]
@@ -153,9 +176,13 @@ class Store:
     def history(self, origin: str) -> list[tuple[int, str, str]]:
         """Every checkpoint cosigned for ``origin``: (size, root, when), in order."""
         with self._lock:
-            rows = self._conn.execute(self._sql(
-                "SELECT size, root, cosigned FROM cosigned_checkpoints WHERE origin = ? "
-                "ORDER BY size"), (origin,)).fetchall()
+            rows = self._conn.execute(
+                self._sql(
+                    "SELECT size, root, cosigned FROM cosigned_checkpoints WHERE origin = ? "
+                    "ORDER BY size"
+                ),
+                (origin,),
+            ).fetchall()
             if self.postgres:
                 self._conn.commit()
         return [(int(a), b, c) for a, b, c in rows]

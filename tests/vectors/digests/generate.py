@@ -56,16 +56,16 @@ def canonical(value: Any) -> str:
 
 
 def _servicer() -> SettlementServicer:
-    return SettlementServicer(ProfileResolver(with_directory(builtin_registry(), str(HOUSE))),
-                              Sealer(None))
+    return SettlementServicer(
+        ProfileResolver(with_directory(builtin_registry(), str(HOUSE))), Sealer(None)
+    )
 
 
 def cli_profile(name: str) -> str:
     """``cpsettle profiles NAME --output json --local --profile-dir house/``: its stdout."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = main(["profiles", name, "--output", "json", "--local",
-                     "--profile-dir", str(HOUSE)])
+        code = main(["profiles", name, "--output", "json", "--local", "--profile-dir", str(HOUSE)])
     assert code == 0, code
     return out.getvalue()
 
@@ -82,7 +82,7 @@ def where_held(get_profile: dict[str, Any]) -> dict[str, Any]:
     summary = get_profile.get("summary", {})
     source = summary.get("source", "")
     if source.startswith(str(HOUSE) + "/"):
-        summary["source"] = "house/" + source[len(str(HOUSE)) + 1:]
+        summary["source"] = "house/" + source[len(str(HOUSE)) + 1 :]
     return get_profile
 
 
@@ -90,8 +90,9 @@ def settle(request: dict[str, Any]) -> pb.Settlement:
     return _servicer().settle_response(request_from_json(request)).settlement
 
 
-def profile_vector(name: str, description: str, profile: str,
-                   request: dict[str, Any] | None = None) -> dict[str, Any]:
+def profile_vector(
+    name: str, description: str, profile: str, request: dict[str, Any] | None = None
+) -> dict[str, Any]:
     holds: dict[str, Any] = {"cli": cli_profile(profile), "getProfile": get_profile(profile)}
     if (HOUSE / f"{profile}.json").exists():
         holds["file"] = json.loads((HOUSE / f"{profile}.json").read_text("utf-8"))
@@ -102,9 +103,15 @@ def profile_vector(name: str, description: str, profile: str,
         assert s.profile.digest == sha256_hex(digest_form.encode("utf-8"))
     else:
         digest_form = canonical(_digest_form(profile))
-    return {"name": name, "description": description, "holds": holds,
-            "expected": {"digestForm": digest_form,
-                         "profileDigest": sha256_hex(digest_form.encode("utf-8"))}}
+    return {
+        "name": name,
+        "description": description,
+        "holds": holds,
+        "expected": {
+            "digestForm": digest_form,
+            "profileDigest": sha256_hex(digest_form.encode("utf-8")),
+        },
+    }
 
 
 def _digest_form(name: str) -> dict[str, Any]:
@@ -126,8 +133,12 @@ def request_vector(name: str, description: str, request: dict[str, Any]) -> dict
     data = message.SerializeToString(deterministic=True)
     s = settle(request)
     assert s.request_digest == sha256_hex(data)
-    return {"name": name, "description": description, "holds": {"request": request},
-            "expected": {"bytesHex": data.hex(), "requestDigest": sha256_hex(data)}}
+    return {
+        "name": name,
+        "description": description,
+        "holds": {"request": request},
+        "expected": {"bytesHex": data.hex(), "requestDigest": sha256_hex(data)},
+    }
 
 
 def example(name: str) -> dict[str, Any]:
@@ -142,10 +153,14 @@ OVERRIDES: dict[str, Any] = {
     "scoring": {"majorityBonusOnScoop": False, "majorityBonus": 2, "scoopBonus": 3.0},
     "rake": {"mode": "RAKE_MODE_COMMISSION", "commissionBps": 250, "commissionCap": "500"},
     "fantasyland": {
-        "entryCards": 15, "entry": {"handClass": "HAND_CLASS_PAIR", "rank": "k"},
-        "progressive": [{"handClass": "HAND_CLASS_THREE_OF_A_KIND", "cards": 17},
-                        {"handClass": "HAND_CLASS_PAIR", "rank": "a"}],
-        "stay": {"front": {"handClass": "HAND_CLASS_THREE_OF_A_KIND"}}},
+        "entryCards": 15,
+        "entry": {"handClass": "HAND_CLASS_PAIR", "rank": "k"},
+        "progressive": [
+            {"handClass": "HAND_CLASS_THREE_OF_A_KIND", "cards": 17},
+            {"handClass": "HAND_CLASS_PAIR", "rank": "a"},
+        ],
+        "stay": {"front": {"handClass": "HAND_CLASS_THREE_OF_A_KIND"}},
+    },
     "naturals": {"equalRank": "COMPARE_CARDS", "vsFoul": "VS_FOUL_UNSPECIFIED"},
     "money": {"currency": None},
     "ranking": {"suitOrder": [], "suitOrderTiebreak": True},
@@ -154,9 +169,14 @@ OVERRIDES: dict[str, Any] = {
 
 def overrides_request() -> dict[str, Any]:
     request = example("western")
-    request.update(handId="digest-overrides", tableId="table-ß", preset="house-western-stakes",
-                   profileOverrides=copy.deepcopy(OVERRIDES), unitValue="250",
-                   currency="EUR")
+    request.update(
+        handId="digest-overrides",
+        tableId="table-ß",
+        preset="house-western-stakes",
+        profileOverrides=copy.deepcopy(OVERRIDES),
+        unitValue="250",
+        currency="EUR",
+    )
     return request
 
 
@@ -164,14 +184,18 @@ def plain_request() -> dict[str, Any]:
     """Western, with every presence case of a request: an optional int32 and int64 set to 0
     (the button seat, a stack), dead cards, a surrender, a declared natural's 13 cards."""
     request = example("western")
-    request.update(handId="digest-plain-\u00e9t\u00e9", buttonSeat=0, currency="JPY",
-                   deadCards=["qS", "10h"])
+    request.update(
+        handId="digest-plain-\u00e9t\u00e9", buttonSeat=0, currency="JPY", deadCards=["qS", "10h"]
+    )
     players = request["players"]
     players[0]["stack"] = "0"
     players[1] = {"playerId": "B", "seat": 3, "surrender": True}
-    players[2] = {"playerId": "C", "seat": 6, "declaredNatural": "SIX_PAIRS",
-                  "cards": ["9s", "9h", "8s", "8h", "7c", "7s", "5s", "5h", "Tc", "Td",
-                            "Kh", "Ks", "9d"]}
+    players[2] = {
+        "playerId": "C",
+        "seat": 6,
+        "declaredNatural": "SIX_PAIRS",
+        "cards": ["9s", "9h", "8s", "8h", "7c", "7s", "5s", "5h", "Tc", "Td", "Kh", "Ks", "9d"],
+    }
     return request
 
 
@@ -183,8 +207,11 @@ def inline_request() -> dict[str, Any]:
     # the message's enums take neither a short spelling nor ""
     profile["naturals"]["equalRank"] = "NATURAL_TIE_COMPARE_CARDS"
     profile["naturals"]["table"][3]["definition"]["rows"]["middle"] = "ROW_CLASS_UNSPECIFIED"
-    request.update(handId="digest-inline-16", profile=profile,
-                   profileOverrides={"deck": {"jokerDuplicates": True}, "caps": {}})
+    request.update(
+        handId="digest-inline-16",
+        profile=profile,
+        profileOverrides={"deck": {"jokerDuplicates": True}, "caps": {}},
+    )
     request.pop("preset", None)
     return request
 
@@ -192,19 +219,37 @@ def inline_request() -> dict[str, Any]:
 def build() -> dict[str, dict[str, Any]]:
     vectors = [
         profile_vector("profile-preset-western", "a preset: the western profile", "western"),
-        profile_vector("profile-house-16", "a house profile that uses the options of RULES.md "
-                       "§16 (jokers, house naturals, equal naturals, a currency)",
-                       "house-jokers-16"),
-        profile_vector("profile-house-overrides", "a house profile with a table's overrides: "
-                       "the request names the house profile and overrides part of it; the "
-                       "digest is the settlement's profile.digest", "house-western-stakes",
-                       overrides_request()),
-        request_vector("request-plain", "a preset request: optional fields set to 0, dead "
-                       "cards, a surrender, a declared natural", plain_request()),
-        request_vector("request-overrides", "a house profile and overrides whose keys are "
-                       "prefixes of their neighbours (the map order)", overrides_request()),
-        request_vector("request-inline-16", "an inline profile of RULES.md §16 with "
-                       "overrides", inline_request()),
+        profile_vector(
+            "profile-house-16",
+            "a house profile that uses the options of RULES.md "
+            "§16 (jokers, house naturals, equal naturals, a currency)",
+            "house-jokers-16",
+        ),
+        profile_vector(
+            "profile-house-overrides",
+            "a house profile with a table's overrides: "
+            "the request names the house profile and overrides part of it; the "
+            "digest is the settlement's profile.digest",
+            "house-western-stakes",
+            overrides_request(),
+        ),
+        request_vector(
+            "request-plain",
+            "a preset request: optional fields set to 0, dead "
+            "cards, a surrender, a declared natural",
+            plain_request(),
+        ),
+        request_vector(
+            "request-overrides",
+            "a house profile and overrides whose keys are "
+            "prefixes of their neighbours (the map order)",
+            overrides_request(),
+        ),
+        request_vector(
+            "request-inline-16",
+            "an inline profile of RULES.md §16 with overrides",
+            inline_request(),
+        ),
     ]
     return {v["name"]: v for v in vectors}
 

@@ -36,5 +36,4 @@ dealer), ``report`` (outcomes merged into the JSON report and the readable summa
 exit codes).
 """
 
-__all__ = ["checkpoint", "command", "html", "outcome", "progress", "reading", "report",
-           "running"]
+__all__ = ["checkpoint", "command", "html", "outcome", "progress", "reading", "report", "running"]

@@ -96,14 +96,19 @@ class LinesDigest:
 
 
 def _canonical(outcome: dict[str, Any]) -> bytes:
-    return json.dumps(outcome, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=True).encode("ascii")
+    return json.dumps(outcome, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode(
+        "ascii"
+    )
 
 
-def segment_mac(key: bytes, source: str, first: int, last: int, lines_digest: str,
-                outcome: dict[str, Any]) -> str:
-    text = (MAC_CONTEXT + f"{json.dumps(source)}\n{first}\n{last}\n{lines_digest}\n".encode()
-            + _canonical(outcome))
+def segment_mac(
+    key: bytes, source: str, first: int, last: int, lines_digest: str, outcome: dict[str, Any]
+) -> str:
+    text = (
+        MAC_CONTEXT
+        + f"{json.dumps(source)}\n{first}\n{last}\n{lines_digest}\n".encode()
+        + _canonical(outcome)
+    )
     return "hmac-sha256:" + hmac.new(key, text, hashlib.sha256).hexdigest()
 
 
@@ -150,15 +155,18 @@ def load(path: str) -> Checkpoint:
         with open(path, encoding="utf-8") as f:
             data = strict_json.loads(f.read())
     except FileNotFoundError:
-        raise CheckpointError(f"no checkpoint at {path} (the audit finished, or never ran with "
-                              "this --report)") from None
+        raise CheckpointError(
+            f"no checkpoint at {path} (the audit finished, or never ran with this --report)"
+        ) from None
     except OSError as e:
         raise CheckpointError(f"cannot read {path}: {e.strerror}") from None
     except ValueError as e:
         raise CheckpointError(f"{path} is not JSON: {e}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a {FORMAT} checkpoint (one of an older version: "
-                              "run the audit again without --resume)")
+        raise CheckpointError(
+            f"{path} is not a {FORMAT} checkpoint (one of an older version: "
+            "run the audit again without --resume)"
+        )
     try:
         source = str(data["source"])
         first_line, next_line = int(data["firstLine"]), int(data["nextLine"])
@@ -185,12 +193,17 @@ def load(path: str) -> Checkpoint:
         if key is None:
             why = f"its key ({key_path_for(path)}) is missing or unreadable"
             break
-        if first != expected or last < first or last >= next_line or (
-                outcome.first_line, outcome.last_line) != (first, last):
+        if (
+            first != expected
+            or last < first
+            or last >= next_line
+            or (outcome.first_line, outcome.last_line) != (first, last)
+        ):
             why = f"its segment of lines {first} to {last} does not follow line {expected - 1}"
             break
         if not hmac.compare_digest(
-                mac, segment_mac(key, source, first, last, digest, outcome_data)):
+            mac, segment_mac(key, source, first, last, digest, outcome_data)
+        ):
             why = f"its segment of lines {first} to {last} fails its check (edited, or forged)"
             break
         segments.append(Segment(first, last, digest, outcome))
@@ -198,12 +211,29 @@ def load(path: str) -> Checkpoint:
         expected = last + 1
     not_checked: list[tuple[int, int, str]] = []
     if expected < next_line:
-        not_checked.append((expected, next_line - 1, why or (
-            f"the checkpoint says the audit got to line {next_line - 1:,} but carries the "
-            f"results of lines to {expected - 1:,} only")))
+        not_checked.append(
+            (
+                expected,
+                next_line - 1,
+                why
+                or (
+                    f"the checkpoint says the audit got to line {next_line - 1:,} but carries the "
+                    f"results of lines to {expected - 1:,} only"
+                ),
+            )
+        )
     total.last_line = next_line - 1  # the lines not checked are listed, never counted
-    return Checkpoint(source, first_line, next_line, started_at, elapsed, tuple(segments),
-                      total, tuple(not_checked), key or secrets.token_bytes(32))
+    return Checkpoint(
+        source,
+        first_line,
+        next_line,
+        started_at,
+        elapsed,
+        tuple(segments),
+        total,
+        tuple(not_checked),
+        key or secrets.token_bytes(32),
+    )
 
 
 def resumed(lines: Iterable[Line], digest: LinesDigest, checkpoint: Checkpoint) -> Iterator[Line]:
@@ -221,7 +251,8 @@ def resumed(lines: Iterable[Line], digest: LinesDigest, checkpoint: Checkpoint) 
         if check.cut(s.last_line) != s.lines_digest:
             raise CheckpointError(
                 f"lines {s.first_line:,} to {s.last_line:,} of the history are not those the "
-                "checkpoint was made from: the file changed, or it is another file")
+                "checkpoint was made from: the file changed, or it is another file"
+            )
 
     for number, raw in it:
         if number > boundary:
@@ -246,8 +277,7 @@ def _chain(first: list[Line], rest: Iterator[Line]) -> Iterator[Line]:
 class Checkpointer:
     """Writes the checkpoint now and then at chunk boundaries (see the module's docstring)."""
 
-    def __init__(self, path: str, digest: LinesDigest, resume: Checkpoint | None = None
-                 ) -> None:
+    def __init__(self, path: str, digest: LinesDigest, resume: Checkpoint | None = None) -> None:
         self.path = path
         self.key_path = key_path_for(path)
         self.digest = digest
@@ -270,9 +300,15 @@ class Checkpointer:
 
     def _close(self, source: str, first: int, last: int, digest: str, outcome: Outcome) -> None:
         data = dataclasses.asdict(outcome)
-        self.segments.append({
-            "firstLine": first, "lastLine": last, "linesDigest": digest, "outcome": data,
-            "mac": segment_mac(self.key, source, first, last, digest, data)})
+        self.segments.append(
+            {
+                "firstLine": first,
+                "lastLine": last,
+                "linesDigest": digest,
+                "outcome": data,
+                "mac": segment_mac(self.key, source, first, last, digest, data),
+            }
+        )
 
     def maybe_save(self, report: Report) -> None:
         if time.monotonic() >= self.due:
@@ -298,15 +334,18 @@ class Checkpointer:
         if p is not None and p.last_line >= p.first_line:
             self._close(report.source, p.first_line, p.last_line, self.digest.cut(p.last_line), p)
             self.pending = None
-        text = json_text({
-            "format": FORMAT,
-            "source": report.source,
-            "firstLine": report.first_line,
-            "nextLine": report.last_line + 1,
-            "startedAt": report.started_at,
-            "elapsedSeconds": report.elapsed_so_far(),
-            "segments": self.segments,
-        }, indent=None)
+        text = json_text(
+            {
+                "format": FORMAT,
+                "source": report.source,
+                "firstLine": report.first_line,
+                "nextLine": report.last_line + 1,
+                "startedAt": report.started_at,
+                "elapsedSeconds": report.elapsed_so_far(),
+                "segments": self.segments,
+            },
+            indent=None,
+        )
         write_atomically(self.path, text + "\n")
         took = time.monotonic() - began
         self.due = began + max(MIN_INTERVAL, COST_SHARE * took)

@@ -62,8 +62,10 @@ def list_shards(history: str) -> list[Shard]:
     if fs.isdir(root):
         base = root.rstrip("/") + "/"
         paths = sorted(p for p in fs.find(root) if p.endswith(SUFFIXES))
-        shards = [Shard(fs.unstrip_protocol(p), p[len(base):] if p.startswith(base) else p)
-                  for p in paths]
+        shards = [
+            Shard(fs.unstrip_protocol(p), p[len(base) :] if p.startswith(base) else p)
+            for p in paths
+        ]
         if not shards:
             raise OSError(f"no {', '.join(SUFFIXES)} files under {history}")
         return shards
@@ -105,8 +107,9 @@ class ShardResult:
     cpu: float  # CPU time of it (this process's)
 
 
-def audit_shard(shard: Shard, options: dict[str, Any], batch: int, quick: bool = True
-                ) -> ShardResult:
+def audit_shard(
+    shard: Shard, options: dict[str, Any], batch: int, quick: bool = True
+) -> ShardResult:
     """One shard audited in this process: a Dask task, or a step of a local sharded audit."""
     from . import running
 
@@ -126,7 +129,9 @@ def shifted(outcome: Outcome, offset: int) -> Outcome:
     if not offset:
         return outcome
     return dataclasses.replace(
-        outcome, first_line=outcome.first_line + offset, last_line=outcome.last_line + offset,
+        outcome,
+        first_line=outcome.first_line + offset,
+        last_line=outcome.last_line + offset,
         differences=[dict(d, line=d["line"] + offset) for d in outcome.differences],
         invalid=[dict(e, line=e["line"] + offset) for e in outcome.invalid],
         settlements={str(int(k) + offset): v for k, v in outcome.settlements.items()},
@@ -138,8 +143,15 @@ class ShardRunner:
     (``"local"``: a LocalCluster of ``workers`` processes; else a scheduler's address) and
     yields their outcomes in shard order, moved to the lines of the whole history."""
 
-    def __init__(self, address: str | None, workers: int, options: dict[str, Any],
-                 batch: int, quick: bool = True, client: Any = None) -> None:
+    def __init__(
+        self,
+        address: str | None,
+        workers: int,
+        options: dict[str, Any],
+        batch: int,
+        quick: bool = True,
+        client: Any = None,
+    ) -> None:
         self.address = address
         self.workers = workers
         self.options = options
@@ -164,8 +176,11 @@ class ShardRunner:
 
         if self.address == "local":
             self.cluster = LocalCluster(
-                n_workers=self.workers, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.ERROR,
+                n_workers=self.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
             )
             self.client = Client(self.cluster)
         else:
@@ -181,8 +196,14 @@ class ShardRunner:
                 yield shifted(result.outcome, offset)
                 offset += result.lines
             return
-        futures = self.client.map(audit_shard, shards, options=self.options, batch=self.batch,
-                                  quick=self.quick, pure=False)
+        futures = self.client.map(
+            audit_shard,
+            shards,
+            options=self.options,
+            batch=self.batch,
+            quick=self.quick,
+            pure=False,
+        )
         try:
             for future in futures:  # in shard order; the tasks run meanwhile
                 try:

@@ -24,8 +24,9 @@ DEFAULT_BATCH = 100
 MAX_BATCH = 1000  # the server's limit per SettleStreamRequest
 LOCAL_CHUNK = 1000  # lines a --local worker process takes at a time, at least
 
-NEEDS_EXTRA = ("a sharded history and --cluster need the [cluster] extra: "
-               "pip install 'cpsettle[cluster]'")
+NEEDS_EXTRA = (
+    "a sharded history and --cluster need the [cluster] extra: pip install 'cpsettle[cluster]'"
+)
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -51,40 +52,82 @@ def _positive(limit: int | None = None) -> Callable[[str], int]:
 
 def add_parser(sub: Any, connection: Callable[[argparse.ArgumentParser], None]) -> None:
     p = sub.add_parser(
-        "audit", help="re-check a day of hand history (JSON lines) against the recorded payouts",
+        "audit",
+        help="re-check a day of hand history (JSON lines) against the recorded payouts",
         description="Settle every hand of a JSON-lines history and report each payout that "
-                    "differs from the settlement (docs/BULK_AUDIT.md).",
+        "differs from the settlement (docs/BULK_AUDIT.md).",
     )
-    p.add_argument("history", help=f"JSON lines: a SettleRequest per line, with "
-                                   f"{RECORDED_FIELD!r} (PLAYER: net minor units); '-' = stdin")
-    p.add_argument("--workers", type=_positive(), default=1,
-                   help="--local: processes; --server: parallel streams (default 1)")
-    p.add_argument("--batch", type=_positive(MAX_BATCH), default=DEFAULT_BATCH,
-                   help=f"hands per SettleStreamRequest message (default {DEFAULT_BATCH})")
+    p.add_argument(
+        "history",
+        help=f"JSON lines: a SettleRequest per line, with "
+        f"{RECORDED_FIELD!r} (PLAYER: net minor units); '-' = stdin",
+    )
+    p.add_argument(
+        "--workers",
+        type=_positive(),
+        default=1,
+        help="--local: processes; --server: parallel streams (default 1)",
+    )
+    p.add_argument(
+        "--batch",
+        type=_positive(MAX_BATCH),
+        default=DEFAULT_BATCH,
+        help=f"hands per SettleStreamRequest message (default {DEFAULT_BATCH})",
+    )
     p.add_argument("--report", metavar="OUT.json", help="write the full report as JSON here")
-    p.add_argument("--html", metavar="REPORT.html",
-                   help="also write the report as a page: totals, bars per table and dealer, "
-                        "each hand with differences drawn and verified (docs/VIEWS.md)")
-    p.add_argument("--start-line", type=_positive(), default=None,
-                   help="skip the lines before this one (default 1)")
-    p.add_argument("--resume", action="store_true",
-                   help="go on from the checkpoint beside --report (OUT.json.checkpoint) that an "
-                        "interrupted, killed or failed run left: its totals and the next line")
-    p.add_argument("--progress", choices=MODES, default="auto",
-                   help="auto: a bar on a terminal, plain lines otherwise")
-    p.add_argument("--progress-interval", type=float, default=5.0, metavar="SECONDS",
-                   help="seconds between plain progress lines (default 5)")
-    p.add_argument("--no-quick", action="store_true",
-                   help="--local: settle every hand the full way (each settlement written and "
-                        "sealed), not only those that differ or are invalid: slower, the same "
-                        "report (docs/BULK_AUDIT.md)")
-    p.add_argument("--show", type=int, default=20, metavar="N",
-                   help="differences and invalid hands listed in the summary (default 20)")
-    p.add_argument("--cluster", metavar="local|ADDRESS",
-                   help="audit the history's shards as tasks on Dask: 'local' starts a local "
-                        "cluster of --workers processes, else the address of a running "
-                        "scheduler (tcp://HOST:8786); the history may be a folder or an fsspec "
-                        "URL (s3://bucket/day/) of JSON-lines files, .gz allowed")
+    p.add_argument(
+        "--html",
+        metavar="REPORT.html",
+        help="also write the report as a page: totals, bars per table and dealer, "
+        "each hand with differences drawn and verified (docs/VIEWS.md)",
+    )
+    p.add_argument(
+        "--start-line",
+        type=_positive(),
+        default=None,
+        help="skip the lines before this one (default 1)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on from the checkpoint beside --report (OUT.json.checkpoint) that an "
+        "interrupted, killed or failed run left: its totals and the next line",
+    )
+    p.add_argument(
+        "--progress",
+        choices=MODES,
+        default="auto",
+        help="auto: a bar on a terminal, plain lines otherwise",
+    )
+    p.add_argument(
+        "--progress-interval",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds between plain progress lines (default 5)",
+    )
+    p.add_argument(
+        "--no-quick",
+        action="store_true",
+        help="--local: settle every hand the full way (each settlement written and "
+        "sealed), not only those that differ or are invalid: slower, the same "
+        "report (docs/BULK_AUDIT.md)",
+    )
+    p.add_argument(
+        "--show",
+        type=int,
+        default=20,
+        metavar="N",
+        help="differences and invalid hands listed in the summary (default 20)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="local|ADDRESS",
+        help="audit the history's shards as tasks on Dask: 'local' starts a local "
+        "cluster of --workers processes, else the address of a running "
+        "scheduler (tcp://HOST:8786); the history may be a folder or an fsspec "
+        "URL (s3://bucket/day/) of JSON-lines files, .gz allowed",
+    )
     connection(p)
     p.set_defaults(func=cmd_audit)
 
@@ -93,8 +136,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return run(args)
 
 
-def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
-        stderr: TextIO | None = None) -> int:
+def run(
+    args: argparse.Namespace, *, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     path = args.history
@@ -112,8 +156,11 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
             raise CliError(f"cannot write the report: no folder {folder}")
     prefix = os.path.basename(path) if path != "-" else "stdin"
     local = bool(getattr(args, "local", False))
-    settings: dict[str, Any] = {"mode": "local" if local else "server", "workers": args.workers,
-                "batch": args.batch}
+    settings: dict[str, Any] = {
+        "mode": "local" if local else "server",
+        "workers": args.workers,
+        "batch": args.batch,
+    }
     if not local:
         settings["server"] = args.server
     resume = _resume_point(args)
@@ -137,15 +184,25 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
     backend = None
     runner: LocalRunner | ServerRunner
     if local:
-        runner = LocalRunner(args.workers, {
-            "profile_dir": getattr(args, "profile_dir", None),
-            "signing_key_file": getattr(args, "signing_key_file", None),
-        }, quick=not getattr(args, "no_quick", False))
+        runner = LocalRunner(
+            args.workers,
+            {
+                "profile_dir": getattr(args, "profile_dir", None),
+                "signing_key_file": getattr(args, "signing_key_file", None),
+            },
+            quick=not getattr(args, "no_quick", False),
+        )
     else:
         backend = Backend(args)
         runner = ServerRunner(backend.client(), args.workers)
-    progress = Progress(stderr, args.progress, total, report.last_line + 1,
-                        args.progress_interval, read_before=report.total.read)
+    progress = Progress(
+        stderr,
+        args.progress,
+        total,
+        report.last_line + 1,
+        args.progress_interval,
+        read_before=report.total.read,
+    )
     reason = ""
     code = EXIT_OK
     restore = _sigterm_as_interrupt()
@@ -175,8 +232,13 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
             backend.__exit__(None, None, None)
     if not reason and report.not_checked:
         first, last, why = report.not_checked[0]
-        reason, code = (f"the checkpoint failed its checks: lines {first:,} to {last:,} were "
-                        f"not checked ({why}); audit them again without --resume"), EXIT_UNCHECKED
+        reason, code = (
+            (
+                f"the checkpoint failed its checks: lines {first:,} to {last:,} were "
+                f"not checked ({why}); audit them again without --resume"
+            ),
+            EXIT_UNCHECKED,
+        )
     report.finish(complete=not reason, reason=reason)
     if saver is not None:
         if report.complete:
@@ -187,8 +249,15 @@ def run(args: argparse.Namespace, *, stdout: TextIO | None = None,
     return _conclude(args, report, progress, reason, code, stdout, stderr)
 
 
-def _conclude(args: argparse.Namespace, report: Report, progress: Progress, reason: str,
-              code: int, stdout: TextIO, stderr: TextIO) -> int:
+def _conclude(
+    args: argparse.Namespace,
+    report: Report,
+    progress: Progress,
+    reason: str,
+    code: int,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
     """The report written and summed up; the exit code."""
     progress.update(report, final=True)
     if args.report:
@@ -212,8 +281,10 @@ def run_sharded(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     if not address and not getattr(args, "local", False):
         raise CliError("a folder or URL of shards is audited with --local or --cluster")
     if args.resume or args.start_line is not None:
-        raise CliError("--resume and --start-line are for one history file; a sharded audit "
-                       "is run again whole (each shard is a task the cluster retries)")
+        raise CliError(
+            "--resume and --start-line are for one history file; a sharded audit "
+            "is run again whole (each shard is a task the cluster retries)"
+        )
     for out in (args.report, getattr(args, "html", None)):
         folder = os.path.dirname(os.path.abspath(out)) if out else ""
         if out and not os.path.isdir(folder):
@@ -224,24 +295,31 @@ def run_sharded(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         raise CliError(f"{NEEDS_EXTRA} ({e})") from None
     except (OSError, ValueError) as e:
         raise CliError(f"cannot read {args.history}: {e}") from None
-    settings: dict[str, Any] = {"mode": "cluster" if address else "local",
-                                "workers": args.workers, "batch": args.batch}
+    settings: dict[str, Any] = {
+        "mode": "cluster" if address else "local",
+        "workers": args.workers,
+        "batch": args.batch,
+    }
     if address:
         settings["cluster"] = address
     settings["shards"] = len(shards)
     report = Report(args.history.rstrip("/"), 1, settings)
-    options = {"profile_dir": getattr(args, "profile_dir", None),
-               "signing_key_file": getattr(args, "signing_key_file", None)}
+    options = {
+        "profile_dir": getattr(args, "profile_dir", None),
+        "signing_key_file": getattr(args, "signing_key_file", None),
+    }
     try:
-        runner = ShardRunner(address, args.workers, options, args.batch,
-                             quick=not getattr(args, "no_quick", False))
+        runner = ShardRunner(
+            address, args.workers, options, args.batch, quick=not getattr(args, "no_quick", False)
+        )
     except CliError:
         raise
     except ImportError as e:
         raise CliError(f"{NEEDS_EXTRA} ({e})") from None
     except Exception as e:  # no cluster: said in a line, not a traceback
-        raise CliError(f"cannot start or reach the cluster {address}: {e}",
-                       code=EXIT_UNAVAILABLE) from None
+        raise CliError(
+            f"cannot start or reach the cluster {address}: {e}", code=EXIT_UNAVAILABLE
+        ) from None
     progress = Progress(stderr, args.progress, None, 1, args.progress_interval)
     reason = ""
     code = EXIT_OK

@@ -27,10 +27,13 @@ from ..views.page import Page, marked, money_html, number_html
 from .outcome import HAND_VIEWS, NO_ID
 from .report import Report
 
-COUNTS = (("handsRead", N_("hands read")), ("handsChecked", N_("hands checked")),
-          ("handsWithoutRecordedPayouts", N_("hands without recorded payouts")),
-          ("handsWithDifferences", N_("hands with payout differences")),
-          ("invalidHands", N_("invalid hands")))
+COUNTS = (
+    ("handsRead", N_("hands read")),
+    ("handsChecked", N_("hands checked")),
+    ("handsWithoutRecordedPayouts", N_("hands without recorded payouts")),
+    ("handsWithDifferences", N_("hands with payout differences")),
+    ("invalidHands", N_("invalid hands")),
+)
 
 
 def _n(lang: Language, value: int | str) -> str:
@@ -40,22 +43,33 @@ def _n(lang: Language, value: int | str) -> str:
 
 def _ids(lang: Language, entry: dict[str, Any]) -> str:
     parts = [marked(lang, "line {line}", line={"number": entry["line"]})] + [
-        marked(lang, text, id=str(entry[key])) for text, key in (
-            (N_("hand {id}"), "handId"), (N_("table {id}"), "tableId"),
-            (N_("round {id}"), "roundId"), (N_("dealer {id}"), "dealerId"))
-        if entry.get(key)]
+        marked(lang, text, id=str(entry[key]))
+        for text, key in (
+            (N_("hand {id}"), "handId"),
+            (N_("table {id}"), "tableId"),
+            (N_("round {id}"), "roundId"),
+            (N_("dealer {id}"), "dealerId"),
+        )
+        if entry.get(key)
+    ]
     return " · ".join(parts)
 
 
 def _bar(value: int, largest: int, kind: str) -> str:
     share = 100 * value / largest if largest else 0
     zero = " zero" if not value else ""
-    return (f'<span class="bar {kind}{zero}" style="width:{share:.1f}%" aria-hidden="true">'
-            "</span>")
+    return f'<span class="bar {kind}{zero}" style="width:{share:.1f}%" aria-hidden="true"></span>'
 
 
-def _book(lang: Language, title: str, what: str, slug: str, rows: dict[str, dict[str, Any]],
-          key: str, differences: list[dict[str, Any]]) -> str:
+def _book(
+    lang: Language,
+    title: str,
+    what: str,
+    slug: str,
+    rows: dict[str, dict[str, Any]],
+    key: str,
+    differences: list[dict[str, Any]],
+) -> str:
     """Per table or per dealer: the counts, and the money over- and underpaid per currency
     (a row's amounts, one line per currency; each bar is its amount's share of the largest
     amount of its currency)."""
@@ -64,7 +78,8 @@ def _book(lang: Language, title: str, what: str, slug: str, rows: dict[str, dict
     money: dict[str, dict[str, dict[str, int]]] = {}  # row -> currency -> over/under
     for d in differences:
         per = money.setdefault(str(d.get(key) or NO_ID), {}).setdefault(
-            str(d.get("currency") or "XXX"), {"overpaid": 0, "underpaid": 0})
+            str(d.get("currency") or "XXX"), {"overpaid": 0, "underpaid": 0}
+        )
         per["overpaid"] += int(d["overpaid"])
         per["underpaid"] += int(d["underpaid"])
     largest: dict[str, int] = {}
@@ -75,32 +90,45 @@ def _book(lang: Language, title: str, what: str, slug: str, rows: dict[str, dict
     def cells(name: str, what: str) -> tuple[str, str]:
         per_row = money.get(name) or {}
         if not per_row:
-            return (f"<td class=num>{_n(lang, 0)}</td>",
-                    f"<td class=bar-cell>{_bar(0, 0, what)}</td>")
-        amounts = "<br>".join(money_html(lang, m[what + "paid"], code)
-                              for code, m in per_row.items())
-        bars = "".join(_bar(m[what + "paid"], largest[code], what)
-                       for code, m in per_row.items())
+            return (
+                f"<td class=num>{_n(lang, 0)}</td>",
+                f"<td class=bar-cell>{_bar(0, 0, what)}</td>",
+            )
+        amounts = "<br>".join(
+            money_html(lang, m[what + "paid"], code) for code, m in per_row.items()
+        )
+        bars = "".join(_bar(m[what + "paid"], largest[code], what) for code, m in per_row.items())
         return f"<td class=num>{amounts}</td>", f"<td class=bar-cell>{bars}</td>"
 
     body = []
     for name, r in rows.items():
         over, over_bar = cells(name, "over")
         under, under_bar = cells(name, "under")
-        body.append(f"<tr><th scope=row>{escape(name)}</th><td class=num>{_n(lang, r['hands'])}"
-                    f"</td><td class=num>{_n(lang, r['handsWithDifferences'])}</td>"
-                    f"<td class=num>{_n(lang, r['invalidHands'])}</td>"
-                    f"{over}{over_bar}{under}{under_bar}</tr>")
-    return (f'<section class="book" id="by-{slug}"><h2>{title}</h2><div class=scroll>'
-            f"<table><thead><tr><th scope=col>{what}</th><th scope=col class=num>"
-            + marked(lang, "hands") + "</th><th scope=col class=num>"
-            + marked(lang, "with differences") + "</th><th scope=col class=num>"
-            + marked(lang, "invalid") + "</th><th scope=col class=num>"
-            + marked(lang, "overpaid") + '</th><th scope=col><span class="sr">'
-            + marked(lang, "overpaid, as a bar") + "</span></th><th scope=col class=num>"
-            + marked(lang, "underpaid") + '</th><th scope=col><span class="sr">'
-            + marked(lang, "underpaid, as a bar") + "</span></th></tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table></div></section>")
+        body.append(
+            f"<tr><th scope=row>{escape(name)}</th><td class=num>{_n(lang, r['hands'])}"
+            f"</td><td class=num>{_n(lang, r['handsWithDifferences'])}</td>"
+            f"<td class=num>{_n(lang, r['invalidHands'])}</td>"
+            f"{over}{over_bar}{under}{under_bar}</tr>"
+        )
+    return (
+        f'<section class="book" id="by-{slug}"><h2>{title}</h2><div class=scroll>'
+        f"<table><thead><tr><th scope=col>{what}</th><th scope=col class=num>"
+        + marked(lang, "hands")
+        + "</th><th scope=col class=num>"
+        + marked(lang, "with differences")
+        + "</th><th scope=col class=num>"
+        + marked(lang, "invalid")
+        + "</th><th scope=col class=num>"
+        + marked(lang, "overpaid")
+        + '</th><th scope=col><span class="sr">'
+        + marked(lang, "overpaid, as a bar")
+        + "</span></th><th scope=col class=num>"
+        + marked(lang, "underpaid")
+        + '</th><th scope=col><span class="sr">'
+        + marked(lang, "underpaid, as a bar")
+        + "</span></th></tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div></section>"
+    )
 
 
 def _difference(page: Page, d: dict[str, Any], settlement: str | None) -> str:
@@ -109,46 +137,81 @@ def _difference(page: Page, d: dict[str, Any], settlement: str | None) -> str:
     page.currencies.add(code)
     rows = []
     for p in d["players"]:
-        flag = ('<span class="flag"> \u25c0 ' + marked(lang, "differs") + "</span>"
-                if int(p["difference"]) else "")
-        rows.append(f"<tr><th scope=row>{escape(p['playerId'])}</th>"
-                    f"<td class=num>{money_html(lang, p['expected'], code, signed=True)}</td>"
-                    f"<td class=num>{money_html(lang, p['paid'], code, signed=True)}</td>"
-                    f"<td class=num>{money_html(lang, p['difference'], code, signed=True)}"
-                    f"{flag}</td></tr>")
+        flag = (
+            '<span class="flag"> \u25c0 ' + marked(lang, "differs") + "</span>"
+            if int(p["difference"])
+            else ""
+        )
+        rows.append(
+            f"<tr><th scope=row>{escape(p['playerId'])}</th>"
+            f"<td class=num>{money_html(lang, p['expected'], code, signed=True)}</td>"
+            f"<td class=num>{money_html(lang, p['paid'], code, signed=True)}</td>"
+            f"<td class=num>{money_html(lang, p['difference'], code, signed=True)}"
+            f"{flag}</td></tr>"
+        )
     why = "".join(
-        "<p>" + marked(lang, "Why {player} nets {money}:", player=str(p["playerId"]),
-                       money={"money": str(p["expected"]), "currency": code, "signed": True})
-        + "</p><ul>" + "".join(f'<li lang="en">{escape(line)}</li>' for line in p["explanation"])
-        + "</ul>" for p in d["players"] if p.get("explanation"))
+        "<p>"
+        + marked(
+            lang,
+            "Why {player} nets {money}:",
+            player=str(p["playerId"]),
+            money={"money": str(p["expected"]), "currency": code, "signed": True},
+        )
+        + "</p><ul>"
+        + "".join(f'<li lang="en">{escape(line)}</li>' for line in p["explanation"])
+        + "</ul>"
+        for p in d["players"]
+        if p.get("explanation")
+    )
     if settlement is None:
-        hand = ("<p>" + marked(lang, "(No hand view: only the first {count} hands with "
-                               "differences are drawn; settle this line and open it with "
-                               "cpsettle view.)", count={"number": HAND_VIEWS}) + "</p>")
+        hand = (
+            "<p>"
+            + marked(
+                lang,
+                "(No hand view: only the first {count} hands with "
+                "differences are drawn; settle this line and open it with "
+                "cpsettle view.)",
+                count={"number": HAND_VIEWS},
+            )
+            + "</p>"
+        )
     else:
         binary = base64.b64decode(settlement)
         stored = json_format.MessageToDict(pb.Settlement.FromString(binary))
         hand = hand_mount(page.embed(f"settlement-line-{d['line']}", {"settlement": stored}))
-    summary = marked(lang, "{profile}, unit {unit}: overpaid {overpaid}, underpaid {underpaid}",
-                     profile=str(d["profile"]),
-                     unit={"money": str(d["unitValue"]), "currency": code},
-                     overpaid={"money": str(d["overpaid"]), "currency": code},
-                     underpaid={"money": str(d["underpaid"]), "currency": code})
-    return (f'<details class="hand" id="line-{d["line"]}"><summary>{_ids(lang, d)} — '
-            f"{summary}</summary><div class=scroll><table><thead><tr><th scope=col>"
-            + marked(lang, "player") + "</th><th scope=col class=num>"
-            + marked(lang, "expected") + "</th><th scope=col class=num>"
-            + marked(lang, "paid") + "</th><th scope=col class=num>"
-            + marked(lang, "difference") + "</th></tr></thead><tbody>"
-            f"{''.join(rows)}</tbody></table></div>{why}{hand}</details>")
+    summary = marked(
+        lang,
+        "{profile}, unit {unit}: overpaid {overpaid}, underpaid {underpaid}",
+        profile=str(d["profile"]),
+        unit={"money": str(d["unitValue"]), "currency": code},
+        overpaid={"money": str(d["overpaid"]), "currency": code},
+        underpaid={"money": str(d["underpaid"]), "currency": code},
+    )
+    return (
+        f'<details class="hand" id="line-{d["line"]}"><summary>{_ids(lang, d)} — '
+        f"{summary}</summary><div class=scroll><table><thead><tr><th scope=col>"
+        + marked(lang, "player")
+        + "</th><th scope=col class=num>"
+        + marked(lang, "expected")
+        + "</th><th scope=col class=num>"
+        + marked(lang, "paid")
+        + "</th><th scope=col class=num>"
+        + marked(lang, "difference")
+        + "</th></tr></thead><tbody>"
+        f"{''.join(rows)}</tbody></table></div>{why}{hand}</details>"
+    )
 
 
 def _invalid(lang: Language, e: dict[str, Any]) -> str:
-    problems = "".join(f'<li><code>{escape(v["field"])}</code>: <span lang="en">'
-                       f'{escape(v["reason"])}</span></li>' for v in e["violations"])
-    return (f'<li id="line-{e["line"]}"><strong>{_ids(lang, e)}</strong> — '
-            f"<code>{escape(e['code'])}</code> <span lang=\"en\">{escape(e.get('message') or '')}"
-            f'</span><ul class="violations">{problems}</ul></li>')
+    problems = "".join(
+        f'<li><code>{escape(v["field"])}</code>: <span lang="en">{escape(v["reason"])}</span></li>'
+        for v in e["violations"]
+    )
+    return (
+        f'<li id="line-{e["line"]}"><strong>{_ids(lang, e)}</strong> — '
+        f'<code>{escape(e["code"])}</code> <span lang="en">{escape(e.get("message") or "")}'
+        f'</span><ul class="violations">{problems}</ul></li>'
+    )
 
 
 def _money_totals(lang: Language, currencies: dict[str, dict[str, Any]]) -> str:
@@ -158,9 +221,13 @@ def _money_totals(lang: Language, currencies: dict[str, dict[str, Any]]) -> str:
     out = []
     for what, text in (("overpaid", N_("money overpaid")), ("underpaid", N_("money underpaid"))):
         for code, r in currencies.items():
-            out.append(f'<div data-currency-total="{escape(code)}" data-what="{what}"><dt>'
-                       + marked(lang, text) + f" ({escape(code)})</dt><dd>"
-                       + money_html(lang, r[what], code) + "</dd></div>")
+            out.append(
+                f'<div data-currency-total="{escape(code)}" data-what="{what}"><dt>'
+                + marked(lang, text)
+                + f" ({escape(code)})</dt><dd>"
+                + money_html(lang, r[what], code)
+                + "</dd></div>"
+            )
     return "".join(out)
 
 
@@ -172,45 +239,88 @@ def html_page(report: Report, lang: Language | None = None) -> str:
     page = Page(title="", lang=lang or Language.get(DEFAULT), fixed=lang is not None)
     t = page.lang
     page.title = marked(t, "Audit of {source}", source=str(r["source"]))
-    span = marked(t, "lines {first} to {last}", first={"number": r["firstLine"]},
-                  last={"number": r["stoppedAfterLine"]})
+    span = marked(
+        t,
+        "lines {first} to {last}",
+        first={"number": r["firstLine"]},
+        last={"number": r["stoppedAfterLine"]},
+    )
     if r["complete"]:
-        status = ("<p>" + marked(t, "Complete:") + f" {span}, "
-                  + marked(t, "{seconds} s ({mode}).", seconds=str(r["elapsedSeconds"]),
-                           mode=str(r["mode"])))
+        status = (
+            "<p>"
+            + marked(t, "Complete:")
+            + f" {span}, "
+            + marked(
+                t, "{seconds} s ({mode}).", seconds=str(r["elapsedSeconds"]), mode=str(r["mode"])
+            )
+        )
     else:
-        status = ('<p class="error">' + marked(t, "INCOMPLETE ({reason}):",
-                                                reason=str(r["stopReason"] or ""))
-                  + f" {span} " + marked(t, "only; resume with --start-line {line}.",
-                                         line=str(r["stoppedAfterLine"] + 1)))
-    status += " " + marked(t, "Started {started}, finished {finished}.",
-                           started=str(r["startedAt"]), finished=str(r["finishedAt"])) + "</p>"
+        status = (
+            '<p class="error">'
+            + marked(t, "INCOMPLETE ({reason}):", reason=str(r["stopReason"] or ""))
+            + f" {span} "
+            + marked(
+                t, "only; resume with --start-line {line}.", line=str(r["stoppedAfterLine"] + 1)
+            )
+        )
+    status += (
+        " "
+        + marked(
+            t,
+            "Started {started}, finished {finished}.",
+            started=str(r["startedAt"]),
+            finished=str(r["finishedAt"]),
+        )
+        + "</p>"
+    )
     currencies = r["byCurrency"]
     page.currencies.update(currencies)
-    grid = "".join(f'<div data-count="{key}"><dt>{marked(t, label)}</dt><dd>{_n(t, s[key])}'
-                   "</dd></div>" for key, label in COUNTS) + _money_totals(t, currencies)
+    grid = "".join(
+        f'<div data-count="{key}"><dt>{marked(t, label)}</dt><dd>{_n(t, s[key])}</dd></div>'
+        for key, label in COUNTS
+    ) + _money_totals(t, currencies)
     diffs = r["differences"]
-    parts = [status,
-             '<section id="totals"><h2>' + marked(t, "Totals") + "</h2>"
-             f'<dl class="summary-grid">{grid}</dl></section>',
-             _book(t, marked(t, "Per table"), marked(t, "Table"), "table", r["byTable"],
-                   "tableId", diffs),
-             _book(t, marked(t, "Per dealer"), marked(t, "Dealer"), "dealer", r["byDealer"],
-                   "dealerId", diffs)]
+    parts = [
+        status,
+        '<section id="totals"><h2>' + marked(t, "Totals") + "</h2>"
+        f'<dl class="summary-grid">{grid}</dl></section>',
+        _book(
+            t, marked(t, "Per table"), marked(t, "Table"), "table", r["byTable"], "tableId", diffs
+        ),
+        _book(
+            t,
+            marked(t, "Per dealer"),
+            marked(t, "Dealer"),
+            "dealer",
+            r["byDealer"],
+            "dealerId",
+            diffs,
+        ),
+    ]
     settlements = report.total.settlements
-    parts.append('<section id="differences"><h2>'
-                 + marked(t, "Hands with payout differences ({count})",
-                          count={"number": len(diffs)}) + "</h2>")
+    parts.append(
+        '<section id="differences"><h2>'
+        + marked(t, "Hands with payout differences ({count})", count={"number": len(diffs)})
+        + "</h2>"
+    )
     if diffs:
-        parts.append("<p>" + marked(t, "Open a hand to see its settlement drawn and verified. "
-                                    "A positive difference is money overpaid to the player.")
-                     + "</p>")
+        parts.append(
+            "<p>"
+            + marked(
+                t,
+                "Open a hand to see its settlement drawn and verified. "
+                "A positive difference is money overpaid to the player.",
+            )
+            + "</p>"
+        )
     parts += [_difference(page, d, settlements.get(str(d["line"]))) for d in diffs]
     parts.append("</section>")
     invalid = r["invalid"]
-    parts.append('<section id="invalid"><h2>' + marked(t, "Invalid lines ({count})",
-                                                       count={"number": len(invalid)})
-                 + "</h2>")
+    parts.append(
+        '<section id="invalid"><h2>'
+        + marked(t, "Invalid lines ({count})", count={"number": len(invalid)})
+        + "</h2>"
+    )
     if invalid:
         parts.append("<ul>" + "".join(_invalid(t, e) for e in invalid) + "</ul>")
     parts.append("</section>")

@@ -31,10 +31,21 @@ def money(amount: int) -> str:
 
 def difference_json(entry: dict[str, Any]) -> dict[str, Any]:
     """A ``differences`` entry as the JSON report writes it: its money as strings."""
-    out = dict(entry, unitValue=money(entry["unitValue"]), overpaid=money(entry["overpaid"]),
-               underpaid=money(entry["underpaid"]))
-    out["players"] = [dict(p, expected=money(p["expected"]), paid=money(p["paid"]),
-                           difference=money(p["difference"])) for p in entry["players"]]
+    out = dict(
+        entry,
+        unitValue=money(entry["unitValue"]),
+        overpaid=money(entry["overpaid"]),
+        underpaid=money(entry["underpaid"]),
+    )
+    out["players"] = [
+        dict(
+            p,
+            expected=money(p["expected"]),
+            paid=money(p["paid"]),
+            difference=money(p["difference"]),
+        )
+        for p in entry["players"]
+    ]
     return out
 
 
@@ -59,9 +70,13 @@ class Tally:
 
     def to_dict(self) -> dict[str, int | str]:
         """The row of ``byTable`` / ``byDealer`` in the JSON report (money as strings)."""
-        return {"hands": self.hands, "handsWithDifferences": self.differences,
-                "invalidHands": self.invalid, "overpaid": money(self.overpaid),
-                "underpaid": money(self.underpaid)}
+        return {
+            "hands": self.hands,
+            "handsWithDifferences": self.differences,
+            "invalidHands": self.invalid,
+            "overpaid": money(self.overpaid),
+            "underpaid": money(self.underpaid),
+        }
 
 
 @dataclass
@@ -104,16 +119,24 @@ class Outcome:
 
     def _tallies(self, hand: Hand) -> Iterator[Tally]:
         """The hand's table's tally and its dealer's."""
-        for key, book in ((hand.table_id or NO_ID, self.tables),
-                          (hand.dealer_id or NO_ID, self.dealers)):
+        for key, book in (
+            (hand.table_id or NO_ID, self.tables),
+            (hand.dealer_id or NO_ID, self.dealers),
+        ):
             tally = book.get(key)
             if tally is None:
                 tally = book[key] = Tally()
             yield tally
 
     def _ids(self, hand: Hand, ref: str) -> dict[str, Any]:
-        return {"line": hand.line, "ref": ref, "handId": hand.hand_id, "tableId": hand.table_id,
-                "roundId": hand.round_id, "dealerId": hand.dealer_id}
+        return {
+            "line": hand.line,
+            "ref": ref,
+            "handId": hand.hand_id,
+            "tableId": hand.table_id,
+            "roundId": hand.round_id,
+            "dealerId": hand.dealer_id,
+        }
 
     def add_matched(self, table_id: str, dealer_id: str, checked: bool) -> None:
         """A hand settled the quick way (audit/quick.py): every recorded payout matched its
@@ -129,11 +152,15 @@ class Outcome:
                 tally = book[key] = Tally()
             tally.hands += 1
 
-    def add_invalid(self, hand: Hand, ref: str, code: str, message: str,
-                    violations: Iterable[tuple[str, str]]) -> None:
+    def add_invalid(
+        self, hand: Hand, ref: str, code: str, message: str, violations: Iterable[tuple[str, str]]
+    ) -> None:
         entry = self._ids(hand, ref)
-        entry.update(code=code, message=message,
-                     violations=[{"field": f, "reason": r} for f, r in violations])
+        entry.update(
+            code=code,
+            message=message,
+            violations=[{"field": f, "reason": r} for f, r in violations],
+        )
         self.invalid.append(entry)
         for tally in self._tallies(hand):
             tally.invalid += 1
@@ -141,8 +168,9 @@ class Outcome:
     def add_result(self, hand: Hand, ref: str, result: pb.AuditResult) -> None:
         if result.WhichOneof("outcome") != "settlement":
             err = SettlementError.from_status(result.error)
-            self.add_invalid(hand, ref, err.code.name, err.message,
-                             [(v.field, v.reason) for v in err.violations])
+            self.add_invalid(
+                hand, ref, err.code.name, err.message, [(v.field, v.reason) for v in err.violations]
+            )
             return
         tallies = tuple(self._tallies(hand))
         for tally in tallies:
@@ -156,8 +184,12 @@ class Outcome:
         over = under = 0
         players = []
         for c in result.checks:
-            entry: dict[str, Any] = {"playerId": c.player_id, "expected": c.expected,
-                                     "paid": c.proposed, "difference": c.difference}
+            entry: dict[str, Any] = {
+                "playerId": c.player_id,
+                "expected": c.expected,
+                "paid": c.proposed,
+                "difference": c.difference,
+            }
             if c.difference:
                 entry["explanation"] = list(c.explanation)
             if c.difference > 0:
@@ -167,14 +199,21 @@ class Outcome:
             players.append(entry)
         s = result.settlement
         diff = self._ids(hand, ref)
-        diff.update(profile=s.profile.name, unitValue=s.unit_value, currency=s.currency or "XXX",
-                    overpaid=over, underpaid=under, players=players)
+        diff.update(
+            profile=s.profile.name,
+            unitValue=s.unit_value,
+            currency=s.currency or "XXX",
+            overpaid=over,
+            underpaid=under,
+            players=players,
+        )
         if s.settlement_id:
             diff["settlementId"] = s.settlement_id
         self.differences.append(diff)
         if len(self.settlements) < HAND_VIEWS:
             self.settlements[str(hand.line)] = base64.b64encode(
-                s.SerializeToString(deterministic=True)).decode("ascii")
+                s.SerializeToString(deterministic=True)
+            ).decode("ascii")
         self.over += over
         self.under += under
         for tally in tallies:

@@ -39,8 +39,15 @@ class Progress:
     ``Progress`` once the audit can start, so that an error before it prints on a line of its own.
     """
 
-    def __init__(self, stream: TextIO, mode: str, total_lines: int | None, first_line: int,
-                 interval: float, read_before: int = 0) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        mode: str,
+        total_lines: int | None,
+        first_line: int,
+        interval: float,
+        read_before: int = 0,
+    ) -> None:
         if mode == "auto":
             isatty = getattr(stream, "isatty", None)
             mode = "bar" if isatty is not None and isatty() else "lines"
@@ -54,9 +61,14 @@ class Progress:
         self.last = self.started
         self.bar: tqdm[Never] | None = None
         if mode == "bar":
-            self.bar = tqdm(total=self.total, file=stream, dynamic_ncols=True, mininterval=0.1,
-                            leave=True,
-                            bar_format=_BAR if self.total else _NO_TOTAL)
+            self.bar = tqdm(
+                total=self.total,
+                file=stream,
+                dynamic_ncols=True,
+                mininterval=0.1,
+                leave=True,
+                bar_format=_BAR if self.total else _NO_TOTAL,
+            )
 
     def update(self, report: Report, final: bool = False) -> None:
         if self.bar is not None:
@@ -78,8 +90,9 @@ class Progress:
         return f"{n:,} {differences}, {len(t.invalid):,} invalid"
 
     def _bar(self, bar: tqdm[Never], report: Report, final: bool) -> None:
-        bar.set_postfix_str(f"{self._rate(report):,.0f} hands/s, {self._findings(report, True)}",
-                            refresh=False)
+        bar.set_postfix_str(
+            f"{self._rate(report):,.0f} hands/s, {self._findings(report, True)}", refresh=False
+        )
         bar.update(self._done(report) - bar.n)
         if final:
             bar.close()  # the last state, then a new line
@@ -100,6 +113,8 @@ class Progress:
         else:
             eta, of = "?", ""
         tail = ("done" if report.complete else "stopped") if final else f"ETA {eta}"
-        self.stream.write(f"cpsettle audit: line {t.last_line:,}{of}, {t.read:,} hands, "
-                          f"{self._rate(report):,.0f} hands/s, {tail}, {self._findings(report)}\n")
+        self.stream.write(
+            f"cpsettle audit: line {t.last_line:,}{of}, {t.read:,} hands, "
+            f"{self._rate(report):,.0f} hands/s, {tail}, {self._findings(report)}\n"
+        )
         self.stream.flush()

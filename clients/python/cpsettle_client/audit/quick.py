@@ -50,11 +50,34 @@ INT64 = (-(2**63), 2**63 - 1)
 
 # SettleRequest's fields in their JSON (camelCase) names; ``profile`` (an inline RuleProfile)
 # is left to the full way.
-_TOP = frozenset({"handId", "tableId", "roundId", "dealerId", "preset", "profileOverrides",
-                  "unitValue", "buttonSeat", "players", "deadCards", "currency",
-                  RECORDED_FIELD})
-_PLAYER = frozenset({"playerId", "seat", "arrangement", "cards", "declaredNatural",
-                     "surrender", "stack", "inFantasyland"})
+_TOP = frozenset(
+    {
+        "handId",
+        "tableId",
+        "roundId",
+        "dealerId",
+        "preset",
+        "profileOverrides",
+        "unitValue",
+        "buttonSeat",
+        "players",
+        "deadCards",
+        "currency",
+        RECORDED_FIELD,
+    }
+)
+_PLAYER = frozenset(
+    {
+        "playerId",
+        "seat",
+        "arrangement",
+        "cards",
+        "declaredNatural",
+        "surrender",
+        "stack",
+        "inFantasyland",
+    }
+)
 _ROWS = frozenset({"front", "middle", "back"})
 _KEY_END = re.compile(rb'"[ \t\r\n]*:')
 
@@ -71,8 +94,11 @@ def _bounds() -> None:
     from cpsettle_service.api import bounds
 
     _MAX_ID, _MAX_NAME = bounds.MAX_ID_CHARS, bounds.MAX_NAME_CHARS
-    _MAX_PLAYERS, _MAX_HAND, _MAX_DEAD = (bounds.MAX_PLAYERS, bounds.MAX_HAND_CARDS,
-                                          bounds.MAX_DEAD_CARDS)
+    _MAX_PLAYERS, _MAX_HAND, _MAX_DEAD = (
+        bounds.MAX_PLAYERS,
+        bounds.MAX_HAND_CARDS,
+        bounds.MAX_DEAD_CARDS,
+    )
 
 
 class _NotPlain(Exception):
@@ -98,8 +124,11 @@ def _cards(value: Any, limit: int | None = None) -> tuple[str, ...]:
     """A row or a hand of cards: a list of at most ``limit`` (a hand's 13) strings (``None``, a
     number: not plain). The types are gathered in C (``set(map(type, …))``): a loop here cost a
     tenth of mapping a hand."""
-    if type(value) is not list or len(value) > (_MAX_HAND if limit is None else limit) or (
-            value and set(map(type, value)) != _STR):
+    if (
+        type(value) is not list
+        or len(value) > (_MAX_HAND if limit is None else limit)
+        or (value and set(map(type, value)) != _STR)
+    ):
         raise _NotPlain
     return tuple(value)
 
@@ -136,8 +165,10 @@ class QuickChecker:
         self._profiles: dict[tuple[str, bytes | None], RuleProfile] = {}
 
     def _profile(self, preset: str, overrides: Any) -> RuleProfile:
-        key = (preset, None if overrides is None
-               else orjson.dumps(overrides, option=orjson.OPT_SORT_KEYS))
+        key = (
+            preset,
+            None if overrides is None else orjson.dumps(overrides, option=orjson.OPT_SORT_KEYS),
+        )
         profile = self._profiles.get(key)
         if profile is None:
             try:
@@ -193,17 +224,21 @@ class QuickChecker:
             in_fantasyland = p.get("inFantasyland", False)
             if type(surrender) is not bool or type(in_fantasyland) is not bool:
                 raise _NotPlain
-            players.append(new_player(  # PlayerInput's fields in order (positional: faster)
-                _text(p.get("playerId", "")),  # player_id
-                _int(p.get("seat", 0), INT32),  # seat
-                front, middle, back,
-                # cards: an empty repeated field is no field (api.mapping reads [] as none)
-                _cards(cards) or None if cards is not None else None,
-                _text(p.get("declaredNatural", ""), None),  # declared_natural
-                surrender,
-                None if stack is None else _int(stack, INT64),  # stack
-                in_fantasyland,
-            ))
+            players.append(
+                new_player(  # PlayerInput's fields in order (positional: faster)
+                    _text(p.get("playerId", "")),  # player_id
+                    _int(p.get("seat", 0), INT32),  # seat
+                    front,
+                    middle,
+                    back,
+                    # cards: an empty repeated field is no field (api.mapping reads [] as none)
+                    _cards(cards) or None if cards is not None else None,
+                    _text(p.get("declaredNatural", ""), None),  # declared_natural
+                    surrender,
+                    None if stack is None else _int(stack, INT64),  # stack
+                    in_fantasyland,
+                )
+            )
         dead = get("deadCards")
         unit = get("unitValue")
         button = get("buttonSeat")
@@ -211,8 +246,12 @@ class QuickChecker:
             players=tuple(players),
             button_seat=None if button is None else _int(button, INT32),
             dead_cards=() if dead is None else _cards(dead, _MAX_DEAD),
-            context=self._context(_text(get("handId", "")), _text(get("tableId", "")),
-                                  _text(get("roundId", "")), _text(get("dealerId", ""))),
+            context=self._context(
+                _text(get("handId", "")),
+                _text(get("tableId", "")),
+                _text(get("roundId", "")),
+                _text(get("dealerId", "")),
+            ),
             unit_value=None if unit is None else _int(unit, INT64),
             currency=_text(get("currency", ""), None),
         )
@@ -234,8 +273,7 @@ class QuickChecker:
                 paid = {pid: _amount(v) for pid, v in recorded.items()} if recorded else None
             # No key twice (see the module's docstring).
             colons = raw.count(b'":')
-            if ((colons != keys or raw.count(b":") != colons)
-                    and len(_KEY_END.findall(raw)) != keys):
+            if (colons != keys or raw.count(b":") != colons) and len(_KEY_END.findall(raw)) != keys:
                 return None
             settlement = self.service.settle_table(table, self._profile(preset, overrides))
         except (_NotPlain, orjson.JSONDecodeError):
@@ -251,5 +289,3 @@ class QuickChecker:
                     return None
         ctx = table.context
         return ctx.table_id, ctx.dealer_id, paid is not None
-
-

@@ -50,8 +50,7 @@ def count_lines(path: str) -> int:
 class Hand:
     """One line of history, read: its ids, and where its item sits in the batch (or why not)."""
 
-    __slots__ = ("dealer_id", "hand_id", "line", "paid", "problem", "round_id", "sent",
-                 "table_id")
+    __slots__ = ("dealer_id", "hand_id", "line", "paid", "problem", "round_id", "sent", "table_id")
 
     def __init__(self, line: int) -> None:
         self.line = line
@@ -79,8 +78,13 @@ def _salvage_ids(hand: Hand, raw: bytes) -> None:
 
 
 def _describe(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            type(None): "null"}.get(type(value), "a number")
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+    }.get(type(value), "a number")
 
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # a ProposedPayout's net_money
@@ -129,19 +133,29 @@ def prepare(ref_prefix: str, line: int, raw: bytes, batch: pb.SettleStreamReques
     paid: list[tuple[str, int]] = []
     if recorded is not None:
         if not isinstance(recorded, dict):
-            return invalid(RECORDED_FIELD, "must be an object of player id: net money in minor "
-                                           f"units, got {_describe(recorded)}")
+            return invalid(
+                RECORDED_FIELD,
+                "must be an object of player id: net money in minor "
+                f"units, got {_describe(recorded)}",
+            )
         problems = []
         for pid, value in recorded.items():
             amount = _amount(value)
             if amount is None:
-                problems.append((f"{RECORDED_FIELD}.{pid}",
-                                 f"must be an integer amount in minor units, got {value!r}"))
+                problems.append(
+                    (
+                        f"{RECORDED_FIELD}.{pid}",
+                        f"must be an integer amount in minor units, got {value!r}",
+                    )
+                )
             else:
                 paid.append((pid, amount))
         if problems:
-            hand.problem = ("INVALID_ARGUMENT",
-                            "; ".join(f"{f}: {r}" for f, r in problems), problems)
+            hand.problem = (
+                "INVALID_ARGUMENT",
+                "; ".join(f"{f}: {r}" for f, r in problems),
+                problems,
+            )
             return hand
     item = batch.items.add()
     try:
@@ -157,8 +171,7 @@ def prepare(ref_prefix: str, line: int, raw: bytes, batch: pb.SettleStreamReques
     return hand
 
 
-def chunks(lines: Iterable[tuple[int, bytes]], size: int
-           ) -> Iterator[Chunk]:
+def chunks(lines: Iterable[tuple[int, bytes]], size: int) -> Iterator[Chunk]:
     """(first line, last line, lines) of ``size`` non-blank lines at a time."""
     batch: list[tuple[int, bytes]] = []
     for number, raw in lines:

@@ -50,8 +50,10 @@ def by_currency(differences: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     and underpaid, by ISO 4217 code."""
     out: dict[str, dict[str, int]] = {}
     for d in differences:
-        row = out.setdefault(str(d.get("currency") or "XXX"),
-                             {"handsWithDifferences": 0, "overpaid": 0, "underpaid": 0})
+        row = out.setdefault(
+            str(d.get("currency") or "XXX"),
+            {"handsWithDifferences": 0, "overpaid": 0, "underpaid": 0},
+        )
         row["handsWithDifferences"] += 1
         row["overpaid"] += int(d["overpaid"])
         row["underpaid"] += int(d["underpaid"])
@@ -151,15 +153,24 @@ class Report:
                 "overpaid": None if mixed else money(t.over),
                 "underpaid": None if mixed else money(t.under),
             },
-            **({"notChecked": [{"firstLine": a, "lastLine": b, "reason": why}
-                               for a, b, why in self.not_checked]} if self.not_checked else {}),
+            **(
+                {
+                    "notChecked": [
+                        {"firstLine": a, "lastLine": b, "reason": why}
+                        for a, b, why in self.not_checked
+                    ]
+                }
+                if self.not_checked
+                else {}
+            ),
             "differences": [difference_json(d) for d in t.differences],
             "invalid": t.invalid,
             "byTable": tables,
             "byDealer": dealers,
-            "byCurrency": {c: dict(r, overpaid=money(r["overpaid"]),
-                                   underpaid=money(r["underpaid"]))
-                           for c, r in currencies.items()},
+            "byCurrency": {
+                c: dict(r, overpaid=money(r["overpaid"]), underpaid=money(r["underpaid"]))
+                for c, r in currencies.items()
+            },
         }
 
     def write_json(self, path: str) -> None:
@@ -172,25 +183,30 @@ class Report:
         rate = t.read / self.elapsed if self.elapsed > 0 else 0.0
         mode = self.settings
         where = {"local": "local", "cluster": f"cluster {mode.get('cluster')}"}.get(
-            mode["mode"], f"server {mode.get('server')}")
+            mode["mode"], f"server {mode.get('server')}"
+        )
         workers = f"{mode['workers']} worker{'s' if mode['workers'] != 1 else ''}"
         out = [f"cpsettle audit of {shown(self.source)} ({shown(where)}, {workers})"]
         span = f"lines {self.first_line:,} to {t.last_line:,}"
         if self.complete:
             out.append(f"  complete: {span}, {self.elapsed:.1f} s, {rate:,.0f} hands/s")
         elif self.not_checked:
-            out.append(f"  INCOMPLETE: lines {self.first_line:,} to {t.last_line:,} except those "
-                       "below, which were NOT checked")
-            out += [f"    lines {a:,} to {b:,} not checked: {shown(why)}"
-                    for a, b, why in self.not_checked]
+            out.append(
+                f"  INCOMPLETE: lines {self.first_line:,} to {t.last_line:,} except those "
+                "below, which were NOT checked"
+            )
+            out += [
+                f"    lines {a:,} to {b:,} not checked: {shown(why)}"
+                for a, b, why in self.not_checked
+            ]
         else:
             how = f"--start-line {t.last_line + 1}"
             if self.checkpointed:
                 how = f"--resume, or {how} for the rest alone"
-            out.append(f"  INCOMPLETE ({shown(self.stop_reason)}): {span} only; resume with "
-                       f"{how}")
+            out.append(f"  INCOMPLETE ({shown(self.stop_reason)}): {span} only; resume with {how}")
         numbers = [
-            ("hands read", t.read), ("hands checked", t.checked),
+            ("hands read", t.read),
+            ("hands checked", t.checked),
             ("hands without recorded payouts", t.unchecked),
             ("hands with payout differences", len(t.differences)),
             ("invalid hands", len(t.invalid)),
@@ -201,8 +217,9 @@ class Report:
             out += [f"  {label:<32}{0:>12,}" for label in ("money overpaid", "money underpaid")]
         for what in ("overpaid", "underpaid"):  # each currency on its own: never added up
             for code, amounts in currencies.items():
-                out.append(f"  {f'money {what} ({code})':<32}"
-                           f"{shown_money(amounts[what], code):>12}")
+                out.append(
+                    f"  {f'money {what} ({code})':<32}{shown_money(amounts[what], code):>12}"
+                )
 
         def more(n: int) -> None:
             if n > show:
@@ -211,9 +228,14 @@ class Report:
 
         def ids(e: dict[str, Any]) -> str:
             parts = [f"line {e['line']}"] + [
-                f"{label} {e[key]}" for label, key in
-                (("hand", "handId"), ("table", "tableId"), ("round", "roundId"),
-                 ("dealer", "dealerId")) if e.get(key)
+                f"{label} {e[key]}"
+                for label, key in (
+                    ("hand", "handId"),
+                    ("table", "tableId"),
+                    ("round", "roundId"),
+                    ("dealer", "dealerId"),
+                )
+                if e.get(key)
             ]
             return "  ".join(parts)
 
@@ -224,8 +246,10 @@ class Report:
                 out.append(f"      {'player':<12}{'expected':>10}{'paid':>10}{'difference':>12}")
                 for p in d["players"]:
                     flag = "" if not p["difference"] else "  <--"
-                    out.append(f"      {p['playerId']:<12}{p['expected']:>+10,}{p['paid']:>+10,}"
-                               f"{p['difference']:>+12,}{flag}")
+                    out.append(
+                        f"      {p['playerId']:<12}{p['expected']:>+10,}{p['paid']:>+10,}"
+                        f"{p['difference']:>+12,}{flag}"
+                    )
                 for p in d["players"]:
                     if p.get("explanation"):
                         out.append(f"    why {p['playerId']} nets {p['expected']:+,}:")
@@ -237,17 +261,22 @@ class Report:
                 out.append(f"  {ids(e)}  {e['code']}")
                 out += [f"      - {v['field']}: {v['reason']}" for v in e["violations"]]
             more(len(t.invalid))
-        for title, rows, what in (("Per table", t.tables, "table"),
-                                  ("Per dealer", t.dealers, "dealer")):
+        for title, rows, what in (
+            ("Per table", t.tables, "table"),
+            ("Per dealer", t.dealers, "dealer"),
+        ):
             if not rows:
                 continue
             rows = {shown(k): r for k, r in rows.items()}
             width = max(len(what), *(len(k) for k in rows))
-            head = (f"  {what:<{width}}{'hands':>9}{'differences':>13}{'invalid':>9}"
-                    f"{'overpaid':>11}{'underpaid':>11}")
+            head = (
+                f"  {what:<{width}}{'hands':>9}{'differences':>13}{'invalid':>9}"
+                f"{'overpaid':>11}{'underpaid':>11}"
+            )
             out += ["", title, head]
             for key, r in sorted(rows.items()):
-                out.append(f"  {key:<{width}}{r.hands:>9,}{r.differences:>13,}{r.invalid:>9,}"
-                           f"{r.overpaid:>11,}{r.underpaid:>11,}")
+                out.append(
+                    f"  {key:<{width}}{r.hands:>9,}{r.differences:>13,}{r.invalid:>9,}"
+                    f"{r.overpaid:>11,}{r.underpaid:>11,}"
+                )
         return "\n".join(out)
-

@@ -39,8 +39,11 @@ _Entry = tuple[int, Outcome, list[Hand], pb.SettleStreamRequest]
 
 def is_batch_error(result: pb.SettleStreamResponse) -> bool:
     """A per-batch error: one result, no ref (our refs are never empty), an error."""
-    return (len(result.results) == 1 and not result.results[0].ref
-            and result.results[0].WhichOneof("outcome") == "error")
+    return (
+        len(result.results) == 1
+        and not result.results[0].ref
+        and result.results[0].WhichOneof("outcome") == "error"
+    )
 
 
 # --------------------------------------------------------------------------- local
@@ -90,13 +93,11 @@ def audit_chunk(prefix: str, first: int, last: int, lines: list[tuple[int, bytes
     if rest:
         batch = pb.SettleStreamRequest()
         hands = [prepare(prefix, number, raw, batch) for number, raw in rest]
-        outcome.add_batch(prefix, hands,
-                          _servicer.settle_batch(batch, max_items=len(batch.items)))
+        outcome.add_batch(prefix, hands, _servicer.settle_batch(batch, max_items=len(batch.items)))
     return outcome
 
 
-def audit_chunk_full(prefix: str, first: int, last: int, lines: list[tuple[int, bytes]]
-                     ) -> Outcome:
+def audit_chunk_full(prefix: str, first: int, last: int, lines: list[tuple[int, bytes]]) -> Outcome:
     """Audit a run of lines the full way only (every settlement written and sealed): what
     ``audit_chunk`` was before the quick check, kept to hold the two to the same report."""
     assert _servicer is not None, "_init_local first"
@@ -128,10 +129,11 @@ class LocalRunner:
         # forkserver: never fork a process that may hold gRPC threads.
         context = multiprocessing.get_context("forkserver")
         # Import the engine once in the fork server: every worker forks from it ready to go.
-        context.set_forkserver_preload(["cpsettle_client.audit.running",
-                                        "cpsettle_service.local"])
+        context.set_forkserver_preload(["cpsettle_client.audit.running", "cpsettle_service.local"])
         self.pool = concurrent.futures.ProcessPoolExecutor(
-            self.workers, mp_context=context, initializer=_init_worker,
+            self.workers,
+            mp_context=context,
+            initializer=_init_worker,
             initargs=(self.options, os.getpid()),
         )
         for _ in range(self.workers):  # start every worker now, not as the first chunks come
@@ -185,8 +187,13 @@ class _Stream:
     BACKOFF = 0.2  # seconds before the first reconnection, doubling up to BACKOFF_MAX
     BACKOFF_MAX = 5.0
 
-    def __init__(self, client: Any, prefix: str, stop: threading.Event,
-                 deliver: Callable[[int, Outcome | BaseException], None]) -> None:
+    def __init__(
+        self,
+        client: Any,
+        prefix: str,
+        stop: threading.Event,
+        deliver: Callable[[int, Outcome | BaseException], None],
+    ) -> None:
         self.client = client
         self.prefix = prefix
         self.stop = stop
@@ -241,7 +248,8 @@ class _Stream:
     def _reconnect(self, failures: int) -> bool:
         """Open the stream again after a backoff; False when it is time to give up."""
         if failures >= self.RETRIES or self.stop.wait(
-                min(self.BACKOFF * 2 ** failures, self.BACKOFF_MAX)):
+            min(self.BACKOFF * 2**failures, self.BACKOFF_MAX)
+        ):
             return False
         with self.cond:
             self.generation += 1
@@ -283,13 +291,16 @@ class _Stream:
                 return
             if not self._reconnect(failures):
                 if not self.stop.is_set():
-                    self.deliver(seq, AuditFailure(
-                        f"{why}, and {failures} reconnections in a row got no answer"))
+                    self.deliver(
+                        seq,
+                        AuditFailure(f"{why}, and {failures} reconnections in a row got no answer"),
+                    )
                 return
             failures += 1
 
-    def _one_by_one(self, batch: pb.SettleStreamRequest, error: pb.SettleStreamResponse
-                    ) -> pb.SettleStreamResponse:
+    def _one_by_one(
+        self, batch: pb.SettleStreamRequest, error: pb.SettleStreamResponse
+    ) -> pb.SettleStreamResponse:
         """A batch the server refused as a whole (too big an answer): ask hand by hand."""
         singles = [pb.SettleStreamRequest(items=[item]) for item in batch.items]
         out = pb.SettleStreamResponse()
@@ -333,8 +344,9 @@ class ServerRunner:
             self.cond.notify_all()
 
     def run(self, prefix: str, work: Iterable[Chunk]) -> Iterator[Outcome]:
-        self.streams = [_Stream(self.client, prefix, self.stop, self._deliver)
-                        for _ in range(self.workers)]
+        self.streams = [
+            _Stream(self.client, prefix, self.stop, self._deliver) for _ in range(self.workers)
+        ]
         limit = (_Stream.DEPTH + 3) * self.workers  # batches read but not yet yielded
         next_out = 0
         seq = 0
@@ -372,8 +384,9 @@ class ServerRunner:
                 hands = [prepare(prefix, number, raw, batch) for number, raw in lines]
                 while seq - next_out >= limit:
                     yield wait()
-                self._submit(self.streams[seq % self.workers], (seq, Outcome(first, last), hands,
-                                                                batch))
+                self._submit(
+                    self.streams[seq % self.workers], (seq, Outcome(first, last), hands, batch)
+                )
                 seq += 1
                 yield from ready()
             for s in self.streams:
@@ -401,4 +414,3 @@ class ServerRunner:
                 s.cancel()
         for s in self.streams:
             s.thread.join(5 if not interrupted else 1)
-

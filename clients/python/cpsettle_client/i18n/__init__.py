@@ -32,6 +32,18 @@ from .catalogs import (
 )
 from .language import LANG_ENV, N_, Language, clear_cache, from_environment
 
-__all__ = ["BUILTIN", "DEFAULT", "LANG_ENV", "LOCALE_DIR_ENV", "Catalog", "Language",
-           "LanguageProblem", "N_", "available", "catalog_dirs", "clear_cache",
-           "from_environment", "resolve"]
+__all__ = [
+    "BUILTIN",
+    "DEFAULT",
+    "LANG_ENV",
+    "LOCALE_DIR_ENV",
+    "Catalog",
+    "Language",
+    "LanguageProblem",
+    "N_",
+    "available",
+    "catalog_dirs",
+    "clear_cache",
+    "from_environment",
+    "resolve",
+]

@@ -110,8 +110,14 @@ def _candidates(tag: str) -> list[str]:
         lang, *rest = full.split("_")
         script = next((r for r in rest if len(r) == 4), None)
         if lang == parts[0] and script:
-            territory = next((p.upper() for p in parts[1:] if len(p) in (2, 3)
-                              and p[0].isalnum() and len(p) != 4), None)
+            territory = next(
+                (
+                    p.upper()
+                    for p in parts[1:]
+                    if len(p) in (2, 3) and p[0].isalnum() and len(p) != 4
+                ),
+                None,
+            )
             has_script = any(len(p) == 4 for p in parts[1:])
             if not has_script:
                 if territory:
@@ -184,8 +190,9 @@ class Catalog:
 def catalog(code: str) -> Catalog:
     """The catalog of an available language (``LanguageProblem`` for another)."""
     if code not in available():
-        raise LanguageProblem(f"no catalog for the language {code!r}; available: "
-                              + ", ".join(available()))
+        raise LanguageProblem(
+            f"no catalog for the language {code!r}; available: " + ", ".join(available())
+        )
     chain: list[gettext.GNUTranslations] = []
     for folder in catalog_dirs():
         mo, po = _catalog_files(folder, code)
@@ -193,8 +200,10 @@ def catalog(code: str) -> Catalog:
             try:
                 chain.append(_read(mo, po))
             except (OSError, ValueError) as e:  # unreadable, or a Plural-Forms gettext refuses
-                raise LanguageProblem(f"the {code} catalog in {folder} cannot be read: {e}; its "
-                                      "Plural-Forms must be a plain gettext expression") from None
+                raise LanguageProblem(
+                    f"the {code} catalog in {folder} cannot be read: {e}; its "
+                    "Plural-Forms must be a plain gettext expression"
+                ) from None
     translations: gettext.NullTranslations = gettext.NullTranslations()
     for t in reversed(chain):
         t.add_fallback(translations)
@@ -206,8 +215,10 @@ def catalog(code: str) -> Catalog:
         if m and _PLURAL.fullmatch(m.group(2)):
             nplurals, plural = int(m.group(1)), m.group(2)
         elif header:
-            raise LanguageProblem(f"the {code} catalog's Plural-Forms header is not a plain "
-                                  f"gettext expression: {header!r}")
+            raise LanguageProblem(
+                f"the {code} catalog's Plural-Forms header is not a plain "
+                f"gettext expression: {header!r}"
+            )
     return Catalog(code, translations, nplurals, plural)
 
 
@@ -216,5 +227,17 @@ def clear_cache() -> None:
     catalog.cache_clear()
 
 
-__all__ = ["BUILTIN", "DEFAULT", "DOMAIN", "LOCALE_DIR_ENV", "Catalog", "LanguageProblem",
-           "available", "builtin_dir", "catalog", "catalog_dirs", "clear_cache", "resolve"]
+__all__ = [
+    "BUILTIN",
+    "DEFAULT",
+    "DOMAIN",
+    "LOCALE_DIR_ENV",
+    "Catalog",
+    "LanguageProblem",
+    "available",
+    "builtin_dir",
+    "catalog",
+    "catalog_dirs",
+    "clear_cache",
+    "resolve",
+]

@@ -34,7 +34,8 @@ def _walk(message: Descriptor, seen: set[str], found: dict[str, EnumDescriptor])
         if field.enum_type is not None:
             found.setdefault(field.enum_type.full_name, field.enum_type)
         elif field.message_type is not None and not field.message_type.full_name.startswith(
-                "google."):
+            "google."
+        ):
             _walk(field.message_type, seen, found)
 
 
@@ -73,8 +74,9 @@ def english_labels() -> dict[str, str]:
 
 def labels(catalog: Catalog) -> dict[str, str]:
     """Every code's label in ``catalog``'s language; ``*_UNSPECIFIED``: ""."""
-    out = {code: catalog.translations.pgettext(code, text)
-           for code, text in english_labels().items()}
+    out = {
+        code: catalog.translations.pgettext(code, text) for code, text in english_labels().items()
+    }
     for enum in shown_enums():
         out[enum.values_by_number[0].name] = ""
     return out
@@ -103,8 +105,9 @@ def value_name(enum: Any, number: int) -> str:
 # --------------------------------------------------------------------------- pybabel extract
 
 
-def extract(fileobj: IO[bytes], keywords: Any, comment_tags: Any,
-            options: dict[str, Any]) -> Iterator[tuple[int, str, tuple[str, str], list[str]]]:
+def extract(
+    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: dict[str, Any]
+) -> Iterator[tuple[int, str, tuple[str, str], list[str]]]:
     """Babel extraction method (babel.cfg): the labels of the enums defined in a .proto file of
     the contract, or of the naturals' catalogue for ``naturals/catalogue.py``; each with the line
     that names it, the code as context."""
@@ -121,14 +124,29 @@ def extract(fileobj: IO[bytes], keywords: Any, comment_tags: Any,
                 continue
             for value in enum.values:
                 if value.number != 0:
-                    yield (line_of(f"{value.name} ="), "pgettext",
-                           (value.name, words(value.name, prefix(enum))),
-                           [f"{enum.full_name}.{value.name}"])
+                    yield (
+                        line_of(f"{value.name} ="),
+                        "pgettext",
+                        (value.name, words(value.name, prefix(enum))),
+                        [f"{enum.full_name}.{value.name}"],
+                    )
     elif name.replace("\\", "/").endswith("naturals/catalogue.py"):
         for natural in Natural:
-            yield (line_of(f"Natural.{natural.name}: \""), "pgettext",
-                   (natural.value, natural.label), [f"natural {natural.value}"])
+            yield (
+                line_of(f'Natural.{natural.name}: "'),
+                "pgettext",
+                (natural.value, natural.label),
+                [f"natural {natural.value}"],
+            )
 
 
-__all__ = ["english_labels", "extract", "label", "labels", "prefix", "shown_enums", "value_name",
-           "words"]
+__all__ = [
+    "english_labels",
+    "extract",
+    "label",
+    "labels",
+    "prefix",
+    "shown_enums",
+    "value_name",
+    "words",
+]

@@ -37,8 +37,9 @@ class Language:
         ``LanguageProblem`` when no catalog serves it."""
         code = resolve(tag)
         if code is None:
-            raise LanguageProblem(f"no catalog for the language {tag!r}; available: "
-                                  + ", ".join(available()))
+            raise LanguageProblem(
+                f"no catalog for the language {tag!r}; available: " + ", ".join(available())
+            )
         return cls._of(code)
 
     @property

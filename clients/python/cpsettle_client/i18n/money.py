@@ -61,8 +61,9 @@ def money(minor: int, currency: str, locale: Locale | str, *, signed: bool = Fal
         return format_decimal(minor, locale=locale) + NBSP + code
     pattern = copy.copy(locale.currency_formats["standard"])
     pattern.frac_prec = (digits, digits)
-    text: str = pattern.apply(Decimal(minor).scaleb(-digits), locale, currency=code,
-                              currency_digits=False)
+    text: str = pattern.apply(
+        Decimal(minor).scaleb(-digits), locale, currency=code, currency_digits=False
+    )
     return text
 
 
@@ -82,16 +83,20 @@ def _plus(negative: str, locale: Locale) -> str:
 
 def _around(text: str, middle: str) -> list[str]:
     at = text.index(middle)
-    return [text[:at], text[at + len(middle):]]
+    return [text[:at], text[at + len(middle) :]]
 
 
 def number_template(locale: Locale | str) -> dict[str, Any]:
     """The locale's number symbols and grouping, for the page's script."""
     locale = Locale.parse(locale)
     pattern = locale.decimal_formats[None]
-    return {"decimal": get_decimal_symbol(locale), "group": get_group_symbol(locale),
-            "minus": get_minus_sign_symbol(locale), "plus": get_plus_sign_symbol(locale),
-            "grouping": list(pattern.grouping)}
+    return {
+        "decimal": get_decimal_symbol(locale),
+        "group": get_group_symbol(locale),
+        "minus": get_minus_sign_symbol(locale),
+        "plus": get_plus_sign_symbol(locale),
+        "grouping": list(pattern.grouping),
+    }
 
 
 def money_template(currency: str, locale: Locale | str) -> dict[str, Any]:
@@ -102,10 +107,13 @@ def money_template(currency: str, locale: Locale | str) -> dict[str, Any]:
     digits = minor_digits(code)
     shown = 0 if digits is None else digits
     one = "1" + (get_decimal_symbol(locale) + "0" * shown if shown else "")
-    unit = 10 ** shown
-    return {"digits": shown, "positive": _around(money(unit, code, locale), one),
-            "negative": _around(money(-unit, code, locale), one),
-            "symbol": get_currency_symbol(code, locale) if digits is not None else code}
+    unit = 10**shown
+    return {
+        "digits": shown,
+        "positive": _around(money(unit, code, locale), one),
+        "negative": _around(money(-unit, code, locale), one),
+        "symbol": get_currency_symbol(code, locale) if digits is not None else code,
+    }
 
 
 __all__ = ["NBSP", "minor_digits", "money", "money_template", "number", "number_template"]

@@ -51,12 +51,18 @@ _RANK_VALUE = {r: i + 2 for i, r in enumerate("23456789TJQKA")}
 _RANK_LETTER = {v: r for r, v in _RANK_VALUE.items()}
 # Each rank's word and plural (the catalogs translate them; English: the hands' names).
 _RANK_WORDS = {
-    "2": (N_("two"), N_("twos")), "3": (N_("three"), N_("threes")),
-    "4": (N_("four"), N_("fours")), "5": (N_("five"), N_("fives")),
-    "6": (N_("six"), N_("sixes")), "7": (N_("seven"), N_("sevens")),
-    "8": (N_("eight"), N_("eights")), "9": (N_("nine"), N_("nines")),
-    "T": (N_("ten"), N_("tens")), "J": (N_("jack"), N_("jacks")),
-    "Q": (N_("queen"), N_("queens")), "K": (N_("king"), N_("kings")),
+    "2": (N_("two"), N_("twos")),
+    "3": (N_("three"), N_("threes")),
+    "4": (N_("four"), N_("fours")),
+    "5": (N_("five"), N_("fives")),
+    "6": (N_("six"), N_("sixes")),
+    "7": (N_("seven"), N_("sevens")),
+    "8": (N_("eight"), N_("eights")),
+    "9": (N_("nine"), N_("nines")),
+    "T": (N_("ten"), N_("tens")),
+    "J": (N_("jack"), N_("jacks")),
+    "Q": (N_("queen"), N_("queens")),
+    "K": (N_("king"), N_("kings")),
     "A": (N_("ace"), N_("aces")),
 }
 _FOUL_REASONS = {
@@ -168,8 +174,11 @@ def hand_name(say: Say, row: pb.EvaluatedRow) -> str:
     if cls == profile_pb2.HAND_CLASS_HIGH_CARD:
         name = say._("High card, {rank}", rank=word(top))
     elif cls == profile_pb2.HAND_CLASS_PAIR:
-        name = say._("Pair of {ranks}, {kicker} kicker", ranks=word(top, True),
-                   kicker=word(ranks[1] if len(ranks) > 1 else "?"))
+        name = say._(
+            "Pair of {ranks}, {kicker} kicker",
+            ranks=word(top, True),
+            kicker=word(ranks[1] if len(ranks) > 1 else "?"),
+        )
     elif cls == profile_pb2.HAND_CLASS_TWO_PAIR:
         name = say._("Two pair, {high} and {low}", high=word(top, True), low=word(ranks[1], True))
     elif cls == profile_pb2.HAND_CLASS_THREE_OF_A_KIND:
@@ -179,8 +188,9 @@ def hand_name(say: Say, row: pb.EvaluatedRow) -> str:
     elif cls == profile_pb2.HAND_CLASS_FLUSH:
         name = say._("{rank}-high flush", rank=word(top))
     elif cls == profile_pb2.HAND_CLASS_FULL_HOUSE:
-        name = say._("Full house, {ranks} full of {other}", ranks=word(top, True),
-                   other=word(ranks[1], True))
+        name = say._(
+            "Full house, {ranks} full of {other}", ranks=word(top, True), other=word(ranks[1], True)
+        )
     elif cls == profile_pb2.HAND_CLASS_FOUR_OF_A_KIND:
         name = say._("Four of a kind, {ranks}", ranks=word(top, True))
     elif cls == profile_pb2.HAND_CLASS_STRAIGHT_FLUSH:
@@ -261,30 +271,56 @@ def row_sentence(say: Say, f: Facts, pr: pb.PairResult, r: pb.RowResult) -> str:
     second = r.second if r.HasField("second") else None
     if not r.winner:
         fp = _phrase(say, first)
-        return say._("{row}: {first}'s {first_hand} ties {second}'s {second_hand} — push",
-                   row=row, first=a, second=b, first_hand=_clause(say, fp),
-                   second_hand=_phrase(say, second))
+        return say._(
+            "{row}: {first}'s {first_hand} ties {second}'s {second_hand} — push",
+            row=row,
+            first=a,
+            second=b,
+            first_hand=_clause(say, fp),
+            second_hand=_phrase(say, second),
+        )
     winner = r.winner
     loser = b if winner == a else a
     won, lost = (first, second) if winner == a else (second, first)
     units = say.num(abs(r.units))
     if pr.kind == pb.PAIR_KIND_FOUL:
         if won is None:
-            return say._("{row}: {winner}'s hand wins against {loser}'s fouled hand — {winner} "
-                       "+{units}", row=row, winner=winner, loser=loser, units=units)
-        return say._("{row}: {winner}'s {hand} wins against {loser}'s fouled hand — {winner} "
-                   "+{units}", row=row, winner=winner, loser=loser, hand=_phrase(say, won),
-                   units=units)
+            return say._(
+                "{row}: {winner}'s hand wins against {loser}'s fouled hand — {winner} +{units}",
+                row=row,
+                winner=winner,
+                loser=loser,
+                units=units,
+            )
+        return say._(
+            "{row}: {winner}'s {hand} wins against {loser}'s fouled hand — {winner} +{units}",
+            row=row,
+            winner=winner,
+            loser=loser,
+            hand=_phrase(say, won),
+            units=units,
+        )
     wp = _phrase(say, won)
-    args = dict(row=row, winner=winner, loser=loser, winner_hand=_clause(say, wp),
-                loser_hand=_phrase(say, lost), units=units)
+    args = dict(
+        row=row,
+        winner=winner,
+        loser=loser,
+        winner_hand=_clause(say, wp),
+        loser_hand=_phrase(say, lost),
+        units=units,
+    )
     if len(r.tie_break_cards) == 2:
         cards = list(r.tie_break_cards) if winner == a else list(r.tie_break_cards)[::-1]
-        return say._("{row}: {winner}'s {winner_hand} beats {loser}'s {loser_hand} (equal by rank; "
-                   "highest card {winner_card} against {loser_card}) — {winner} +{units}",
-                   winner_card=cards[0], loser_card=cards[1], **args)
-    return say._("{row}: {winner}'s {winner_hand} beats {loser}'s {loser_hand} — {winner} +{units}",
-               **args)
+        return say._(
+            "{row}: {winner}'s {winner_hand} beats {loser}'s {loser_hand} (equal by rank; "
+            "highest card {winner_card} against {loser_card}) — {winner} +{units}",
+            winner_card=cards[0],
+            loser_card=cards[1],
+            **args,
+        )
+    return say._(
+        "{row}: {winner}'s {winner_hand} beats {loser}'s {loser_hand} — {winner} +{units}", **args
+    )
 
 
 def item_sentence(say: Say, f: Facts, pr: pb.PairResult, item: pb.LineItem) -> str:
@@ -298,67 +334,116 @@ def item_sentence(say: Say, f: Facts, pr: pb.PairResult, item: pb.LineItem) -> s
     if kind == pb.LINE_ITEM_KIND_MAJORITY_BONUS:
         won = sum(r.winner == w for r in pr.rows)
         lost = sum(r.winner == o for r in pr.rows)
-        return say.ngettext("Majority bonus: {player} won {n} rows to {lost} — {player} +{units}",
-                     "Majority bonus: {player} won {n} rows to {lost} — {player} +{units}",
-                     won, player=w, lost=say.num(lost), units=units)
+        return say.ngettext(
+            "Majority bonus: {player} won {n} rows to {lost} — {player} +{units}",
+            "Majority bonus: {player} won {n} rows to {lost} — {player} +{units}",
+            won,
+            player=w,
+            lost=say.num(lost),
+            units=units,
+        )
     if kind == pb.LINE_ITEM_KIND_SCOOP_BONUS:
-        return say._("Scoop bonus: {player} won all three rows — {player} +{units}", player=w,
-                   units=units)
+        return say._(
+            "Scoop bonus: {player} won all three rows — {player} +{units}", player=w, units=units
+        )
     if kind == pb.LINE_ITEM_KIND_ROYALTIES:
         if not pr.rows:  # a fixed foul penalty's: the fouled hand pays the other's royalties
             fouled, other = _fouled(f, pr)
-            return say._("Royalties: {fouled} also pays {other}'s royalties of {units} — {other} "
-                       "+{units}", fouled=fouled, other=other, units=units)
-        args = dict(first=a, second=b, first_royalties=say.num(f.player(a).royalty_total),
-                    second_royalties=say.num(f.player(b).royalty_total))
+            return say._(
+                "Royalties: {fouled} also pays {other}'s royalties of {units} — {other} +{units}",
+                fouled=fouled,
+                other=other,
+                units=units,
+            )
+        args = dict(
+            first=a,
+            second=b,
+            first_royalties=say.num(f.player(a).royalty_total),
+            second_royalties=say.num(f.player(b).royalty_total),
+        )
         if not u:
-            return say._("Royalties: {first} {first_royalties}, {second} {second_royalties} — "
-                       "even", **args)
-        return say._("Royalties: {first} {first_royalties}, {second} {second_royalties} — "
-                   "{player} +{units}", player=w, units=units, **args)
+            return say._(
+                "Royalties: {first} {first_royalties}, {second} {second_royalties} — even", **args
+            )
+        return say._(
+            "Royalties: {first} {first_royalties}, {second} {second_royalties} — {player} +{units}",
+            player=w,
+            units=units,
+            **args,
+        )
     if kind == pb.LINE_ITEM_KIND_FOUL_PENALTY:
         fouled, other = _fouled(f, pr)
         reasons = say.reasons(f.player(fouled).foul_reasons)
         if pr.rows:
-            return say._("Foul: {fouled}'s hand is fouled ({reasons}), so it loses every row",
-                       fouled=fouled, reasons=reasons)
-        return say._("Foul: {fouled}'s hand is fouled ({reasons}); he pays {other} the fixed "
-                   "penalty — {other} +{units}", fouled=fouled, other=other, reasons=reasons,
-                   units=units)
+            return say._(
+                "Foul: {fouled}'s hand is fouled ({reasons}), so it loses every row",
+                fouled=fouled,
+                reasons=reasons,
+            )
+        return say._(
+            "Foul: {fouled}'s hand is fouled ({reasons}); he pays {other} the fixed "
+            "penalty — {other} +{units}",
+            fouled=fouled,
+            other=other,
+            reasons=reasons,
+            units=units,
+        )
     if kind == pb.LINE_ITEM_KIND_NATURAL:
         return _natural(say, f, pr, item, units)
     if kind == pb.LINE_ITEM_KIND_SURRENDER:
         s = a if f.player(a).surrendered else b
-        return say._("Surrender: {player} surrendered and pays {other} {units} — {other} +{units}",
-                   player=s, other=b if s == a else a, units=units)
+        return say._(
+            "Surrender: {player} surrendered and pays {other} {units} — {other} +{units}",
+            player=s,
+            other=b if s == a else a,
+            units=units,
+        )
     if kind in (pb.LINE_ITEM_KIND_SCOOP_MULTIPLIER, pb.LINE_ITEM_KIND_HOME_RUN_MULTIPLIER):
         m = item.multiplier
         if m < 2:
             raise KeyError("no multiplier")
         before = abs(u) // (m - 1)
-        args = dict(multiplier=say.num(m), player=_scooper(f, pr), before=say.num(before),
-                    after=say.num(before * m))
+        args = dict(
+            multiplier=say.num(m),
+            player=_scooper(f, pr),
+            before=say.num(before),
+            after=say.num(before * m),
+        )
         if kind == pb.LINE_ITEM_KIND_SCOOP_MULTIPLIER:
-            return say._("Scoop ×{multiplier}: {player} scooped — +{before} becomes +{after} for "
-                       "{player}", **args)
-        return say._("Home run ×{multiplier}: {player} scooped every opponent — +{before} becomes "
-                   "+{after} for {player}", **args)
+            return say._(
+                "Scoop ×{multiplier}: {player} scooped — +{before} becomes +{after} for {player}",
+                **args,
+            )
+        return say._(
+            "Home run ×{multiplier}: {player} scooped every opponent — +{before} becomes "
+            "+{after} for {player}",
+            **args,
+        )
     if kind == pb.LINE_ITEM_KIND_NO_SCORE:
         pa, pb_ = f.player(a), f.player(b)
         if pa.surrendered and pb_.surrendered:
             return say._("Both {first} and {second} surrendered — 0", first=a, second=b)
         if pa.surrendered or pb_.surrendered:
             s = a if pa.surrendered else b
-            return say._("Surrender: {player} surrendered, but {other}'s fouled hand collects "
-                       "nothing — 0", player=s, other=b if s == a else a)
+            return say._(
+                "Surrender: {player} surrendered, but {other}'s fouled hand collects nothing — 0",
+                player=s,
+                other=b if s == a else a,
+            )
         if pa.natural and pb_.natural:
-            args = dict(first=a, second=b, first_natural=f.natural(say, a),
-                        second_natural=f.natural(say, b))
+            args = dict(
+                first=a, second=b, first_natural=f.natural(say, a), second_natural=f.natural(say, b)
+            )
             if item.HasField("cards_compared"):
-                return say._("Natural: {first}'s {first_natural} and {second}'s {second_natural} "
-                           "and their cards rank the same — 0", **args)
-            return say._("Natural: {first}'s {first_natural} and {second}'s {second_natural} rank "
-                       "equal — 0", **args)
+                return say._(
+                    "Natural: {first}'s {first_natural} and {second}'s {second_natural} "
+                    "and their cards rank the same — 0",
+                    **args,
+                )
+            return say._(
+                "Natural: {first}'s {first_natural} and {second}'s {second_natural} rank equal — 0",
+                **args,
+            )
         return say._("Both {first} and {second} fouled — they settle 0", first=a, second=b)
     raise KeyError(kind)
 
@@ -376,84 +461,132 @@ def _natural(say: Say, f: Facts, pr: pb.PairResult, item: pb.LineItem, units: st
         else:
             first_wins = pa.natural_rank > pb_.natural_rank
         w, o = (a, b) if first_wins else (b, a)
-        args = dict(winner=w, loser=o, winner_natural=f.natural(say, w),
-                    loser_natural=f.natural(say, o), units=units)
+        args = dict(
+            winner=w,
+            loser=o,
+            winner_natural=f.natural(say, w),
+            loser_natural=f.natural(say, o),
+            units=units,
+        )
         if item.HasField("cards_compared"):
             ranks = (c.first_rank, c.second_rank) if w == a else (c.second_rank, c.first_rank)
-            return say._("Natural: {winner}'s {winner_natural} and {loser}'s {loser_natural} rank "
-                       "equal; compared from the top, card {card} is {winner_rank} against "
-                       "{loser_rank} — {winner} +{units}", card=say.num(c.card),
-                       winner_rank=say.rank(ranks[0]), loser_rank=say.rank(ranks[1]), **args)
-        return say._("Natural: {winner}'s {winner_natural} outranks {loser}'s {loser_natural} — "
-                   "{winner} +{units}", **args)
+            return say._(
+                "Natural: {winner}'s {winner_natural} and {loser}'s {loser_natural} rank "
+                "equal; compared from the top, card {card} is {winner_rank} against "
+                "{loser_rank} — {winner} +{units}",
+                card=say.num(c.card),
+                winner_rank=say.rank(ranks[0]),
+                loser_rank=say.rank(ranks[1]),
+                **args,
+            )
+        return say._(
+            "Natural: {winner}'s {winner_natural} outranks {loser}'s {loser_natural} — "
+            "{winner} +{units}",
+            **args,
+        )
     w, o = (a, b) if pa.natural else (b, a)
     pw, po = f.player(w), f.player(o)
     if po.fouled:
-        args = dict(player=w, natural=f.natural(say, w), other=o,
-                    reasons=say.reasons(po.foul_reasons), units=units)
+        args = dict(
+            player=w,
+            natural=f.natural(say, w),
+            other=o,
+            reasons=say.reasons(po.foul_reasons),
+            units=units,
+        )
         if abs(item.units) == pw.natural_units:
-            return say._("Natural: {player}'s {natural} against {other}'s fouled hand ({reasons}); "
-                       "{other} pays the natural's {units} — {player} +{units}", **args)
-        return say._("Natural: {player}'s {natural} against {other}'s fouled hand ({reasons}); "
-                   "{other} pays the foul penalty of {units}, more than the natural's "
-                   "{natural_units} — {player} +{units}",
-                   natural_units=say.num(pw.natural_units), **args)
-    return say._("Natural: {player}'s {natural} wins automatically against {other} — {player} "
-               "+{units}", player=w, natural=f.natural(say, w), other=o, units=units)
+            return say._(
+                "Natural: {player}'s {natural} against {other}'s fouled hand ({reasons}); "
+                "{other} pays the natural's {units} — {player} +{units}",
+                **args,
+            )
+        return say._(
+            "Natural: {player}'s {natural} against {other}'s fouled hand ({reasons}); "
+            "{other} pays the foul penalty of {units}, more than the natural's "
+            "{natural_units} — {player} +{units}",
+            natural_units=say.num(pw.natural_units),
+            **args,
+        )
+    return say._(
+        "Natural: {player}'s {natural} wins automatically against {other} — {player} +{units}",
+        player=w,
+        natural=f.natural(say, w),
+        other=o,
+        units=units,
+    )
 
 
 def pair_sentence(say: Say, f: Facts, pr: pb.PairResult) -> str:
     """Who owes whom, and what a stack cut (RULES.md §10)."""
     if not pr.units:
         return say._("{first} and {second} settle 0", first=pr.first, second=pr.second)
-    args = dict(payer=pr.payer, payee=pr.payee, owed=say.money(pr.owed),
-                paid=say.money(pr.paid))
+    args = dict(payer=pr.payer, payee=pr.payee, owed=say.money(pr.owed), paid=say.money(pr.paid))
     # The plural forms below say "units" for every number in English, as the signed sentences
     # do (their words never change); a translation gives each plural form its own grammar.
     if pr.cap == pb.CAP_UNSPECIFIED:
         return say.ngettext(
             # TRANSLATORS: {owed} and {paid} are money in the settlement's currency.
             "{payer} owes {payee} {n} units = {owed}; {payer} pays {paid}",
-            "{payer} owes {payee} {n} units = {owed}; {payer} pays {paid}", pr.units, **args)
+            "{payer} owes {payee} {n} units = {owed}; {payer} pays {paid}",
+            pr.units,
+            **args,
+        )
     if pr.cap == pb.CAP_PAYER_STACK:
         return say.ngettext(
             "{payer} owes {payee} {n} units = {owed}; capped by {payer}'s stack: {payer} pays "
             "{paid}",
             "{payer} owes {payee} {n} units = {owed}; capped by {payer}'s stack: {payer} pays "
-            "{paid}", pr.units, **args)
+            "{paid}",
+            pr.units,
+            **args,
+        )
     if pr.cap == pb.CAP_PAYEE_STACK:
         return say.ngettext(
             "{payer} owes {payee} {n} units = {owed}; capped by {payee}'s stack: {payer} pays "
             "{paid}",
             "{payer} owes {payee} {n} units = {owed}; capped by {payee}'s stack: {payer} pays "
-            "{paid}", pr.units, **args)
+            "{paid}",
+            pr.units,
+            **args,
+        )
     return say.ngettext(
         "{payer} owes {payee} {n} units = {owed}; capped by {payer}'s and {payee}'s stacks: "
         "{payer} pays {paid}",
         "{payer} owes {payee} {n} units = {owed}; capped by {payer}'s and {payee}'s stacks: "
-        "{payer} pays {paid}", pr.units, **args)
+        "{payer} pays {paid}",
+        pr.units,
+        **args,
+    )
 
 
 def player_sentence(say: Say, f: Facts, p: pb.PlayerResult) -> str:
     """A player's result: units, money after caps, rake, and why (RULES.md §4, §8-10)."""
-    text = say.ngettext("{player}: {units} units, {money} after caps",
-                 "{player}: {units} units, {money} after caps", p.net_units,
-                 player=p.player_id, units=say.plus(p.net_units),
-                 money=say.money(p.net_money, signed=True))
+    text = say.ngettext(
+        "{player}: {units} units, {money} after caps",
+        "{player}: {units} units, {money} after caps",
+        p.net_units,
+        player=p.player_id,
+        units=say.plus(p.net_units),
+        money=say.money(p.net_money, signed=True),
+    )
     if p.rake:
         text = say._("{text} and {rake} rake", text=text, rake=say.money(p.rake))
     if p.fouled:
         return say._("{text}; fouled ({reasons})", text=text, reasons=say.reasons(p.foul_reasons))
     if p.natural:
-        return say._("{text}; natural: {natural}", text=text,
-                   natural=f.natural(say, p.player_id, jokers=False))
+        return say._(
+            "{text}; natural: {natural}",
+            text=text,
+            natural=f.natural(say, p.player_id, jokers=False),
+        )
     if p.surrendered:
         return say._("{text}; surrendered", text=text)
     return text
 
 
-def fantasyland_sentence(say: Say, pid: str, status: int, rows: Any,
-                         fl: pb.FantasylandResult) -> str:
+def fantasyland_sentence(
+    say: Say, pid: str, status: int, rows: Any, fl: pb.FantasylandResult
+) -> str:
     """Fantasyland next hand (RULES.md §11): entering, staying, leaving, or not."""
     if status == pb.PLAYER_STATUS_FOULED:
         return say._("{player} does not qualify for Fantasyland (fouled hand)", player=pid)
@@ -470,26 +603,39 @@ def fantasyland_sentence(say: Say, pid: str, status: int, rows: Any,
             return say.ngettext(
                 "{player} stays in Fantasyland with {hand} in the front — {n} cards next hand",
                 "{player} stays in Fantasyland with {hand} in the front — {n} cards next hand",
-                fl.cards, player=pid, hand=hand)
+                fl.cards,
+                player=pid,
+                hand=hand,
+            )
         if fl.row == profile_pb2.ROW_MIDDLE:
             return say.ngettext(
                 "{player} stays in Fantasyland with {hand} in the middle — {n} cards next hand",
                 "{player} stays in Fantasyland with {hand} in the middle — {n} cards next hand",
-                fl.cards, player=pid, hand=hand)
+                fl.cards,
+                player=pid,
+                hand=hand,
+            )
         if fl.row == profile_pb2.ROW_BACK:
             return say.ngettext(
                 "{player} stays in Fantasyland with {hand} in the back — {n} cards next hand",
                 "{player} stays in Fantasyland with {hand} in the back — {n} cards next hand",
-                fl.cards, player=pid, hand=hand)
+                fl.cards,
+                player=pid,
+                hand=hand,
+            )
         raise KeyError(fl.row)
     front = _phrase(say, by_row.get(profile_pb2.ROW_FRONT), jokers=False)
     if fl.qualifies:
         return say.ngettext(
             "{player} qualifies for Fantasyland with {hand} in front — {n} cards",
             "{player} qualifies for Fantasyland with {hand} in front — {n} cards",
-            fl.cards, player=pid, hand=front)
-    return say._("{player} does not qualify for Fantasyland ({hand} in front)", player=pid,
-               hand=front)
+            fl.cards,
+            player=pid,
+            hand=front,
+        )
+    return say._(
+        "{player} does not qualify for Fantasyland ({hand} in front)", player=pid, hand=front
+    )
 
 
 def rake_sentence(say: Say, rake: int) -> str:
@@ -537,20 +683,25 @@ class Sentences:
         return self._shown(row.name, lambda say: hand_name(say, row))
 
     def fantasyland(self, p: pb.PlayerResult) -> Sentence:
-        return self._shown(p.fantasyland.text, lambda say: fantasyland_sentence(
-            say, p.player_id, p.status, p.rows, p.fantasyland))
+        return self._shown(
+            p.fantasyland.text,
+            lambda say: fantasyland_sentence(say, p.player_id, p.status, p.rows, p.fantasyland),
+        )
 
     def totals(self) -> list[Sentence]:
         """Settlement.text: each player's sentence, then the rake's."""
         out = [self.player(p) for p in self.s.players]
-        for text in list(self.s.text)[len(out):]:
+        for text in list(self.s.text)[len(out) :]:
             out.append(self._shown(text, lambda say: rake_sentence(say, self.s.rake)))
         return out
 
     def pair_lines(self, pr: pb.PairResult) -> list[Sentence]:
         """A pair's explanation, as ValidatePayouts gives it: rows, items, the money line."""
-        return ([self.row(pr, r) for r in pr.rows] + [self.item(pr, i) for i in pr.items]
-                + [self.pair(pr)])
+        return (
+            [self.row(pr, r) for r in pr.rows]
+            + [self.item(pr, i) for i in pr.items]
+            + [self.pair(pr)]
+        )
 
     def explanation(self, pid: str) -> list[Sentence]:
         """A player's explanation, as ValidatePayouts gives it: his sentence, then each of his
@@ -560,10 +711,19 @@ class Sentences:
         for pr in self.s.pairs:
             if pid in (pr.first, pr.second):
                 said = self.pair(pr)
-                out.append(Sentence(self.lang._("{first} v {second}: {sentence}", first=pr.first,
-                                                second=pr.second, sentence=said.text)
-                                    if said.lang != SIGNED else
-                                    f"{pr.first} v {pr.second}: {said.text}", said.lang))
+                out.append(
+                    Sentence(
+                        self.lang._(
+                            "{first} v {second}: {sentence}",
+                            first=pr.first,
+                            second=pr.second,
+                            sentence=said.text,
+                        )
+                        if said.lang != SIGNED
+                        else f"{pr.first} v {pr.second}: {said.text}",
+                        said.lang,
+                    )
+                )
         return out
 
 
@@ -593,8 +753,10 @@ def evaluation_fantasyland(e: pb.EvaluateArrangementResponse, lang: Language) ->
     try:
         if fantasyland_sentence(english, "player", status, e.rows, e.fantasyland) != signed:
             return Sentence(signed, SIGNED)
-        return Sentence(fantasyland_sentence(Say(lang, ""), lang._("player"), status, e.rows,
-                                             e.fantasyland), lang.tag)
+        return Sentence(
+            fantasyland_sentence(Say(lang, ""), lang._("player"), status, e.rows, e.fantasyland),
+            lang.tag,
+        )
     except (KeyError, IndexError, ValueError):
         return Sentence(signed, SIGNED)
 
@@ -616,15 +778,33 @@ def english(s: pb.Settlement) -> Iterator[tuple[str, str, str]]:
             yield f"{p.player_id} hand {hand.row}", hand_name(say, hand), hand.name
         yield p.player_id, player_sentence(say, f, p), p.text
         if p.HasField("fantasyland"):
-            yield (f"{p.player_id} Fantasyland", fantasyland_sentence(
-                say, p.player_id, p.status, p.rows, p.fantasyland), p.fantasyland.text)
+            yield (
+                f"{p.player_id} Fantasyland",
+                fantasyland_sentence(say, p.player_id, p.status, p.rows, p.fantasyland),
+                p.fantasyland.text,
+            )
     players = [player_sentence(say, f, p) for p in s.players]
     rake = [rake_sentence(say, s.rake)] if s.rake else []
     for i, (rendered, signed) in enumerate(zip(players + rake, s.text, strict=True)):
         yield f"text {i}", rendered, signed
 
 
-__all__ = ["JOKER", "SIGNED", "Facts", "Say", "Sentence", "Sentences", "all_sentences", "english",
-           "evaluation_fantasyland", "fantasyland_sentence", "hand_name", "item_sentence",
-           "pair_sentence", "player_sentence", "rake_sentence", "resolved_cards",
-           "row_sentence"]
+__all__ = [
+    "JOKER",
+    "SIGNED",
+    "Facts",
+    "Say",
+    "Sentence",
+    "Sentences",
+    "all_sentences",
+    "english",
+    "evaluation_fantasyland",
+    "fantasyland_sentence",
+    "hand_name",
+    "item_sentence",
+    "pair_sentence",
+    "player_sentence",
+    "rake_sentence",
+    "resolved_cards",
+    "row_sentence",
+]

@@ -22,8 +22,7 @@ def hand_mount(element_id: str, request_id: str | None = None) -> str:
     """Where view.js draws the settlement embedded under ``element_id``, with its verdict (and
     the cards of the request embedded under ``request_id``)."""
     request = f' data-request="{html.escape(request_id)}"' if request_id else ""
-    return (f'<div class="hand-view" data-settlement="{html.escape(element_id)}"{request}>'
-            "</div>")
+    return f'<div class="hand-view" data-settlement="{html.escape(element_id)}"{request}></div>'
 
 
 def page_language(tag: str | None) -> Language | None:
@@ -54,16 +53,19 @@ def title(lang: Language, stored: Any) -> str:
     ctx = _context(stored)
     hand, table = str(ctx.get("handId") or ""), str(ctx.get("tableId") or "")
     if hand and table:
-        return marked(lang, "Settlement \u2014 hand {hand} \u00b7 table {table}",
-                      hand=hand, table=table)
+        return marked(
+            lang, "Settlement \u2014 hand {hand} \u00b7 table {table}", hand=hand, table=table
+        )
     if hand or table:
-        return (marked(lang, "Settlement \u2014 hand {hand}", hand=hand) if hand else
-                marked(lang, "Settlement \u2014 table {table}", table=table))
+        return (
+            marked(lang, "Settlement \u2014 hand {hand}", hand=hand)
+            if hand
+            else marked(lang, "Settlement \u2014 table {table}", table=table)
+        )
     return marked(lang, "Settlement")
 
 
-def _request_section(page: Page, request: dict[str, Any], request_name: str,
-                     stored: Any) -> str:
+def _request_section(page: Page, request: dict[str, Any], request_name: str, stored: Any) -> str:
     """What the request adds: whether its digest is the settlement's (checked by this command,
     not in the browser), its dead cards, each player's thirteen loose cards (a natural's cards,
     drawn by the page: the settlement has no rows for them), and the payouts recorded at the
@@ -81,33 +83,55 @@ def _request_section(page: Page, request: dict[str, Any], request_name: str,
     digest = hashlib.sha256(message.SerializeToString(deterministic=True)).hexdigest()
     stored_digest = str(_settlement_of(stored).get("requestDigest", ""))
     same = digest == stored_digest
-    page.embed(REQUEST_ID, {"matches": same, "players": {
-        p.player_id: {"cards": list(p.cards)} for p in message.players if p.cards}})
-    mark = ("\u2714 " + marked(lang, "matches the settlement's request digest") if same else
-            "\u2717 " + marked(lang, "does NOT match the settlement's request digest {digest}",
-                                digest=stored_digest or lang._("(none)")))
+    page.embed(
+        REQUEST_ID,
+        {
+            "matches": same,
+            "players": {p.player_id: {"cards": list(p.cards)} for p in message.players if p.cards},
+        },
+    )
+    mark = (
+        "\u2714 " + marked(lang, "matches the settlement's request digest")
+        if same
+        else "\u2717 "
+        + marked(
+            lang,
+            "does NOT match the settlement's request digest {digest}",
+            digest=stored_digest or lang._("(none)"),
+        )
+    )
     out = [
         '<section class="request"><h2>' + marked(lang, "The request") + "</h2>",
-        "<p>" + marked(lang, "{file}: SHA-256 of its encoding", file=request_name)
+        "<p>"
+        + marked(lang, "{file}: SHA-256 of its encoding", file=request_name)
         + f' <span class="hex">{digest}</span> <strong class="{"" if same else "flag"}">'
         f"{mark}</strong> "
-        + marked(lang, "(checked by cpsettle view when this page was made, not in this "
-                 "browser).") + "</p>",
+        + marked(lang, "(checked by cpsettle view when this page was made, not in this browser).")
+        + "</p>",
     ]
     if message.dead_cards:
-        out.append("<p>" + marked(lang, "Dead cards: {cards}",
-                                  cards=" ".join(message.dead_cards)) + "</p>")
+        out.append(
+            "<p>" + marked(lang, "Dead cards: {cards}", cards=" ".join(message.dead_cards)) + "</p>"
+        )
     if isinstance(recorded, dict):
         currency = str(_settlement_of(stored).get("currency") or "XXX")
         rows = "".join(
-            f"<tr><td>{html.escape(str(k))}</td><td class=\"num\">"
+            f'<tr><td>{html.escape(str(k))}</td><td class="num">'
             + (money_html(lang, v, currency, signed=True) if _integer(v) else html.escape(str(v)))
-            + "</td></tr>" for k, v in recorded.items())
-        out.append("<h3>" + marked(lang, "Payouts recorded at the table")
-                   + '</h3><div class=scroll><table><thead><tr><th scope="col">'
-                   + marked(lang, "Player") + '</th><th scope="col" class="num">'
-                   + marked(lang, "Recorded net") + "</th></tr></thead><tbody>" + rows
-                   + "</tbody></table></div>")
+            + "</td></tr>"
+            for k, v in recorded.items()
+        )
+        out.append(
+            "<h3>"
+            + marked(lang, "Payouts recorded at the table")
+            + '</h3><div class=scroll><table><thead><tr><th scope="col">'
+            + marked(lang, "Player")
+            + '</th><th scope="col" class="num">'
+            + marked(lang, "Recorded net")
+            + "</th></tr></thead><tbody>"
+            + rows
+            + "</tbody></table></div>"
+        )
     out.append("</section>")
     return "\n".join(out)
 
@@ -120,9 +144,14 @@ def _integer(value: Any) -> bool:
     return not isinstance(value, (bool, float))
 
 
-def hand_page(stored: Any, *, keys: dict[str, Any] | None = None,
-              request: dict[str, Any] | None = None, request_name: str = "REQUEST.json",
-              lang: Language | None = None) -> str:
+def hand_page(
+    stored: Any,
+    *,
+    keys: dict[str, Any] | None = None,
+    request: dict[str, Any] | None = None,
+    request_name: str = "REQUEST.json",
+    lang: Language | None = None,
+) -> str:
     """The page of one stored settlement (its JSON as stored: a ``SettleResponse`` or a bare
     ``Settlement``, embedded as it is, so the browser checks exactly what was stored);
     ``keys``: a key set to embed (the JSON of ``cpsettle keys show``); ``request``: the
@@ -134,8 +163,7 @@ def hand_page(stored: Any, *, keys: dict[str, Any] | None = None,
     page.embed(SETTLEMENT_ID, stored)
     if keys is not None:
         page.embed(KEYS_ID, keys)
-    section = (_request_section(page, request, request_name, stored)
-               if request is not None else "")
+    section = _request_section(page, request, request_name, stored) if request is not None else ""
     body = [hand_mount(SETTLEMENT_ID, REQUEST_ID if request is not None else None)]
     if section:
         body.append(section)
@@ -191,9 +219,13 @@ def cmd_view(args: argparse.Namespace) -> int:
         load_keys(args.keys)  # refuses an unusable key set (exit 2) before a page is made
         keys = read_json(args.keys)
     request = read_json(args.request) if args.request else None
-    text = hand_page(stored, keys=keys, request=request,
-                     request_name=Path(args.request).name if args.request else "",
-                     lang=page_language(args.lang))
+    text = hand_page(
+        stored,
+        keys=keys,
+        request=request,
+        request_name=Path(args.request).name if args.request else "",
+        lang=page_language(args.lang),
+    )
     write_page(text, args.out)
     if args.out != "-":
         print(f"wrote {args.out}: open it in a browser (it verifies the settlement there)")
@@ -202,24 +234,45 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "view", help="write one settlement as a self-contained HTML page that verifies itself",
+        "view",
+        help="write one settlement as a self-contained HTML page that verifies itself",
         description="Draw a stored settlement (cards, rows, winners, items, caps, rake, nets) "
-                    "as one HTML file that checks its digests and Ed25519 signature in the "
-                    "browser (docs/VIEWS.md).")
+        "as one HTML file that checks its digests and Ed25519 signature in the "
+        "browser (docs/VIEWS.md).",
+    )
     p.add_argument("settlement", help="the stored settlement (cpsettle settle --output json)")
-    p.add_argument("request", nargs="?", help="the SettleRequest JSON it answers (or its line "
-                   "of hand history): its digest is compared and its dead cards shown")
-    p.add_argument("-o", "--out", required=True, metavar="HAND.html",
-                   help="the page to write ('-': standard output)")
-    p.add_argument("--keys", metavar="KEYS.json",
-                   help="embed this key set (cpsettle keys show) so the page checks the "
-                        "signature on opening; without it the page offers a file picker")
-    add_lang_option(p, "the language the page opens in (default: the browser's, when the "
-                    "page has it); the reader can change it")
+    p.add_argument(
+        "request",
+        nargs="?",
+        help="the SettleRequest JSON it answers (or its line "
+        "of hand history): its digest is compared and its dead cards shown",
+    )
+    p.add_argument(
+        "-o",
+        "--out",
+        required=True,
+        metavar="HAND.html",
+        help="the page to write ('-': standard output)",
+    )
+    p.add_argument(
+        "--keys",
+        metavar="KEYS.json",
+        help="embed this key set (cpsettle keys show) so the page checks the "
+        "signature on opening; without it the page offers a file picker",
+    )
+    add_lang_option(
+        p,
+        "the language the page opens in (default: the browser's, when the "
+        "page has it); the reader can change it",
+    )
     p.set_defaults(func=cmd_view)
 
 
 def add_lang_option(p: Any, what: str) -> None:
     """``--lang LANG``: one of the languages with a catalog (``$CPSETTLE_LOCALE_DIR`` adds)."""
-    p.add_argument("--lang", metavar="LANG", help=f"{what}: en, es, it, zh-Hans, zh-Hant, or "
-                   "a language of a catalog in $CPSETTLE_LOCALE_DIR (docs/VIEWS.md)")
+    p.add_argument(
+        "--lang",
+        metavar="LANG",
+        help=f"{what}: en, es, it, zh-Hans, zh-Hant, or "
+        "a language of a catalog in $CPSETTLE_LOCALE_DIR (docs/VIEWS.md)",
+    )

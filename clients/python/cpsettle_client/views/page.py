@@ -67,20 +67,27 @@ def shown_arg(lang: Language, value: Any) -> str:
     ``shownArg``): ``{"number": n}``, ``{"money": minor, "currency": code}`` or text."""
     if isinstance(value, dict):
         if "money" in value:
-            return lang.money(int(value["money"]), str(value.get("currency", "")),
-                              signed=bool(value.get("signed")))
+            return lang.money(
+                int(value["money"]),
+                str(value.get("currency", "")),
+                signed=bool(value.get("signed")),
+            )
         if "number" in value:
             return lang.number(int(value["number"]), signed=bool(value.get("signed")))
     return str(value)
 
 
 def _attrs(**data: Any) -> str:
-    return "".join(f' data-{k}="{html.escape(v if isinstance(v, str) else json.dumps(v))}"'
-                   for k, v in data.items() if v is not None)
+    return "".join(
+        f' data-{k}="{html.escape(v if isinstance(v, str) else json.dumps(v))}"'
+        for k, v in data.items()
+        if v is not None
+    )
 
 
-def marked(lang: Language, message: str, /, *, tag: str = "span", cls: str = "",
-           **args: Any) -> str:
+def marked(
+    lang: Language, message: str, /, *, tag: str = "span", cls: str = "", **args: Any
+) -> str:
     """``message`` translated into ``lang`` with its ``{fields}`` filled, as an element the
     page's script says again in the reader's language. Escaped: safe for any argument."""
     shown = lang._(message, **{k: shown_arg(lang, v) for k, v in args.items()})
@@ -89,26 +96,30 @@ def marked(lang: Language, message: str, /, *, tag: str = "span", cls: str = "",
     return f"<{tag}{klass}{_attrs(t=message, a=a)}>{html.escape(shown)}</{tag}>"
 
 
-def marked_n(lang: Language, singular: str, plural: str, n: int, /, *, tag: str = "span",
-             **args: Any) -> str:
+def marked_n(
+    lang: Language, singular: str, plural: str, n: int, /, *, tag: str = "span", **args: Any
+) -> str:
     """The plural form of a message for ``n`` (``{n}`` its number), marked like ``marked``."""
     shown = lang.ngettext(singular, plural, n, **{k: shown_arg(lang, v) for k, v in args.items()})
     a = json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args else None
-    return (f"<{tag}{_attrs(t=singular, plural=plural, n=str(n), a=a)}>"
-            f"{html.escape(shown)}</{tag}>")
+    return f"<{tag}{_attrs(t=singular, plural=plural, n=str(n), a=a)}>{html.escape(shown)}</{tag}>"
 
 
 def money_html(lang: Language, minor: int | str, currency: str, *, signed: bool = False) -> str:
     """An amount (minor units of ``currency``) as the page shows it, in any language."""
     code = currency or "XXX"
-    return (f'<span class="money"{_attrs(money=str(int(minor)), currency=code)}'
-            f'{_attrs(signed="true") if signed else ""}>'
-            f"{html.escape(lang.money(int(minor), code, signed=signed))}</span>")
+    return (
+        f'<span class="money"{_attrs(money=str(int(minor)), currency=code)}'
+        f"{_attrs(signed='true') if signed else ''}>"
+        f"{html.escape(lang.money(int(minor), code, signed=signed))}</span>"
+    )
 
 
 def number_html(lang: Language, value: int | str, *, signed: bool = False) -> str:
-    return (f'<span{_attrs(number=str(int(value)))}{_attrs(signed="true") if signed else ""}>'
-            f"{html.escape(lang.number(int(value), signed=signed))}</span>")
+    return (
+        f"<span{_attrs(number=str(int(value)))}{_attrs(signed='true') if signed else ''}>"
+        f"{html.escape(lang.number(int(value), signed=signed))}</span>"
+    )
 
 
 # --------------------------------------------------------------------------- languages
@@ -130,22 +141,32 @@ def languages_data(page: Language, fixed: bool, currencies: set[str]) -> dict[st
         cat = catalog(code)
         lang = Language.get(code)
         languages[code] = {
-            "code": code, "tag": cat.tag, "name": lang.name,
-            "messages": cat.messages(), "labels": i18n_labels.labels(cat),
+            "code": code,
+            "tag": cat.tag,
+            "name": lang.name,
+            "messages": cat.messages(),
+            "labels": i18n_labels.labels(cat),
             "number": i18n_money.number_template(cat.locale),
             "lists": dict(cat.locale.list_patterns["standard"]),
-            "money": {c: i18n_money.money_template(c, cat.locale)
-                      for c in sorted(currencies | {"XXX"})},
+            "money": {
+                c: i18n_money.money_template(c, cat.locale) for c in sorted(currencies | {"XXX"})
+            },
         }
-    return {"page": page.code, "fixed": fixed, "fallback": DEFAULT, "languages": languages,
-            "likely": _likely(codes)}
+    return {
+        "page": page.code,
+        "fixed": fixed,
+        "fallback": DEFAULT,
+        "languages": languages,
+        "likely": _likely(codes),
+    }
 
 
 def plural_rules() -> str:
     """The catalogs' plural rules as the script's ``PLURAL_RULES`` (the expressions are checked
     to be plain arithmetic on n when a catalog is read: i18n/catalogs.py)."""
-    rules = ", ".join(f"{json.dumps(code)}: (n) => Number({catalog(code).plural})"
-                      for code in available())
+    rules = ", ".join(
+        f"{json.dumps(code)}: (n) => Number({catalog(code).plural})" for code in available()
+    )
     return f"const PLURAL_RULES = {{ {rules} }};\n"
 
 
@@ -184,23 +205,48 @@ class Page:
         data[I18N_ID] = languages_data(lang, self.fixed, self.currencies)
         embedded = "\n".join(
             f'<script type="application/json" id="{html.escape(k)}">{script_json(v)}</script>'
-            for k, v in data.items())
+            for k, v in data.items()
+        )
         plain_title = re.sub(r"<[^>]*>", "", self.title)
         return template.substitute(
-            lang=lang.tag, generator=generator, title=plain_title, heading=self.title,
-            css=css, body=self.body, data=embedded, script=plural_rules() + script,
+            lang=lang.tag,
+            generator=generator,
+            title=plain_title,
+            heading=self.title,
+            css=css,
+            body=self.body,
+            data=embedded,
+            script=plural_rules() + script,
             skip=marked(lang, "Skip to the content"),
             language=marked(lang, "Language"),
             deck=marked(lang, "Four-colour deck"),
             keyfile=marked(lang, "Published key file:"),
-            noscript=marked(lang, "This page needs JavaScript to draw and verify the "
-                            "settlement (it runs in this browser only; nothing is sent "
-                            "anywhere). The settlement is embedded in the page source as JSON."),
-            footer=self.footer or marked(lang, "Made by {generator}. A view of the data "
-                                         "embedded below; it decides nothing and sends nothing.",
-                                         generator=generator),
+            noscript=marked(
+                lang,
+                "This page needs JavaScript to draw and verify the "
+                "settlement (it runs in this browser only; nothing is sent "
+                "anywhere). The settlement is embedded in the page source as JSON.",
+            ),
+            footer=self.footer
+            or marked(
+                lang,
+                "Made by {generator}. A view of the data "
+                "embedded below; it decides nothing and sends nothing.",
+                generator=generator,
+            ),
         )
 
 
-__all__ = ["I18N_ID", "Page", "languages_data", "marked", "marked_n", "money_html", "number_html",
-           "plural_rules", "proof_script", "script_json", "shown_arg"]
+__all__ = [
+    "I18N_ID",
+    "Page",
+    "languages_data",
+    "marked",
+    "marked_n",
+    "money_html",
+    "number_html",
+    "plural_rules",
+    "proof_script",
+    "script_json",
+    "shown_arg",
+]

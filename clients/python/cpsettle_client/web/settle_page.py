@@ -26,8 +26,10 @@ def page_html(service: str = "") -> str:
     assert script is not None
     digest = base64.b64encode(hashlib.sha256(script.group(1).encode()).digest()).decode()
     connect = service if service else "http: https:"
-    csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
-           f"connect-src {connect}; form-action 'none'; base-uri 'none'")
+    csp = (
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+        f"connect-src {connect}; form-action 'none'; base-uri 'none'"
+    )
     return page.replace("__CSP__", csp)
 
 
@@ -48,12 +50,22 @@ def cmd_page(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "page", help="write a web page that evaluates and settles a table through the service",
+        "page",
+        help="write a web page that evaluates and settles a table through the service",
         description="A self-contained page that loads a table's JSON and calls a running "
-                    "service's HTTP/JSON port (README, 'HTTP/JSON'; docs/VIEWS.md).")
-    p.add_argument("-o", "--out", required=True, metavar="SETTLE.html",
-                   help="the page to write ('-': standard output)")
-    p.add_argument("--service", metavar="URL",
-                   help="the service's HTTP/JSON address filled in, e.g. https://cpsettle:8080 "
-                        "(the page then connects to it only)")
+        "service's HTTP/JSON port (README, 'HTTP/JSON'; docs/VIEWS.md).",
+    )
+    p.add_argument(
+        "-o",
+        "--out",
+        required=True,
+        metavar="SETTLE.html",
+        help="the page to write ('-': standard output)",
+    )
+    p.add_argument(
+        "--service",
+        metavar="URL",
+        help="the service's HTTP/JSON address filled in, e.g. https://cpsettle:8080 "
+        "(the page then connects to it only)",
+    )
     p.set_defaults(func=cmd_page)

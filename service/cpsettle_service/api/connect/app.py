@@ -46,8 +46,17 @@ from ..codec import Malformed
 from ..jsonform import read_json_message
 from .cors import Cors
 
-__all__ = ["Answer", "BinaryCodec", "ConnectService", "HttpCall", "JsonCodec", "connect_app",
-           "connect_error", "intercepted_handlers", "method_classes"]
+__all__ = [
+    "Answer",
+    "BinaryCodec",
+    "ConnectService",
+    "HttpCall",
+    "JsonCodec",
+    "connect_app",
+    "connect_error",
+    "intercepted_handlers",
+    "method_classes",
+]
 
 SERVICE = pb.DESCRIPTOR.services_by_name["SettlementService"]
 STREAM_ONLY_OVER_GRPC = (
@@ -60,14 +69,17 @@ _STATUS_KEY = "grpc-status-details-bin"
 def method_classes() -> dict[str, tuple[type[Message], type[Message]]]:
     """Each method of ``SettlementService``: its request and response message classes."""
     return {
-        m.name: (message_factory.GetMessageClass(m.input_type),
-                 message_factory.GetMessageClass(m.output_type))
+        m.name: (
+            message_factory.GetMessageClass(m.input_type),
+            message_factory.GetMessageClass(m.output_type),
+        )
         for m in SERVICE.methods
     }
 
 
-def connect_error(code: grpc.StatusCode, message: str,
-                  trailing_metadata: Sequence[tuple[str, str | bytes]] = ()) -> ConnectError:
+def connect_error(
+    code: grpc.StatusCode, message: str, trailing_metadata: Sequence[tuple[str, str | bytes]] = ()
+) -> ConnectError:
     """The ``ConnectError`` of a gRPC status: the same code and message, and the details of
     the ``google.rpc.Status`` in ``grpc-status-details-bin`` (README, "Errors")."""
     details = []
@@ -117,8 +129,12 @@ class HttpCall:
         remaining = self._ctx.timeout_ms
         return None if remaining is None else max(0.0, remaining / 1000)
 
-    async def abort(self, code: grpc.StatusCode, details: str = "",
-                    trailing_metadata: Sequence[tuple[str, str | bytes]] = ()) -> None:
+    async def abort(
+        self,
+        code: grpc.StatusCode,
+        details: str = "",
+        trailing_metadata: Sequence[tuple[str, str | bytes]] = (),
+    ) -> None:
         self._code, self._details = code, details
         raise connect_error(code, details, trailing_metadata)
 
@@ -180,8 +196,9 @@ class JsonCodec:
     handed to the handler's deserializer as the binary it stands for, so that the same bounds
     apply; the answer is written with every field, zeros and false included."""
 
-    def __init__(self, deserializers: Mapping[type[Message], Callable[[bytes], Any]],
-                 max_bytes: int) -> None:
+    def __init__(
+        self, deserializers: Mapping[type[Message], Callable[[bytes], Any]], max_bytes: int
+    ) -> None:
         self._deserializers = deserializers
         self._max_bytes = max_bytes
 
@@ -191,17 +208,23 @@ class JsonCodec:
     def encode(self, message: Any) -> bytes:
         if isinstance(message, Answer):
             message = message.message_class.FromString(message.data)
-        text: str = json_format.MessageToJson(message, indent=None,
-                                              always_print_fields_with_no_presence=True)
+        text: str = json_format.MessageToJson(
+            message, indent=None, always_print_fields_with_no_presence=True
+        )
         return text.encode()
 
     def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
         full_name = message_class.DESCRIPTOR.full_name
         n = len(data)
         if n > self._max_bytes:
-            return Malformed(full_name, MessageTooLarge(
-                f"the request is {n} bytes of JSON, over this server's limit of "
-                f"{self._max_bytes}"), too_large=True)
+            return Malformed(
+                full_name,
+                MessageTooLarge(
+                    f"the request is {n} bytes of JSON, over this server's limit of "
+                    f"{self._max_bytes}"
+                ),
+                too_large=True,
+            )
         try:
             message = read_json_message(bytes(data), message_class())
         except InvalidInput as e:
@@ -217,10 +240,13 @@ class ConnectService:
         classes = method_classes()
         # each unary method: the interceptor's wrapper (it takes a ServicerContext: an HttpCall
         # stands in), its serializer, its response class
-        self._handlers: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Any], bytes],
-                                        type[Message]]] = {
+        self._handlers: dict[
+            str, tuple[Callable[[Any, Any], Any], Callable[[Any], bytes], type[Message]]
+        ] = {
             name: (h.unary_unary, h.response_serializer or _serialize, classes[name][1])
-            for name, h in handlers.items() if h.unary_unary is not None}
+            for name, h in handlers.items()
+            if h.unary_unary is not None
+        }
 
     async def _unary(self, name: str, request: Any, ctx: RequestContext[Any, Any]) -> Answer:
         behavior, serialize, response_class = self._handlers[name]
@@ -273,28 +299,35 @@ async def intercepted_handlers(
     """Each method's handler as the gRPC server runs it: ``handler``'s (the servicer's), as
     ``interceptor`` wraps it (the same cached wrapper a gRPC call of that method gets)."""
 
-    async def continuation(details: grpc.HandlerCallDetails
-                           ) -> grpc.RpcMethodHandler[Any, Any] | None:
+    async def continuation(
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         return handler.service(details)
 
     out = {}
     for method in SERVICE.methods:
         details = _CallDetails(f"/{SERVICE.full_name}/{method.name}", ())
-        wrapped = await interceptor.intercept_service(
-            continuation, details)  # type: ignore[arg-type]  # a HandlerCallDetails in shape
+        wrapped = await interceptor.intercept_service(continuation, details)  # type: ignore[arg-type]  # a HandlerCallDetails in shape
         if wrapped is not None:
             out[method.name] = wrapped
     return out
 
 
-def connect_app(handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]], *,
-                max_message_bytes: int, cors_origins: Sequence[str] = ()) -> Any:
+def connect_app(
+    handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]],
+    *,
+    max_message_bytes: int,
+    cors_origins: Sequence[str] = (),
+) -> Any:
     """The ASGI app serving ``cpsettle.v1.SettlementService`` over Connect through
     ``handlers`` (see the module's docstring), behind CORS for ``cors_origins`` (none: no
     cross-origin caller is let in)."""
     classes = method_classes()
-    deserializers = {classes[name][0]: h.request_deserializer
-                     for name, h in handlers.items() if h.request_deserializer is not None}
+    deserializers = {
+        classes[name][0]: h.request_deserializer
+        for name, h in handlers.items()
+        if h.request_deserializer is not None
+    }
     app = settlement_connect.SettlementServiceASGIApplication(
         ConnectService(handlers),
         # Bodies up to twice the limit are read, as grpc reads them, so that the codecs refuse

@@ -19,9 +19,19 @@ from typing import Any
 __all__ = ["ALLOWED_HEADERS", "EXPOSED_HEADERS", "MAX_AGE_SECONDS", "Cors"]
 
 # What Connect-ES and gRPC-Web clients send (connectrpc.com/docs/cors), and what we read.
-ALLOWED_HEADERS = ("content-type", "connect-protocol-version", "connect-timeout-ms",
-                   "grpc-timeout", "x-grpc-web", "x-user-agent", "authorization", "traceparent",
-                   "tracestate", "content-encoding", "accept-encoding")
+ALLOWED_HEADERS = (
+    "content-type",
+    "connect-protocol-version",
+    "connect-timeout-ms",
+    "grpc-timeout",
+    "x-grpc-web",
+    "x-user-agent",
+    "authorization",
+    "traceparent",
+    "tracestate",
+    "content-encoding",
+    "accept-encoding",
+)
 EXPOSED_HEADERS = ("grpc-status", "grpc-message", "grpc-status-details-bin")
 MAX_AGE_SECONDS = 7200  # how long a browser may keep a preflight's answer (Chromium's cap)
 

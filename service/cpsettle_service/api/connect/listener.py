@@ -94,8 +94,14 @@ class _Embedded(uvicorn.Server):
 class HttpListener:
     """A running HTTP port: ``port``, and ``stop``."""
 
-    def __init__(self, server: _Embedded, task: asyncio.Task[None], port: int,
-                 settings: Settings, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        server: _Embedded,
+        task: asyncio.Task[None],
+        port: int,
+        settings: Settings,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self.server = server
         self.task = task
         self.port = port
@@ -129,8 +135,7 @@ class HttpListener:
         if grace is not None and grace <= 0:
             self.server.force_exit = True  # close at once, cancelling what runs
             grace = None
-        self.server.config.timeout_graceful_shutdown = (
-            None if grace is None else int(grace + 0.999))
+        self.server.config.timeout_graceful_shutdown = None if grace is None else int(grace + 0.999)
         self.server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):
             await self.task
@@ -141,8 +146,13 @@ async def start_http(app: Any, settings: Settings, port: int | None = None) -> H
     sock = bind(settings.host, settings.http_port if port is None else port)
     tls = tls_context(settings)
     config = uvicorn.Config(
-        app, http="h11", lifespan="off", log_config=None, access_log=False,
-        server_header=False, limit_concurrency=MAX_CONNECTIONS,
+        app,
+        http="h11",
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        limit_concurrency=MAX_CONNECTIONS,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         ssl_context_factory=(lambda _config, _default: tls) if tls is not None else None,
     )

@@ -157,8 +157,10 @@ def parse_card(text: str) -> Card:
         card = CARD_BY_SPELLING.get(text.strip()) if isinstance(text, str) else None
     if card is None:
         if is_joker(text):
-            raise CardError(f"{text!r} is a joker: only a profile whose deck holds jokers "
-                            "(deck.jokers) accepts it, and it stands for a card only in a hand")
+            raise CardError(
+                f"{text!r} is a joker: only a profile whose deck holds jokers "
+                "(deck.jokers) accepts it, and it stands for a card only in a hand"
+            )
         raise CardError(
             f"{text!r} is not a card: write rank then suit, ranks 2-9 T J Q K A (or 10), "
             "suits s h d c (or ♠ ♥ ♦ ♣), e.g. 'As', 'Td', '2c'"
@@ -174,6 +176,7 @@ def parse_cards(text: str | Iterable[str]) -> tuple[Card, ...]:
     """
     items = text.split() if isinstance(text, str) else list(text)
     return tuple(parse_card(t) for t in items)
+
 
 CARD_INDEX: dict[str, int] = {s: DECK.index(c) for s, c in CARD_BY_SPELLING.items()}
 """Every accepted spelling -> the card's dense index (``Card.index``); for fast validation."""

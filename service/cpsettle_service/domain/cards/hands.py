@@ -395,8 +395,14 @@ def evaluate_row(cards: Sequence[str | Card], wheel: Wheel = Wheel.LOWEST) -> Ha
 
 
 _FIVE_OF_A_KIND: dict[int, HandRank] = {
-    rank: HandRank(_CLASS_ORDER[HandClass.FIVE_OF_A_KIND], (rank,), HandClass.FIVE_OF_A_KIND,
-                   _name(HandClass.FIVE_OF_A_KIND, (rank,), rank), 5, 7462 + rank - 1)
+    rank: HandRank(
+        _CLASS_ORDER[HandClass.FIVE_OF_A_KIND],
+        (rank,),
+        HandClass.FIVE_OF_A_KIND,
+        _name(HandClass.FIVE_OF_A_KIND, (rank,), rank),
+        5,
+        7462 + rank - 1,
+    )
     for rank in range(2, 15)
 }
 

@@ -185,8 +185,6 @@ def hand_facts(cards: Sequence[Card]) -> HandFacts:
     return facts
 
 
-
-
 class MultisetFacts(HandFacts):
     """The count facts of 13 cards that may repeat a card (jokers standing for duplicates).
 

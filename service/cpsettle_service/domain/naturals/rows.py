@@ -152,8 +152,15 @@ class _Hall:
 
     __slots__ = ("holes", "masks", "rows", "suits", "terms")
 
-    def __init__(self, masks: Sequence[int], suits: list[int], demand: list[int],
-                 holes: int, straights: bool = True, rows: Sequence[int] = ()) -> None:
+    def __init__(
+        self,
+        masks: Sequence[int],
+        suits: list[int],
+        demand: list[int],
+        holes: int,
+        straights: bool = True,
+        rows: Sequence[int] = (),
+    ) -> None:
         self.suits = suits
         self.holes = holes
         self.masks = masks
@@ -176,8 +183,7 @@ class _Hall:
         """The holes these slots need: the largest term (at least 0)."""
         most = 0
         for const, l1, l2, l3, _ in self.terms:
-            v = (const + (d1 & ~l1).bit_count() + (d2 & ~l2).bit_count()
-                 + (d3 & ~l3).bit_count())
+            v = const + (d1 & ~l1).bit_count() + (d2 & ~l2).bit_count() + (d3 & ~l3).bit_count()
             if v > most:
                 most = v
         return most
@@ -206,8 +212,7 @@ class _Hall:
                 if v > 0:
                     if v > h:
                         break
-                    values.append((v, a | b | c | suit_units,
-                                   (d2 & ~l1) | (d3 & ~l2) | suit_units))
+                    values.append((v, a | b | c | suit_units, (d2 & ~l1) | (d3 & ~l2) | suit_units))
                     if v > need:
                         need = v
             else:
@@ -258,7 +263,8 @@ class _Hall:
                 else:
                     cards[unit] = SUIT_CARDS[f]
                     same[unit] = _distinct_pairs(held) + (
-                        [(lacked, SUIT_CARDS[f])] if lacked else [])
+                        [(lacked, SUIT_CARDS[f])] if lacked else []
+                    )
         out: set[tuple[int, ...]] = set()
         for u in _bits(singles):
             if cards[u]:
@@ -317,11 +323,26 @@ class _Search:
     """One ``fills`` call: the clause's rows by kind (sizes, equal ones adjacent), the holes,
     the patterns still possible, and the tuples found."""
 
-    __slots__ = ("demands", "flush", "found", "holes", "known", "sf_patterns", "sf", "steps",
-                 "straight")
+    __slots__ = (
+        "demands",
+        "flush",
+        "found",
+        "holes",
+        "known",
+        "sf_patterns",
+        "sf",
+        "steps",
+        "straight",
+    )
 
-    def __init__(self, sf: tuple[int, ...], flush: tuple[int, ...], straight: tuple[int, ...],
-                 masks: Sequence[int], holes: int) -> None:
+    def __init__(
+        self,
+        sf: tuple[int, ...],
+        flush: tuple[int, ...],
+        straight: tuple[int, ...],
+        masks: Sequence[int],
+        holes: int,
+    ) -> None:
         self.sf = sf
         self.flush = flush
         self.straight = straight
@@ -329,16 +350,17 @@ class _Search:
         self.found: set[tuple[int, ...]] = set()
         self.steps = 0
         # Only patterns the cards could fill with all the holes (the cards only get fewer).
-        self.sf_patterns = {k: [(s, w) for s, w in _SF_PATTERNS[k]
-                                if (w & ~masks[s]).bit_count() <= holes] for k in set(sf)}
+        self.sf_patterns = {
+            k: [(s, w) for s, w in _SF_PATTERNS[k] if (w & ~masks[s]).bit_count() <= holes]
+            for k in set(sf)
+        }
         self.demands = _DEMANDS[straight]
         # The straight and flush rows' answers by what they depend on: the cards left (only
         # their ranks when no row is a flush) and the holes left.
         self.known: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
 
     # 1. straight flushes: each pattern's present cards taken, its missing cards are holes
-    def sf_step(self, i: int, last: int, masks: list[int], h: int,
-                cards: tuple[int, ...]) -> None:
+    def sf_step(self, i: int, last: int, masks: list[int], h: int, cards: tuple[int, ...]) -> None:
         if i == len(self.sf):
             found = self.found
             for extra in self.rest(masks, h):
@@ -387,14 +409,29 @@ class _Search:
         return known
 
     # 2. the flush rows' suits
-    def flush_step(self, i: int, last: int, masks: list[int], h: int, suits: tuple[int, ...],
-                   out: set[tuple[int, ...]]) -> None:
+    def flush_step(
+        self,
+        i: int,
+        last: int,
+        masks: list[int],
+        h: int,
+        suits: tuple[int, ...],
+        out: set[tuple[int, ...]],
+    ) -> None:
         if i == len(self.flush):
             flush_suits = sorted(set(suits))
-            demand = [sum(k for k, s in zip(self.flush, suits, strict=True) if s == f)
-                      for f in flush_suits]
-            hall = _Hall(masks, flush_suits, demand, h, bool(self.straight),
-                         [suits.count(f) for f in flush_suits])
+            demand = [
+                sum(k for k, s in zip(self.flush, suits, strict=True) if s == f)
+                for f in flush_suits
+            ]
+            hall = _Hall(
+                masks,
+                flush_suits,
+                demand,
+                h,
+                bool(self.straight),
+                [suits.count(f) for f in flush_suits],
+            )
             if hall.needed(0, 0, 0) <= h:
                 self.windows(hall, out)
             return
@@ -412,9 +449,15 @@ class _Search:
         self.steps += len(self.demands)
         if len(hall.terms) == 1:  # no flush row: one term, the ranks missing
             ((const, l1, l2, l3, _),) = hall.terms
-            fits = [d for d in self.demands
-                    if const + (d[0] & ~l1).bit_count() + (d[1] & ~l2).bit_count()
-                    + (d[2] & ~l3).bit_count() <= h]
+            fits = [
+                d
+                for d in self.demands
+                if const
+                + (d[0] & ~l1).bit_count()
+                + (d[1] & ~l2).bit_count()
+                + (d[2] & ~l3).bit_count()
+                <= h
+            ]
         else:
             fits = self.demands
         out |= hall.fill(fits)
@@ -443,7 +486,8 @@ def _demands(sizes: tuple[int, ...]) -> list[tuple[int, int, int]]:
 # The straight rows a clause may name besides others (three straights is a table lookup):
 # none, one of 3 or 5 cards (12, 10 choices), 3 + 5 (120), 5 + 5 (55).
 _DEMANDS: dict[tuple[int, ...], list[tuple[int, int, int]]] = {
-    sizes: _demands(sizes) for sizes in ((), (3,), (5,), (3, 5), (5, 5), (3, 5, 5))}
+    sizes: _demands(sizes) for sizes in ((), (3,), (5,), (3, 5), (5, 5), (3, 5, 5))
+}
 
 
 def _rank_key(masks: Sequence[int]) -> int:
@@ -462,8 +506,12 @@ def _all_straights(masks: Sequence[int], holes: int) -> set[tuple[int, ...]]:
         return {()} if key in table else set()
     if holes == 1:
         return {(RANK_CARDS[r],) for r in range(13) if key + (1 << 3 * r) in table}
-    return {(RANK_CARDS[a], RANK_CARDS[b]) for a in range(13) for b in range(a, 13)
-            if key + (1 << 3 * a) + (1 << 3 * b) in table}
+    return {
+        (RANK_CARDS[a], RANK_CARDS[b])
+        for a in range(13)
+        for b in range(a, 13)
+        if key + (1 << 3 * a) + (1 << 3 * b) in table
+    }
 
 
 # How many rows of a 3 + 5 + 5 split into three flushes a suit holding this many cards fills.
@@ -535,13 +583,15 @@ def _spec(classes: Classes) -> tuple[str, tuple[int, ...], tuple[int, ...], tupl
     return "search", sizes(STRAIGHT_FLUSH), sizes(FLUSH), sizes(STRAIGHT)
 
 
-def search(classes: Classes, masks: Sequence[int], holes: int
-           ) -> tuple[frozenset[tuple[int, ...]], int]:
+def search(
+    classes: Classes, masks: Sequence[int], holes: int
+) -> tuple[frozenset[tuple[int, ...]], int]:
     """``fills``, uncached, with the number of search steps it took (for the tests)."""
     cards = sum(m.bit_count() for m in masks)
     if not 0 <= holes <= 2 or cards + holes != 13:
-        raise ValueError(f"a rows clause needs 13 cards and at most 2 holes, got {cards} cards "
-                         f"and {holes} holes")
+        raise ValueError(
+            f"a rows clause needs 13 cards and at most 2 holes, got {cards} cards and {holes} holes"
+        )
     how, sf, flush, straight = _spec(classes)
     if how == "straights":
         return frozenset(_all_straights(masks, holes)), 1
@@ -556,8 +606,9 @@ def search(classes: Classes, masks: Sequence[int], holes: int
 
 
 @lru_cache(maxsize=1024)
-def fills(classes: Classes, masks: tuple[int, int, int, int], holes: int
-          ) -> frozenset[tuple[int, ...]]:
+def fills(
+    classes: Classes, masks: tuple[int, int, int, int], holes: int
+) -> frozenset[tuple[int, ...]]:
     """Every tuple of card sets the holes may stand for so that the cards make the clause (the
     module's docstring); empty when no choice of the holes' cards makes it. ``holes`` is 0, 1
     or 2, and the masks hold 13 cards less the holes."""

@@ -111,12 +111,16 @@ class RowsClause:
 
     proto_message: ClassVar[str] = "NaturalRows"
 
-    front: RowClass | None = choice(RowClass, None, "The 3-card row's least class.",
-                                    optional=True)
-    middle: RowClass | None = choice(RowClass, None, "One 5-card row's least class (the two "
-                                     "5-card rows may be taken in either order).", optional=True)
-    back: RowClass | None = choice(RowClass, None, "The other 5-card row's least class.",
-                                   optional=True)
+    front: RowClass | None = choice(RowClass, None, "The 3-card row's least class.", optional=True)
+    middle: RowClass | None = choice(
+        RowClass,
+        None,
+        "One 5-card row's least class (the two 5-card rows may be taken in either order).",
+        optional=True,
+    )
+    back: RowClass | None = choice(
+        RowClass, None, "The other 5-card row's least class.", optional=True
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,24 +132,40 @@ class Definition:
     proto_message: ClassVar[str] = "NaturalDefinition"
 
     rank_groups: tuple[int, ...] = repeated(
-        int, 13, "Disjoint groups of equal ranks of these sizes, e.g. [3, 3, 2, 2, 2]; each 1 to "
-        f"{MAX_GROUP}, at most 13 cards in all.", omit_default=True)
-    distinct_ranks: int | None = integer(None, 1, 13, "At least this many different ranks.",
-                                         optional=True)
-    same_suit: int | None = integer(None, 1, 13, "At least this many cards of one suit.",
-                                    optional=True)
-    same_colour: int | None = integer(None, 1, 13, "At least this many cards of one colour "
-                                      "(hearts and diamonds are red).", optional=True)
+        int,
+        13,
+        "Disjoint groups of equal ranks of these sizes, e.g. [3, 3, 2, 2, 2]; each 1 to "
+        f"{MAX_GROUP}, at most 13 cards in all.",
+        omit_default=True,
+    )
+    distinct_ranks: int | None = integer(
+        None, 1, 13, "At least this many different ranks.", optional=True
+    )
+    same_suit: int | None = integer(
+        None, 1, 13, "At least this many cards of one suit.", optional=True
+    )
+    same_colour: int | None = integer(
+        None,
+        1,
+        13,
+        "At least this many cards of one colour (hearts and diamonds are red).",
+        optional=True,
+    )
     colour_split: tuple[int, int] | None = repeated(
-        int, 2, "Exactly a cards of one colour and b of the other, a + b = 13: [12, 1].", None)
-    ranks_at_least: Rank | None = card_rank("Every card's rank is at least this one (the ace "
-                                            "high).", None)
-    ranks_at_most: Rank | None = card_rank("Every card's rank is at most this one (the ace "
-                                           "high).", None)
-    ranks_in: tuple[Rank, ...] | None = repeated("rank", 13, "Every card's rank is one of these.",
-                                                 None)
-    rows: RowsClause | None = part(RowsClause, "A 3 + 5 + 5 split with rows of at least these "
-                                   "classes.", None)
+        int, 2, "Exactly a cards of one colour and b of the other, a + b = 13: [12, 1].", None
+    )
+    ranks_at_least: Rank | None = card_rank(
+        "Every card's rank is at least this one (the ace high).", None
+    )
+    ranks_at_most: Rank | None = card_rank(
+        "Every card's rank is at most this one (the ace high).", None
+    )
+    ranks_in: tuple[Rank, ...] | None = repeated(
+        "rank", 13, "Every card's rank is one of these.", None
+    )
+    rows: RowsClause | None = part(
+        RowsClause, "A 3 + 5 + 5 split with rows of at least these classes.", None
+    )
 
     @property
     def largest_group(self) -> int:
@@ -163,8 +183,9 @@ _COUNT_CLAUSES = (
 )
 
 
-def _ints(errors: Collector, r: Reader, key: str,
-          problem: Callable[[int], str | None] = lambda _: None) -> tuple[list[int], bool]:
+def _ints(
+    errors: Collector, r: Reader, key: str, problem: Callable[[int], str | None] = lambda _: None
+) -> tuple[list[int], bool]:
     """A list's integers, each other entry named, each integer ``problem`` finds fault with
     named too (and kept); and whether every entry was an integer."""
     out: list[int] = []
@@ -196,29 +217,46 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
     if isinstance(listed, list) and len(listed) > 13:
         errors.add(r.at("rankGroups"), "may list at most 13 groups", ViolationCode.PROFILE)
     if sum(groups) > 13:
-        errors.add(r.at("rankGroups"), f"the groups need {sum(groups)} cards; a hand has 13",
-                   ViolationCode.PROFILE)
+        errors.add(
+            r.at("rankGroups"),
+            f"the groups need {sum(groups)} cards; a hand has 13",
+            ViolationCode.PROFILE,
+        )
     # A clause sent as null is left out (``raw`` marks it read, so it is no "unknown field").
-    counts = {attr: r.integer(key, 0, minimum=1, maximum=13) if r.has(key) else r.raw(key)
-              for key, attr in _COUNT_CLAUSES}
+    counts = {
+        attr: r.integer(key, 0, minimum=1, maximum=13) if r.has(key) else r.raw(key)
+        for key, attr in _COUNT_CLAUSES
+    }
     split: tuple[int, int] | None = None
     if r.has("colourSplit"):
         values, all_numbers = _ints(errors, r, "colourSplit")
         if all_numbers:
             if len(values) != 2 or sum(values) != 13 or min(values) < 0:
-                errors.add(r.at("colourSplit"), "must be two numbers of cards that sum to 13, "
-                           f"got {values}", ViolationCode.PROFILE)
+                errors.add(
+                    r.at("colourSplit"),
+                    f"must be two numbers of cards that sum to 13, got {values}",
+                    ViolationCode.PROFILE,
+                )
             else:
                 split = (max(values), min(values))
     else:
         r.raw("colourSplit")
-    at_least = read_card_rank(errors, r.at("ranksAtLeast"), r.raw("ranksAtLeast")) if r.has(
-        "ranksAtLeast") else r.raw("ranksAtLeast")
-    at_most = read_card_rank(errors, r.at("ranksAtMost"), r.raw("ranksAtMost")) if r.has(
-        "ranksAtMost") else r.raw("ranksAtMost")
+    at_least = (
+        read_card_rank(errors, r.at("ranksAtLeast"), r.raw("ranksAtLeast"))
+        if r.has("ranksAtLeast")
+        else r.raw("ranksAtLeast")
+    )
+    at_most = (
+        read_card_rank(errors, r.at("ranksAtMost"), r.raw("ranksAtMost"))
+        if r.has("ranksAtMost")
+        else r.raw("ranksAtMost")
+    )
     if at_least and at_most and at_least.value_int > at_most.value_int:
-        errors.add(r.at("ranksAtMost"), f"is below ranksAtLeast ({at_least.value}): no hand "
-                   "can make it", ViolationCode.PROFILE)
+        errors.add(
+            r.at("ranksAtMost"),
+            f"is below ranksAtLeast ({at_least.value}): no hand can make it",
+            ViolationCode.PROFILE,
+        )
     ranks_in: tuple[Rank, ...] | None = None
     if r.has("ranksIn"):
         ranks = [read_card_rank(errors, p, v) for p, v in r.items("ranksIn")]
@@ -243,14 +281,16 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
                 classes[key] = _ROW_CLASS_BY_NAME[value]
             else:
                 allowed = ", ".join(m.value for m in RowClass)
-                errors.add(rr.at(key), f"must be one of {allowed}; got {value!r}",
-                           ViolationCode.PROFILE)
+                errors.add(
+                    rr.at(key), f"must be one of {allowed}; got {value!r}", ViolationCode.PROFILE
+                )
                 classes[key] = None
         rr.finish()
         rows = RowsClause(**classes)
         if rows == RowsClause() and len(errors.violations) == rows_before:  # (else said)
-            errors.add(r.at("rows"), "must name the class of at least one row",
-                       ViolationCode.PROFILE)
+            errors.add(
+                r.at("rows"), "must name the class of at least one row", ViolationCode.PROFILE
+            )
     else:
         r.raw("rows")
     r.finish()
@@ -264,9 +304,12 @@ def read_definition(errors: Collector, path: str, data: object) -> Definition | 
         **counts,
     )
     if r.ok and definition == Definition() and len(errors.violations) == before:
-        errors.add(path, "must hold at least one clause (rankGroups, distinctRanks, sameSuit, "
-                   "sameColour, colourSplit, ranksAtLeast, ranksAtMost, ranksIn, rows)",
-                   ViolationCode.PROFILE)
+        errors.add(
+            path,
+            "must hold at least one clause (rankGroups, distinctRanks, sameSuit, "
+            "sameColour, colourSplit, ranksAtLeast, ranksAtMost, ranksIn, rows)",
+            ViolationCode.PROFILE,
+        )
     return definition if len(errors.violations) == before else None
 
 
@@ -305,11 +348,15 @@ def _groups_fit(groups: tuple[int, ...], hosts: tuple[int, ...], two_pairs: bool
     for i, h in enumerate(hosts):
         if h < g or (i and hosts[i - 1] == h):
             continue
-        others = hosts[:i] + hosts[i + 1:]
+        others = hosts[:i] + hosts[i + 1 :]
         if _groups_fit(rest, others, two_pairs):
             return True
-        if two_pairs and g <= 2 and h >= 4 and _groups_fit(rest, tuple(sorted([*others, 2])),
-                                                            two_pairs):
+        if (
+            two_pairs
+            and g <= 2
+            and h >= 4
+            and _groups_fit(rest, tuple(sorted([*others, 2])), two_pairs)
+        ):
             return True
     return False
 
@@ -344,12 +391,15 @@ def _rows_check(rows: RowsClause) -> Predicate:
     classes = _row_classes(rows)
     fast: Predicate | None = None
     if kinds == {RowClass.STRAIGHT}:
+
         def fast(facts: HandFacts) -> bool:
             return facts.count_key in THREE_STRAIGHTS_BY_KEY
     elif kinds == {RowClass.FLUSH}:
+
         def fast(facts: HandFacts) -> bool:
             return tuple(sorted(facts.suit_counts)) in THREE_FLUSH_SHAPES
     elif kinds == {RowClass.STRAIGHT_FLUSH}:
+
         def fast(facts: HandFacts) -> bool:
             for n, mask in zip(facts.suit_counts, facts.suit_masks, strict=True):
                 if n and mask not in SF_BY_SIZE.get(n, ()):
@@ -427,9 +477,13 @@ class DefinitionParts:
 def definition_parts(d: Definition, quads_as_two_pairs: bool = True) -> DefinitionParts:
     """``d`` split by what its clauses read (the same clauses ``compile_definition`` checks)."""
     return DefinitionParts(
-        groups=d.rank_groups, two_pairs=quads_as_two_pairs, distinct=d.distinct_ranks or 0,
-        outside=_outside(d), suits=_suits_check(d),
-        rows=_row_classes(d.rows) if d.rows is not None else None)
+        groups=d.rank_groups,
+        two_pairs=quads_as_two_pairs,
+        distinct=d.distinct_ranks or 0,
+        outside=_outside(d),
+        suits=_suits_check(d),
+        rows=_row_classes(d.rows) if d.rows is not None else None,
+    )
 
 
 def _clauses(d: Definition, quads_as_two_pairs: bool) -> list[Predicate]:

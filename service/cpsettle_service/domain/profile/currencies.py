@@ -33,15 +33,11 @@ _BY_MINOR_UNIT: dict[int | None, str] = {
         "SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS "
         "UAH USD USN UYU UZS VED VES WST XAD XCD XCG YER ZAR ZMW ZWG "
     ),
-    0: (
-        "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF "
-    ),
+    0: ("BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF "),
     3: "BHD IQD JOD KWD LYD OMR TND",
     4: "CLF UYW",
     # funds, precious metals, testing (XTS) and no currency (XXX): no minor unit
-    None: (
-        "XAG XAU XBA XBB XBC XBD XDR XPD XPT XSU XTS XUA XXX "
-    ),
+    None: ("XAG XAU XBA XBB XBC XBD XDR XPD XPT XSU XTS XUA XXX "),
 }
 
 MINOR_UNITS: dict[str, int | None] = {

@@ -113,21 +113,17 @@ MAX_FEE = 10**12  # minor units of a rake fee or commission cap
 
 @dataclass(frozen=True, slots=True)
 class HomeRun:
-    min_players: int = integer(4, 2, 4, "The fewest players at the table for a home run to "
-                               "count.")
-    multiplier: int = integer(1, 1, 100, "What a home run multiplies the scooper's pair scores "
-                              "by.")
+    min_players: int = integer(4, 2, 4, "The fewest players at the table for a home run to count.")
+    multiplier: int = integer(1, 1, 100, "What a home run multiplies the scooper's pair scores by.")
 
 
 @dataclass(frozen=True, slots=True)
 class Scoring:
     row_unit: int = integer(1, 0, MAX_UNITS, "Units for each row won.")
     majority_bonus: int = integer(0, 0, MAX_UNITS, "Units for winning two rows of three.")
-    majority_bonus_on_scoop: bool = boolean(False, "Whether a scoop also earns the majority "
-                                            "bonus.")
+    majority_bonus_on_scoop: bool = boolean(False, "Whether a scoop also earns the majority bonus.")
     scoop_bonus: int = integer(0, 0, MAX_UNITS, "Units for winning all three rows.")
-    scoop_multiplier: int = integer(1, 1, 100, "What a scoop multiplies the pair's row units "
-                                    "by.")
+    scoop_multiplier: int = integer(1, 1, 100, "What a scoop multiplies the pair's row units by.")
     home_run: HomeRun = part(HomeRun, "The home-run (scoop of every opponent) multiplier.")
 
 
@@ -145,8 +141,11 @@ class Royalties:
 
     mode: RoyaltyMode = choice(RoyaltyMode, RoyaltyMode.NONE, "How royalties are paid.")
     table: tuple[RoyaltyEntry, ...] = repeated(
-        RoyaltyEntry, MAX_ROYALTY_ENTRIES, "What each hand is worth; a hand not listed is "
-        "worth 0. One entry per row, class and rank (or none).")
+        RoyaltyEntry,
+        MAX_ROYALTY_ENTRIES,
+        "What each hand is worth; a hand not listed is "
+        "worth 0. One entry per row, class and rank (or none).",
+    )
     _lookup: Mapping[tuple[Row, HandClass, int], int] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -182,10 +181,12 @@ class Royalties:
 @dataclass(frozen=True, slots=True)
 class Foul:
     penalty: FoulPenalty = choice(FoulPenalty, FoulPenalty.SCOOPED, "What a fouled hand pays.")
-    fixed_units: int = integer(0, 0, MAX_UNITS, "Units a fouled hand pays each opponent under "
-                               "FIXED.")
-    pays_opponent_royalties: bool = boolean(False, "Whether under FIXED the fouled hand also "
-                                            "pays the opponent's royalties.")
+    fixed_units: int = integer(
+        0, 0, MAX_UNITS, "Units a fouled hand pays each opponent under FIXED."
+    )
+    pays_opponent_royalties: bool = boolean(
+        False, "Whether under FIXED the fouled hand also pays the opponent's royalties."
+    )
 
 
 NATURAL_NAME_PATTERN = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
@@ -213,13 +214,18 @@ class NaturalEntry:
     definition of ``natural``)."""
 
     natural: Natural | HouseNatural = external(
-        "string", "A catalogue natural or a house natural's name (capital letters, digits and _, "
-        "at most 40), which then needs a definition.")
+        "string",
+        "A catalogue natural or a house natural's name (capital letters, digits and _, "
+        "at most 40), which then needs a definition.",
+    )
     rank: int = integer(None, 0, 1000, "Its rank: a higher rank beats a lower one.")
     units: int = integer(None, 0, MAX_UNITS, "What it collects, in units.")
     definition: Definition | None = part(
-        Definition, "The natural as data (RULES.md §16.1): every clause set must hold; none: the "
-        "catalogue's definition.", None)
+        Definition,
+        "The natural as data (RULES.md §16.1): every clause set must hold; none: the "
+        "catalogue's definition.",
+        None,
+    )
 
     @property
     def effective_definition(self) -> Definition:
@@ -233,15 +239,24 @@ class NaturalEntry:
 @dataclass(frozen=True)
 class Naturals:
     require_declaration: bool = boolean(True, "Whether a natural must be declared to count.")
-    vs_foul: VsFoul = choice(VsFoul, VsFoul.GREATER_OF_NATURAL_AND_FOUL,
-                             "What a fouled player pays a natural.")
+    vs_foul: VsFoul = choice(
+        VsFoul, VsFoul.GREATER_OF_NATURAL_AND_FOUL, "What a fouled player pays a natural."
+    )
     table: tuple[NaturalEntry, ...] = repeated(
-        NaturalEntry, MAX_NATURAL_ENTRIES, "The naturals this profile plays, one entry per "
-        "natural; none when empty.")
-    quads_as_two_pairs: bool = boolean(True, "Whether a four of a kind fills two groups of 2 in "
-                                       "rankGroups.", omit_default=True)
-    equal_rank: NaturalTie = choice(NaturalTie, NaturalTie.PUSH, "How two naturals of equal rank "
-                                    "settle.", omit_default=True, short_spelling=True)
+        NaturalEntry,
+        MAX_NATURAL_ENTRIES,
+        "The naturals this profile plays, one entry per natural; none when empty.",
+    )
+    quads_as_two_pairs: bool = boolean(
+        True, "Whether a four of a kind fills two groups of 2 in rankGroups.", omit_default=True
+    )
+    equal_rank: NaturalTie = choice(
+        NaturalTie,
+        NaturalTie.PUSH,
+        "How two naturals of equal rank settle.",
+        omit_default=True,
+        short_spelling=True,
+    )
     by_natural: Mapping[str, NaturalEntry] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -255,10 +270,22 @@ class Naturals:
         # Which natural a hand holding several is settled with: the higher rank, then more
         # units, then the catalogue's order (house naturals after it, in the table's order).
         catalogue: dict[str, int] = {n.value: i for i, n in enumerate(Natural)}
-        object.__setattr__(self, "best_first", tuple(e.natural for e in sorted(
-            self.table, key=lambda e: (-e.rank, -e.units,
-                                       catalogue.get(e.natural, len(catalogue)),
-                                       self.table.index(e)))))
+        object.__setattr__(
+            self,
+            "best_first",
+            tuple(
+                e.natural
+                for e in sorted(
+                    self.table,
+                    key=lambda e: (
+                        -e.rank,
+                        -e.units,
+                        catalogue.get(e.natural, len(catalogue)),
+                        self.table.index(e),
+                    ),
+                )
+            ),
+        )
         predicates: dict[str, Predicate] = {}
         for e in self.table:
             if e.definition is None:
@@ -274,57 +301,75 @@ class Deck:
     that is already at the table."""
 
     jokers: int = integer(0, 0, 2, "How many jokers the deck holds; a joker is written Xj.")
-    joker_duplicates: bool = boolean(False, "Whether a joker may stand for a card already at "
-                                     "the table.", omit_default=True)
+    joker_duplicates: bool = boolean(
+        False, "Whether a joker may stand for a card already at the table.", omit_default=True
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Surrender:
     allowed: bool = boolean(False, "Whether a player may surrender.")
     units: int = integer(0, 0, MAX_UNITS, "What a surrender pays each opponent, in units.")
-    pays_fouled: bool = boolean(True, "Whether a surrendered player also pays a fouled "
-                                "opponent.")
+    pays_fouled: bool = boolean(True, "Whether a surrendered player also pays a fouled opponent.")
 
 
 @dataclass(frozen=True, slots=True)
 class Money:
-    unit_value: int = integer(100, 1, MAX_UNIT_VALUE, "Minor currency units per scoring unit; a "
-                              "request's unitValue overrides it.", wide=True)
+    unit_value: int = integer(
+        100,
+        1,
+        MAX_UNIT_VALUE,
+        "Minor currency units per scoring unit; a request's unitValue overrides it.",
+        wide=True,
+    )
     # written only when it is not XXX: profiles that name no currency keep their digests
-    currency: str = text(NO_CURRENCY, 3, "The currency of the money amounts: an active ISO 4217 "
-                         "code (XXX: no currency involved); a request's currency overrides it.",
-                         omit_default=True)
+    currency: str = text(
+        NO_CURRENCY,
+        3,
+        "The currency of the money amounts: an active ISO 4217 "
+        "code (XXX: no currency involved); a request's currency overrides it.",
+        omit_default=True,
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Caps:
     losses: bool = boolean(False, "Whether a player can lose no more than his stack.")
-    wins: bool = boolean(False, "Whether a player can win no more than his stack from each "
-                         "opponent.")
-    basis: CapBasis = choice(CapBasis, CapBasis.HAND_START, "The stack a cap is measured "
-                             "against.")
+    wins: bool = boolean(
+        False, "Whether a player can win no more than his stack from each opponent."
+    )
+    basis: CapBasis = choice(CapBasis, CapBasis.HAND_START, "The stack a cap is measured against.")
     order: CapOrder = choice(CapOrder, CapOrder.BUTTON_FIRST, "The order pairs are capped in.")
 
 
 @dataclass(frozen=True, slots=True)
 class Rake:
     mode: RakeMode = choice(RakeMode, RakeMode.NONE, "How the house takes its rake.")
-    per_player_fee: int = integer(0, 0, MAX_FEE, "The fee each player pays under PER_PLAYER, in "
-                                  "minor units.", wide=True)
-    commission_bps: int = integer(0, 0, 10_000, "The commission under COMMISSION, in basis "
-                                  "points of a winner's net.")
-    commission_cap: int = integer(0, 0, MAX_FEE, "The largest commission per player per hand, "
-                                  "in minor units; 0: no cap.", wide=True)
+    per_player_fee: int = integer(
+        0, 0, MAX_FEE, "The fee each player pays under PER_PLAYER, in minor units.", wide=True
+    )
+    commission_bps: int = integer(
+        0, 0, 10_000, "The commission under COMMISSION, in basis points of a winner's net."
+    )
+    commission_cap: int = integer(
+        0,
+        0,
+        MAX_FEE,
+        "The largest commission per player per hand, in minor units; 0: no cap.",
+        wide=True,
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Ranking:
     wheel: Wheel = choice(Wheel, Wheel.LOWEST, "Where A-2-3-4-5 ranks among straights.")
     row_tie: RowTie = choice(RowTie, RowTie.PUSH, "How two equal rows are settled.")
-    suit_order: tuple[Suit, ...] = repeated(Suit, len(Suit), "The four suits, best first.",
-                                            DEFAULT_SUIT_ORDER)
-    suit_order_tiebreak: bool = boolean(False, "Whether suitOrder breaks ties between otherwise "
-                                        "equal hands.")
+    suit_order: tuple[Suit, ...] = repeated(
+        Suit, len(Suit), "The four suits, best first.", DEFAULT_SUIT_ORDER
+    )
+    suit_order_tiebreak: bool = boolean(
+        False, "Whether suitOrder breaks ties between otherwise equal hands."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,33 +404,50 @@ class ProgressiveEntry:
 @dataclass(frozen=True, slots=True)
 class FantasylandStay:
     front: HandThreshold | None = part(
-        HandThreshold, "The front row's threshold; none when left out.",
-        HandThreshold(HandClass.THREE_OF_A_KIND))
+        HandThreshold,
+        "The front row's threshold; none when left out.",
+        HandThreshold(HandClass.THREE_OF_A_KIND),
+    )
     middle: HandThreshold | None = part(
-        HandThreshold, "The middle row's threshold; none when left out.",
-        HandThreshold(HandClass.FULL_HOUSE))
+        HandThreshold,
+        "The middle row's threshold; none when left out.",
+        HandThreshold(HandClass.FULL_HOUSE),
+    )
     back: HandThreshold | None = part(
-        HandThreshold, "The back row's threshold; none when left out.",
-        HandThreshold(HandClass.FOUR_OF_A_KIND))
+        HandThreshold,
+        "The back row's threshold; none when left out.",
+        HandThreshold(HandClass.FOUR_OF_A_KIND),
+    )
 
 
 def _progressive_json(entries: tuple[ProgressiveEntry, ...]) -> list[dict[str, Any]]:
     """Written weakest first (a profile holds them strongest first: the first one met wins)."""
-    return [write_part(e) for e in sorted(entries, key=lambda e: (
-        e.hand_class.order, e.rank.value_int if e.rank else 0))]
+    return [
+        write_part(e)
+        for e in sorted(
+            entries, key=lambda e: (e.hand_class.order, e.rank.value_int if e.rank else 0)
+        )
+    ]
 
 
 @dataclass(frozen=True, slots=True)
 class Fantasyland:
     enabled: bool = boolean(False, "Whether Fantasyland is played.")
-    entry: HandThreshold = part(HandThreshold, "The weakest front hand that enters.",
-                                HandThreshold(HandClass.PAIR, Rank.QUEEN))
+    entry: HandThreshold = part(
+        HandThreshold,
+        "The weakest front hand that enters.",
+        HandThreshold(HandClass.PAIR, Rank.QUEEN),
+    )
     entry_cards: int = integer(14, 13, 52, "The cards dealt on entry.")
     progressive: tuple[ProgressiveEntry, ...] = repeated(
-        ProgressiveEntry, MAX_PROGRESSIVE_ENTRIES, "Stronger front hands that deal more cards, "
-        "one entry per front threshold.", write=_progressive_json)
-    stay: FantasylandStay = part(FantasylandStay, "What keeps a player in Fantasyland: any one "
-                                 "row meeting its threshold.")
+        ProgressiveEntry,
+        MAX_PROGRESSIVE_ENTRIES,
+        "Stronger front hands that deal more cards, one entry per front threshold.",
+        write=_progressive_json,
+    )
+    stay: FantasylandStay = part(
+        FantasylandStay, "What keeps a player in Fantasyland: any one row meeting its threshold."
+    )
     stay_cards: int = integer(14, 13, 52, "The cards dealt to a player who stays.")
 
 
@@ -393,8 +455,7 @@ class Fantasyland:
 class RuleProfile:
     """A complete house rule profile. Build with ``profile_from_dict`` or ``load_preset``."""
 
-    name: str = text("", 64, "The profile's name: a preset's or a house profile's.",
-                     required=True)
+    name: str = text("", 64, "The profile's name: a preset's or a house profile's.", required=True)
     version: str = text("1", 64, "The profile's version.")
     description: str = text("", 2000, "Free text for people.")
     scoring: Scoring = part(Scoring, "Row units, majority and scoop bonuses.")

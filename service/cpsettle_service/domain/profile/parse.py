@@ -84,8 +84,11 @@ def _bounded(errors: Collector, r: Reader, s: Spec) -> list[tuple[str, Any]]:
     """A list field's items, or none (and one problem) when it holds more than it may."""
     items = r.items(s.json)
     if s.maximum is not None and len(items) > s.maximum:
-        errors.add(r.at(s.json), f"holds {len(items)} entries; at most {s.maximum} can differ",
-                   ViolationCode.PROFILE)
+        errors.add(
+            r.at(s.json),
+            f"holds {len(items)} entries; at most {s.maximum} can differ",
+            ViolationCode.PROFILE,
+        )
         return []
     return items
 
@@ -133,18 +136,25 @@ def _royalties(errors: Collector, r: Reader, deck: Deck) -> Royalties:
         if not e.ok:
             continue
         if row is Row.FRONT and hand_class not in FRONT_CLASSES:
-            errors.add(e.at("handClass"), f"a {row.value} row cannot make {hand_class.value}",
-                       ViolationCode.PROFILE)
+            errors.add(
+                e.at("handClass"),
+                f"a {row.value} row cannot make {hand_class.value}",
+                ViolationCode.PROFILE,
+            )
         if rank is not None and hand_class is HandClass.ROYAL_FLUSH:
             errors.add(e.at("rank"), "a royal flush has no rank to narrow", ViolationCode.PROFILE)
         if hand_class is HandClass.FIVE_OF_A_KIND and not (deck.jokers and deck.joker_duplicates):
-            errors.add(e.at("handClass"), "five of a kind needs jokers that may duplicate a card "
-                       "(deck.jokers, deck.jokerDuplicates): no row can make it",
-                       ViolationCode.PROFILE)
+            errors.add(
+                e.at("handClass"),
+                "five of a kind needs jokers that may duplicate a card "
+                "(deck.jokers, deck.jokerDuplicates): no row can make it",
+                ViolationCode.PROFILE,
+            )
         entry_key = (row, hand_class, rank)
         if entry_key in seen:
-            errors.add(path, f"duplicates the royalty entry at {seen[entry_key]}",
-                       ViolationCode.PROFILE)
+            errors.add(
+                path, f"duplicates the royalty entry at {seen[entry_key]}", ViolationCode.PROFILE
+            )
         else:
             seen[entry_key] = path
         entries.append(RoyaltyEntry(row, hand_class, rank, units))
@@ -157,13 +167,20 @@ def _natural_name(errors: Collector, e: Reader, has_definition: bool) -> Natural
     if isinstance(value, str) and value in Natural.__members__:
         return Natural(value)
     if not isinstance(value, str) or not NATURAL_NAME_PATTERN.fullmatch(value):
-        errors.add(e.at("natural"), "must be a catalogue natural ("
-                   + ", ".join(n.value for n in Natural) + ") or a house natural's name: capital "
-                   f"letters, digits and _, at most 40, starting with a letter; got {value!r}",
-                   ViolationCode.PROFILE)
+        errors.add(
+            e.at("natural"),
+            "must be a catalogue natural ("
+            + ", ".join(n.value for n in Natural)
+            + ") or a house natural's name: capital "
+            f"letters, digits and _, at most 40, starting with a letter; got {value!r}",
+            ViolationCode.PROFILE,
+        )
     elif not has_definition:
-        errors.add(e.at("natural"), f"{value!r} is not in the catalogue: a house natural needs a "
-                   "definition", ViolationCode.PROFILE)
+        errors.add(
+            e.at("natural"),
+            f"{value!r} is not in the catalogue: a house natural needs a definition",
+            ViolationCode.PROFILE,
+        )
     return HouseNatural(value if isinstance(value, str) else "")
 
 
@@ -180,10 +197,14 @@ def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
         before = len(errors.violations)
         e = Reader(errors, path, item, ViolationCode.PROFILE)
         _require(errors, e, NaturalEntry)
-        definition = read_definition(errors, e.at("definition"), e.raw("definition")) if e.has(
-            "definition") else e.raw("definition")
-        natural = _natural_name(errors, e, e.has("definition")) if e.has("natural") else (
-            Natural.DRAGON)
+        definition = (
+            read_definition(errors, e.at("definition"), e.raw("definition"))
+            if e.has("definition")
+            else e.raw("definition")
+        )
+        natural = (
+            _natural_name(errors, e, e.has("definition")) if e.has("natural") else (Natural.DRAGON)
+        )
         rank = read_rank(e)
         units = read_units(e)
         e.finish()
@@ -193,10 +214,13 @@ def _naturals(errors: Collector, r: Reader, deck: Deck) -> Naturals:
         if effective is not None and effective.largest_group > 4:
             needed = effective.largest_group - 4
             if not deck.joker_duplicates or deck.jokers < needed:
-                errors.add(e.at("definition" if definition else "natural"),
-                           f"a rank group of {effective.largest_group} needs {needed} joker(s) "
-                           "that may duplicate a card (deck.jokers, deck.jokerDuplicates): no "
-                           "hand can make it", ViolationCode.PROFILE)
+                errors.add(
+                    e.at("definition" if definition else "natural"),
+                    f"a rank group of {effective.largest_group} needs {needed} joker(s) "
+                    "that may duplicate a card (deck.jokers, deck.jokerDuplicates): no "
+                    "hand can make it",
+                    ViolationCode.PROFILE,
+                )
         if natural in seen and e.has("natural"):
             errors.add(path, f"duplicates the natural at {seen[natural]}", ViolationCode.PROFILE)
         seen.setdefault(natural, path)
@@ -232,20 +256,27 @@ def _fantasyland(errors: Collector, r: Reader) -> Fantasyland:
         cards = read_cards(e)
         e.finish()
         if hand_class not in FRONT_CLASSES:
-            errors.add(e.at("handClass"), f"a FRONT row cannot make {hand_class.value}",
-                       ViolationCode.PROFILE)
+            errors.add(
+                e.at("handClass"),
+                f"a FRONT row cannot make {hand_class.value}",
+                ViolationCode.PROFILE,
+            )
         progressive.append(ProgressiveEntry(hand_class, rank, cards))
     if r.has("stay"):
         s = r.obj("stay")
-        stay = FantasylandStay(*(_threshold(errors, s, key, None) for key in (
-            f.json for f in specs(FantasylandStay))))
+        stay = FantasylandStay(
+            *(_threshold(errors, s, key, None) for key in (f.json for f in specs(FantasylandStay)))
+        )
         s.finish()
     else:
         r.raw("stay")
         stay = default.stay
     if entry.hand_class not in FRONT_CLASSES:
-        errors.add(r.at("entry.handClass"), f"a FRONT row cannot make {entry.hand_class.value}",
-                   ViolationCode.PROFILE)
+        errors.add(
+            r.at("entry.handClass"),
+            f"a FRONT row cannot make {entry.hand_class.value}",
+            ViolationCode.PROFILE,
+        )
     stay_cards = read_field(r, spec(Fantasyland, "stay_cards"))
     r.finish()
     # The best qualifying progressive entry is the strongest threshold the front meets.
@@ -277,14 +308,24 @@ def _read_profile(errors: Collector, path: str, data: object) -> RuleProfile:
     money = read_part(r.obj("money"), Money, {"currency": lambda m: _currency(errors, m)})
     caps = read_part(r.obj("caps"), Caps)
     rake = read_part(r.obj("rake"), Rake)
-    ranking = read_part(r.obj("ranking"), Ranking, {"suit_order": lambda k: _suit_order(errors,
-                                                                                        k)})
+    ranking = read_part(r.obj("ranking"), Ranking, {"suit_order": lambda k: _suit_order(errors, k)})
     fantasyland = _fantasyland(errors, r.obj("fantasyland"))
     r.finish()
     return RuleProfile(
-        name=name, version=version, description=description, scoring=scoring,
-        royalties=royalties, foul=foul, naturals=naturals, surrender=surrender, money=money,
-        caps=caps, rake=rake, ranking=ranking, fantasyland=fantasyland, deck=deck,
+        name=name,
+        version=version,
+        description=description,
+        scoring=scoring,
+        royalties=royalties,
+        foul=foul,
+        naturals=naturals,
+        surrender=surrender,
+        money=money,
+        caps=caps,
+        rake=rake,
+        ranking=ranking,
+        fantasyland=fantasyland,
+        deck=deck,
     )
 
 
@@ -312,8 +353,10 @@ def _extension_defaults() -> dict[str, Any]:
             if line.spec.part is None:
                 out[line.path] = write_json(line.spec, line.spec.default)
             else:
-                out.update((sub.path, write_json(sub.spec, sub.spec.default))
-                           for sub in lines(line.spec.part, line.path + "."))
+                out.update(
+                    (sub.path, write_json(sub.spec, sub.spec.default))
+                    for sub in lines(line.spec.part, line.path + ".")
+                )
     return out
 
 

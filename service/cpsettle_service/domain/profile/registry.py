@@ -58,8 +58,12 @@ class ProfileRegistry:
                 continue
             if profile.name in entries:
                 problems.append(
-                    Violation(f"{source}.name", f"profile {profile.name!r} is already defined "
-                              f"({entries[profile.name].source})", ViolationCode.PROFILE)
+                    Violation(
+                        f"{source}.name",
+                        f"profile {profile.name!r} is already defined "
+                        f"({entries[profile.name].source})",
+                        ViolationCode.PROFILE,
+                    )
                 )
                 continue
             entries[profile.name] = RegisteredProfile(profile, source)

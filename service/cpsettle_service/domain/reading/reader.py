@@ -60,8 +60,9 @@ def shown(value: object) -> str:
     return repr(value)
 
 
-def read_card_rank(errors: Collector, path: str, value: object,
-                   code: ViolationCode = ViolationCode.PROFILE) -> Rank | None:
+def read_card_rank(
+    errors: Collector, path: str, value: object, code: ViolationCode = ViolationCode.PROFILE
+) -> Rank | None:
     """A card rank: 2-9, T (or 10), J, Q, K, A in either case; else a violation (then ``None``)."""
     if isinstance(value, str):
         try:
@@ -130,8 +131,9 @@ class Reader:
         if value is _MISSING:
             return default
         if not isinstance(value, bool):
-            self.errors.add(self.at(key), f"must be true or false, got {describe(value)}",
-                            self.code)
+            self.errors.add(
+                self.at(key), f"must be true or false, got {describe(value)}", self.code
+            )
             return default
         return value
 

@@ -123,39 +123,68 @@ def _field(spec: Spec, default: Any = dataclasses.MISSING) -> Any:
     return field(default=default, metadata={"spec": spec})
 
 
-def integer(default: int | None, minimum: int, maximum: int, doc: str, *,
-            wide: bool = False, optional: bool = False) -> Any:
+def integer(
+    default: int | None,
+    minimum: int,
+    maximum: int,
+    doc: str,
+    *,
+    wide: bool = False,
+    optional: bool = False,
+) -> Any:
     """An integer from ``minimum`` to ``maximum`` (``wide``: int64 on the wire, for money);
     ``default`` ``None``: required, or with ``optional`` unset (a clause not written)."""
     kind = "int64" if wide else "int32"
     if optional:
         return _field(Spec(kind, doc, None, minimum, maximum), None)
     required = default is None  # then the reader takes 0 while it reports the field missing
-    return _field(Spec(kind, doc, 0 if required else default, minimum, maximum,
-                       required=required), default)
+    return _field(
+        Spec(kind, doc, 0 if required else default, minimum, maximum, required=required), default
+    )
 
 
 def boolean(default: bool, doc: str, *, omit_default: bool = False) -> Any:
     return _field(Spec("bool", doc, default, omit_default=omit_default), default)
 
 
-def text(default: str, max_length: int, doc: str, *, required: bool = False,
-         omit_default: bool = False) -> Any:
+def text(
+    default: str, max_length: int, doc: str, *, required: bool = False, omit_default: bool = False
+) -> Any:
     """A string of at most ``max_length`` characters (``required``: ``default`` is only what
     the reader takes when it is missing, the dataclass has none)."""
-    return _field(Spec("string", doc, default, maximum=max_length, required=required,
-                       omit_default=omit_default), default)
+    return _field(
+        Spec(
+            "string", doc, default, maximum=max_length, required=required, omit_default=omit_default
+        ),
+        default,
+    )
 
 
-def choice(enum: type[StrEnum], default: StrEnum | None, doc: str, *,
-           omit_default: bool = False, short_spelling: bool = False,
-           optional: bool = False) -> Any:
+def choice(
+    enum: type[StrEnum],
+    default: StrEnum | None,
+    doc: str,
+    *,
+    omit_default: bool = False,
+    short_spelling: bool = False,
+    optional: bool = False,
+) -> Any:
     """A member of ``enum``, written as its JSON name (``json_name``); the zero value or
     absence means the default (``None``: required, or with ``optional`` unset).
     ``short_spelling``: ``PUSH`` is read as ``NATURAL_TIE_PUSH`` too."""
     short = json_prefix(enum) if short_spelling else None
-    return _field(Spec("enum", doc, default, enum=enum, required=default is None and not optional,
-                       omit_default=omit_default, short_prefix=short), default)
+    return _field(
+        Spec(
+            "enum",
+            doc,
+            default,
+            enum=enum,
+            required=default is None and not optional,
+            omit_default=omit_default,
+            short_prefix=short,
+        ),
+        default,
+    )
 
 
 def card_rank(doc: str, default: Any = dataclasses.MISSING) -> Any:
@@ -167,20 +196,27 @@ def card_rank(doc: str, default: Any = dataclasses.MISSING) -> Any:
 _OWN_DEFAULTS: Any = object()
 
 
-def part(cls: type, doc: str, default: Any = _OWN_DEFAULTS, *,
-         omit_default: bool = False) -> Any:
+def part(cls: type, doc: str, default: Any = _OWN_DEFAULTS, *, omit_default: bool = False) -> Any:
     """A nested part; its default (left out: the part with its own defaults; ``None``: none)."""
     default = cls() if default is _OWN_DEFAULTS else default
     return _field(Spec("message", doc, default, part=cls, omit_default=omit_default), default)
 
 
-def repeated(item: type | str, maximum: int, doc: str, default: tuple[Any, ...] | None = (), *,
-             write: Callable[[Any], Any] | None = None, omit_default: bool = False) -> Any:
+def repeated(
+    item: type | str,
+    maximum: int,
+    doc: str,
+    default: tuple[Any, ...] | None = (),
+    *,
+    write: Callable[[Any], Any] | None = None,
+    omit_default: bool = False,
+) -> Any:
     """A list of at most ``maximum`` parts (``item`` their dataclass), enum members (``item``
     the enum), integers (``int``) or ranks (``"rank"``); ``write``: the list's JSON form, when
     it is not each item's in turn."""
-    common: dict[str, Any] = dict(maximum=maximum, repeated=True, write=write,
-                                  omit_default=omit_default)
+    common: dict[str, Any] = dict(
+        maximum=maximum, repeated=True, write=write, omit_default=omit_default
+    )
     if item == "rank":
         s = Spec("rank", doc, default, **common)
     elif item is int:
@@ -196,14 +232,21 @@ def repeated(item: type | str, maximum: int, doc: str, default: tuple[Any, ...] 
 _SCALARS = frozenset({"int32", "int64", "bool", "string"})
 
 
-def external(proto: str, doc: str, default: Any = dataclasses.MISSING, *,
-             write: Callable[[Any], Any] | None = None) -> Any:
+def external(
+    proto: str,
+    doc: str,
+    default: Any = dataclasses.MISSING,
+    *,
+    write: Callable[[Any], Any] | None = None,
+) -> Any:
     """A field its part reads itself: a scalar of kind ``proto`` or a message declared elsewhere
     (``proto`` its name, ``write`` its JSON form); no ``default``: required."""
     kind = proto if proto in _SCALARS else "message"
     required = default is dataclasses.MISSING
-    return _field(Spec(kind, doc, None if required else default, proto=proto,
-                       required=required, write=write), default)
+    return _field(
+        Spec(kind, doc, None if required else default, proto=proto, required=required, write=write),
+        default,
+    )
 
 
 _CAMEL = re.compile(r"_([a-z0-9])")
@@ -222,8 +265,11 @@ def specs(cls: type) -> tuple[Spec, ...]:
     for f in dataclasses.fields(cls):
         s = f.metadata.get("spec")
         if s is not None:
-            out.append(dataclasses.replace(
-                s, name=f.name, json=_CAMEL.sub(lambda m: m.group(1).upper(), f.name)))
+            out.append(
+                dataclasses.replace(
+                    s, name=f.name, json=_CAMEL.sub(lambda m: m.group(1).upper(), f.name)
+                )
+            )
     return tuple(out)
 
 
@@ -285,8 +331,10 @@ def required(cls: type) -> tuple[str, ...]:
 
 @cache
 def _read_plan(cls: type) -> tuple[tuple[Spec, Callable[[Reader], Any] | None], ...]:
-    return tuple((s, None if s.repeated or (s.part is None and s.kind == "message")
-                  else field_reader(s)) for s in specs(cls))
+    return tuple(
+        (s, None if s.repeated or (s.part is None and s.kind == "message") else field_reader(s))
+        for s in specs(cls)
+    )
 
 
 def read_part(r: Reader, cls: type, readers: Readers | None = None) -> Any:
@@ -326,8 +374,11 @@ def _part_writer(cls: type) -> Callable[[Any], dict[str, Any]]:
     hundreds of times; this keeps profile_to_dict near a hand-written one's speed)."""
     fields = specs(cls)
     names = [s.name for s in fields]
-    get = operator.attrgetter(*names) if len(names) > 1 else (
-        lambda v, name=names[0]: (getattr(v, name),))
+    get = (
+        operator.attrgetter(*names)
+        if len(names) > 1
+        else (lambda v, name=names[0]: (getattr(v, name),))
+    )
     plan = tuple((s.json, s.omit_default, s.default, _writer(s)) for s in fields)
 
     def write(value: Any) -> dict[str, Any]:
@@ -411,12 +462,16 @@ def describe_default(s: Spec) -> str:
     if s.repeated:
         return "empty"
     if s.kind == "message":
-        if not write_part(d) or all(x.default is not None and getattr(d, x.name) == x.default
-                                    for x in specs(d.__class__)):
+        if not write_part(d) or all(
+            x.default is not None and getattr(d, x.name) == x.default for x in specs(d.__class__)
+        ):
             return "its fields' defaults"
         values = (getattr(d, x.name) for x in specs(d.__class__))
-        return " ".join(f"`{v.name if x.kind == 'enum' else v.value}`"
-                        for x, v in zip(specs(d.__class__), values, strict=True) if v is not None)
+        return " ".join(
+            f"`{v.name if x.kind == 'enum' else v.value}`"
+            for x, v in zip(specs(d.__class__), values, strict=True)
+            if v is not None
+        )
     if s.kind == "string":
         return f'`"{d}"`'
     if s.kind == "bool":
@@ -443,7 +498,12 @@ def markdown_table(cls: type) -> str:
     out = ["| field | type | default | bounds | meaning |", "|---|---|---|---|---|"]
     for line in lines(cls):
         s = line.spec
-        cells = (f"`{line.path}`", s.proto_type, describe_default(s), describe_bounds(s),
-                 s.doc.replace("|", "\\|"))
+        cells = (
+            f"`{line.path}`",
+            s.proto_type,
+            describe_default(s),
+            describe_bounds(s),
+            s.doc.replace("|", "\\|"),
+        )
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"

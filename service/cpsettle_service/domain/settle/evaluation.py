@@ -40,8 +40,14 @@ from .validation import ROW_KEYS, check_cards
 from .working import PLAN_CACHE_ENTRIES, Plan, PlayerState, plan_for
 
 
-def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Collector,
-                    index: int, allowed: Sequence[Card] = ()) -> None:
+def evaluate_player(
+    p: PlayerState,
+    profile: RuleProfile,
+    plan: Plan,
+    errors: Collector,
+    index: int,
+    allowed: Sequence[Card] = (),
+) -> None:
     """A validated player's status, natural, rows and royalties (``index``: for field paths;
     ``allowed``: the cards a joker may stand for at this table, RULES.md §16.3)."""
     inp = p.input
@@ -50,8 +56,12 @@ def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Co
     if plan.jokers and JOKER in p.cards13:
         needed = 1 if profile.deck.joker_duplicates else p.cards13.count(JOKER)
         if len(allowed) < needed:
-            errors.add(f"players[{index}]", "no card is left for a joker to stand for: every "
-                       "standard card is held or dead (RULES.md §16.3)", ViolationCode.OTHER)
+            errors.add(
+                f"players[{index}]",
+                "no card is left for a joker to stand for: every "
+                "standard card is held or dead (RULES.md §16.3)",
+                ViolationCode.OTHER,
+            )
             return
     declared = inp.declared_natural
     detect = plan.detect_naturals
@@ -67,8 +77,9 @@ def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Co
         return
     naturals = profile.naturals
     # with jokers: one search for the hand, shared by the naturals it tries (RULES.md §16.3)
-    search = NaturalSearch(p.cards13, allowed, profile) if (
-        plan.jokers and JOKER in p.cards13) else None
+    search = (
+        NaturalSearch(p.cards13, allowed, profile) if (plan.jokers and JOKER in p.cards13) else None
+    )
     if declared:
         if _natural_held(p, profile, (declared,), search) is not None:
             if naturals.require_declaration:
@@ -102,8 +113,9 @@ def evaluate_player(p: PlayerState, profile: RuleProfile, plan: Plan, errors: Co
     evaluate_rows(p, profile, plan, allowed)
 
 
-def _natural_held(p: PlayerState, profile: RuleProfile, names: Sequence[str],
-                  search: NaturalSearch | None) -> Natural | HouseNatural | None:
+def _natural_held(
+    p: PlayerState, profile: RuleProfile, names: Sequence[str], search: NaturalSearch | None
+) -> Natural | HouseNatural | None:
     """The first of ``names`` (best first) the player's 13 cards make; with jokers
     (``search``), through the assignment the search keeps (recorded on the player)."""
     by_natural = profile.naturals.by_natural
@@ -121,8 +133,9 @@ def _natural_held(p: PlayerState, profile: RuleProfile, names: Sequence[str],
     return None
 
 
-def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
-                  allowed: Sequence[Card] = ()) -> None:
+def evaluate_rows(
+    p: PlayerState, profile: RuleProfile, plan: Plan, allowed: Sequence[Card] = ()
+) -> None:
     """Rows, foul check, royalties and row values of an arranged hand (``p.cards13``); a hand
     with jokers is resolved first (RULES.md §16.3)."""
     c = p.cards13
@@ -168,12 +181,27 @@ def evaluate_rows(p: PlayerState, profile: RuleProfile, plan: Plan,
     front_row, middle_row, back_row = ROWS
     a = p.assignment
     p.rows = (
-        evaluated_row(row=front_row, cards=front, hand=hf, royalty=royalties[0],
-                      joker_cards=a.in_row(0, 3) if a else ()),
-        evaluated_row(row=middle_row, cards=middle, hand=hm, royalty=royalties[1],
-                      joker_cards=a.in_row(3, 8) if a else ()),
-        evaluated_row(row=back_row, cards=back, hand=hb, royalty=royalties[2],
-                      joker_cards=a.in_row(8, 13) if a else ()),
+        evaluated_row(
+            row=front_row,
+            cards=front,
+            hand=hf,
+            royalty=royalties[0],
+            joker_cards=a.in_row(0, 3) if a else (),
+        ),
+        evaluated_row(
+            row=middle_row,
+            cards=middle,
+            hand=hm,
+            royalty=royalties[1],
+            joker_cards=a.in_row(3, 8) if a else (),
+        ),
+        evaluated_row(
+            row=back_row,
+            cards=back,
+            hand=hb,
+            royalty=royalties[2],
+            joker_cards=a.in_row(8, 13) if a else (),
+        ),
     )
 
 
@@ -198,22 +226,35 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
         return None
     playing = p.input.in_fantasyland
     if p.status is not REGULAR:
-        return fantasyland_result(qualifies=False, cards=0,
-                           fmt="{0} does not qualify for Fantasyland ({1} hand)",
-                           args=(p.pid, p.status.value.lower()), in_fantasyland=playing, row=None)
+        return fantasyland_result(
+            qualifies=False,
+            cards=0,
+            fmt="{0} does not qualify for Fantasyland ({1} hand)",
+            args=(p.pid, p.status.value.lower()),
+            in_fantasyland=playing,
+            row=None,
+        )
     if playing:
         stay = fl.stay
         for i, t in enumerate((stay.front, stay.middle, stay.back)):
             hand = p.rows[i].hand
             if t is not None and t.met_by(hand):
                 return fantasyland_result(
-                    qualifies=True, cards=fl.stay_cards,
+                    qualifies=True,
+                    cards=fl.stay_cards,
                     fmt="{0} stays in Fantasyland with {1} in the {2} — {3} cards next hand",
                     args=(p.pid, hand.phrase, ROWS[i].value.lower(), fl.stay_cards),
-                    in_fantasyland=True, row=ROWS[i])
-        return fantasyland_result(qualifies=False, cards=0,
-                           fmt="{0} leaves Fantasyland: no stay condition met", args=(p.pid,),
-                           in_fantasyland=True, row=None)
+                    in_fantasyland=True,
+                    row=ROWS[i],
+                )
+        return fantasyland_result(
+            qualifies=False,
+            cards=0,
+            fmt="{0} leaves Fantasyland: no stay condition met",
+            args=(p.pid,),
+            in_fantasyland=True,
+            row=None,
+        )
     # The entry decision depends on the front only: cached per front strength, with its phrase.
     cache = plan.entry_cache
     hit = cache.get(p.strengths[0])
@@ -231,10 +272,22 @@ def fantasyland(p: PlayerState, profile: RuleProfile, plan: Plan) -> Fantasyland
             cache[front.strength] = hit
     cards, phrase = hit
     if not cards:
-        return fantasyland_result(qualifies=False, cards=0, fmt=_FL_NOT_QUALIFIED,
-                                  args=(p.pid, phrase), in_fantasyland=False, row=None)
-    return fantasyland_result(qualifies=True, cards=cards, fmt=_FL_QUALIFIED,
-                       args=(p.pid, phrase, cards), in_fantasyland=False, row=None)
+        return fantasyland_result(
+            qualifies=False,
+            cards=0,
+            fmt=_FL_NOT_QUALIFIED,
+            args=(p.pid, phrase),
+            in_fantasyland=False,
+            row=None,
+        )
+    return fantasyland_result(
+        qualifies=True,
+        cards=cards,
+        fmt=_FL_QUALIFIED,
+        args=(p.pid, phrase, cards),
+        in_fantasyland=False,
+        row=None,
+    )
 
 
 class HandEvaluation(NamedTuple):
@@ -264,7 +317,8 @@ def _rows_profile(profile: RuleProfile) -> RuleProfile:
     except KeyError:
         naturals = profile.naturals
         rows = profile.__dict__[_ROWS_PROFILE] = replace(
-            profile, naturals=replace(naturals, require_declaration=True, table=()))
+            profile, naturals=replace(naturals, require_declaration=True, table=())
+        )
     return rows
 
 
@@ -276,8 +330,16 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
     """
     errors = Collector()
     seen: dict[int, str] = {}
-    p = PlayerState(PlayerInput(inp.player_id or "player", 0, inp.front, inp.middle, inp.back,
-                                in_fantasyland=inp.in_fantasyland))
+    p = PlayerState(
+        PlayerInput(
+            inp.player_id or "player",
+            0,
+            inp.front,
+            inp.middle,
+            inp.back,
+            in_fantasyland=inp.in_fantasyland,
+        )
+    )
     canonical: list[str] = []
     jokers = profile.deck.jokers > 0
     forms = sum((inp.has_arrangement, inp.cards is not None))
@@ -287,8 +349,7 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
         for key, size in ROW_KEYS:
             cards = getattr(inp, key)
             if cards is None:
-                errors.add(f"arrangement.{key}", f"is required ({size} cards)",
-                           ViolationCode.OTHER)
+                errors.add(f"arrangement.{key}", f"is required ({size} cards)", ViolationCode.OTHER)
             else:
                 check_cards(errors, None, f"arrangement.{key}", cards, size, canonical, jokers)
                 check_cards(errors, seen, f"arrangement.{key}", cards, None, [], jokers)
@@ -297,9 +358,12 @@ def evaluate_hand(inp: PlayerInput, profile: RuleProfile) -> HandEvaluation:
         check_cards(errors, seen, "cards", inp.cards, None, [], jokers)
     held_jokers = canonical.count(JOKER)
     if held_jokers > profile.deck.jokers:
-        errors.add("arrangement" if inp.has_arrangement else "cards",
-                   f"holds {held_jokers} jokers; the profile's deck has {profile.deck.jokers} "
-                   "(deck.jokers)", ViolationCode.DUPLICATE_CARD)
+        errors.add(
+            "arrangement" if inp.has_arrangement else "cards",
+            f"holds {held_jokers} jokers; the profile's deck has {profile.deck.jokers} "
+            "(deck.jokers)",
+            ViolationCode.DUPLICATE_CARD,
+        )
     errors.raise_if_any()
     p.cards13 = tuple(canonical)
     allowed = allowed_cards(p.cards13, profile.deck.joker_duplicates) if held_jokers else ()

@@ -26,8 +26,15 @@ from .results import (
 )
 from .working import PairState, Plan, PlayerState, plan_for
 
-__all__ = ["SUITED_CLASSES", "fixed_foul", "foul_check", "foul_reasons", "scooped_penalty",
-           "suit_beats", "suit_rank"]
+__all__ = [
+    "SUITED_CLASSES",
+    "fixed_foul",
+    "foul_check",
+    "foul_reasons",
+    "scooped_penalty",
+    "suit_beats",
+    "suit_rank",
+]
 
 SUITED_CLASSES = frozenset(
     {HandClass.STRAIGHT, HandClass.FLUSH, HandClass.STRAIGHT_FLUSH, HandClass.ROYAL_FLUSH}
@@ -35,8 +42,9 @@ SUITED_CLASSES = frozenset(
 """The classes whose equal middle and back the suit tie-break decides."""
 
 
-def foul_reasons(cards: Sequence[str], hf: HandRank, hm: HandRank, hb: HandRank,
-                  plan: Plan, profile: RuleProfile) -> tuple[FoulReason, ...]:
+def foul_reasons(
+    cards: Sequence[str], hf: HandRank, hm: HandRank, hb: HandRank, plan: Plan, profile: RuleProfile
+) -> tuple[FoulReason, ...]:
     """Why 13 arranged cards (front, middle, back) with these hands foul (RULES.md §4)."""
     reasons: tuple[FoulReason, ...] = ()
     if hf.order_key > hm.order_key:  # hf > hm on the one scale (RULES.md §4)
@@ -64,7 +72,10 @@ def suit_rank(card: Card, suit_order: Sequence[Suit]) -> int:
 
 
 def suit_beats(
-    a_cards: Sequence[str], a: HandRank, b_cards: Sequence[str], b: HandRank,
+    a_cards: Sequence[str],
+    a: HandRank,
+    b_cards: Sequence[str],
+    b: HandRank,
     order: Sequence[Suit],
 ) -> bool:
     """Whether hand a's highest card has a better suit than hand b's (equal hands by rank)."""
@@ -73,8 +84,9 @@ def suit_beats(
     )
 
 
-def fixed_foul(pair: PairState, fouled: PlayerState, other: PlayerState,
-               profile: RuleProfile) -> int:
+def fixed_foul(
+    pair: PairState, fouled: PlayerState, other: PlayerState, profile: RuleProfile
+) -> int:
     """Units the fouled player pays under FIXED, with line items (from ``other``'s side)."""
     foul = profile.foul
     sign = 1 if other is pair.a else -1
@@ -84,8 +96,8 @@ def fixed_foul(pair: PairState, fouled: PlayerState, other: PlayerState,
             kind=ItemKind.FOUL_PENALTY,
             units=sign * foul.fixed_units,
             fmt=f"Foul: {fouled.pid}'s hand is fouled ({foul_text(fouled.foul_reasons)}); "
-                f"he pays {other.pid} the "
-                f"fixed penalty — {other.pid} +{foul.fixed_units}",
+            f"he pays {other.pid} the "
+            f"fixed penalty — {other.pid} +{foul.fixed_units}",
             args=(),
         )
     )
@@ -100,7 +112,7 @@ def fixed_foul(pair: PairState, fouled: PlayerState, other: PlayerState,
                 kind=ItemKind.ROYALTIES,
                 units=sign * other.royalty_total,
                 fmt=f"Royalties: {fouled.pid} also pays {other.pid}'s royalties of "
-                    f"{other.royalty_total} — {other.pid} +{other.royalty_total}",
+                f"{other.royalty_total} — {other.pid} +{other.royalty_total}",
                 args=(),
             )
         )

@@ -108,8 +108,9 @@ class Assignment:
 
     def in_row(self, start: int, stop: int) -> tuple[str, ...]:
         """The cards the jokers among positions ``start:stop`` stand for, in order."""
-        return tuple(c for p, c in zip(self.positions, self.stands_for, strict=True)
-                     if start <= p < stop)
+        return tuple(
+            c for p, c in zip(self.positions, self.stands_for, strict=True) if start <= p < stop
+        )
 
 
 def allowed_cards(table_cards: Iterable[str], duplicates: bool) -> tuple[Card, ...]:
@@ -133,8 +134,9 @@ def _mask_of(allowed: Sequence[Card]) -> int:
     return mask
 
 
-def assignments(cards13: Sequence[str], allowed: Sequence[Card], duplicates: bool
-                ) -> Iterator[Assignment]:
+def assignments(
+    cards13: Sequence[str], allowed: Sequence[Card], duplicates: bool
+) -> Iterator[Assignment]:
     """Every allowed assignment of the hand's jokers (none: the hand as it is), for tests and
     tools that want to look at each; the resolution below never enumerates them."""
     positions = tuple(i for i, c in enumerate(cards13) if c == JOKER)
@@ -153,10 +155,16 @@ def rows_of(cards13: Sequence[str], profile: RuleProfile) -> tuple[HandRank, Han
     wheel = profile.ranking.wheel
     if profile.deck.joker_duplicates and len(set(cards13)) < 13:
         cards = [CARD_BY_SPELLING[c] for c in cards13]
-        return (evaluate_with_repeats(cards[:3]), evaluate_with_repeats(cards[3:8], wheel),
-                evaluate_with_repeats(cards[8:], wheel))
-    return (evaluate_three(cards13[:3]), evaluate_five(cards13[3:8], wheel),
-            evaluate_five(cards13[8:], wheel))
+        return (
+            evaluate_with_repeats(cards[:3]),
+            evaluate_with_repeats(cards[3:8], wheel),
+            evaluate_with_repeats(cards[8:], wheel),
+        )
+    return (
+        evaluate_three(cards13[:3]),
+        evaluate_five(cards13[3:8], wheel),
+        evaluate_five(cards13[8:], wheel),
+    )
 
 
 def sorted_ranks(cards13: Sequence[str]) -> tuple[int, ...]:
@@ -178,8 +186,9 @@ _TEXT: tuple[str, ...] = tuple(str(c) for c in DECK)
 _INDEX_BY_ID: dict[int, int] = {id(c): i for i, c in enumerate(DECK)}  # DECK's cards live on
 
 
-def _resolved(cards13: Sequence[str], positions: tuple[int, ...], chosen: Sequence[int]
-              ) -> Assignment:
+def _resolved(
+    cards13: Sequence[str], positions: tuple[int, ...], chosen: Sequence[int]
+) -> Assignment:
     texts = tuple(_TEXT[i] for i in chosen)
     cards = list(cards13)
     for p, t in zip(positions, texts, strict=True):
@@ -190,8 +199,9 @@ def _resolved(cards13: Sequence[str], positions: tuple[int, ...], chosen: Sequen
 # --------------------------------------------------------------------------- arranged hands
 
 _ROW_SPANS = ((0, 3), (3, 8), (8, 13))
-_SUITED = frozenset({HandClass.STRAIGHT, HandClass.FLUSH, HandClass.STRAIGHT_FLUSH,
-                     HandClass.ROYAL_FLUSH})
+_SUITED = frozenset(
+    {HandClass.STRAIGHT, HandClass.FLUSH, HandClass.STRAIGHT_FLUSH, HandClass.ROYAL_FLUSH}
+)
 
 
 class _Group:
@@ -201,8 +211,9 @@ class _Group:
 
     __slots__ = ("cards", "choices", "hand", "royalty")
 
-    def __init__(self, hand: HandRank, royalty: int, cards: tuple[str, ...],
-                 choice: tuple[int, ...]) -> None:
+    def __init__(
+        self, hand: HandRank, royalty: int, cards: tuple[str, ...], choice: tuple[int, ...]
+    ) -> None:
         self.hand = hand
         self.royalty = royalty
         self.cards = cards
@@ -221,9 +232,14 @@ def _top_suit(hand: HandRank, row: Sequence[int]) -> int:
     raise AssertionError("a straight or flush holds its top rank")  # pragma: no cover
 
 
-def _row_groups(row: int, cards13: Sequence[str], by_rank: Sequence[Sequence[int]],
-                duplicates: bool, wheel: Wheel, royalty: Callable[[int, HandRank], int]
-                ) -> list[_Group]:
+def _row_groups(
+    row: int,
+    cards13: Sequence[str],
+    by_rank: Sequence[Sequence[int]],
+    duplicates: bool,
+    wheel: Wheel,
+    royalty: Callable[[int, HandRank], int],
+) -> list[_Group]:
     """The groups of one row's fills: each allowed card (or unordered pair of cards) for the
     row's jokers, tried best first (``by_rank``: the allowed cards' indexes of each rank, the
     highest rank first, each rank's best suit first), so a group's first choices are its best.
@@ -294,8 +310,14 @@ def _row_groups(row: int, cards13: Sequence[str], by_rank: Sequence[Sequence[int
         # pair of ranks make one hand but for the one making a flush, so a group's best two
         # are the first two pairs (per first card when a straight's top suit tells them apart).
         def flushes(c: int, d: int) -> bool:
-            return (flush_suit >= 0 and c & 3 == flush_suit and d & 3 == flush_suit
-                    and c != d and c not in held and d not in held)
+            return (
+                flush_suit >= 0
+                and c & 3 == flush_suit
+                and d & 3 == flush_suit
+                and c != d
+                and c not in held
+                and d not in held
+            )
 
         for i, cs in enumerate(by_rank):
             for j in range(i, len(by_rank)):
@@ -303,8 +325,9 @@ def _row_groups(row: int, cards13: Sequence[str], by_rank: Sequence[Sequence[int
                 if not cs or not ds:
                     continue
                 if i == j:  # one rank: the second joker's card after the first's
-                    pairs = [(c, d) for n, c in enumerate(cs)
-                             for d in cs[n if duplicates else n + 1:]]
+                    pairs = [
+                        (c, d) for n, c in enumerate(cs) for d in cs[n if duplicates else n + 1 :]
+                    ]
                 else:
                     pairs = [(c, d) for c in cs for d in ds]
                 no_flush = [pair for pair in pairs if not flushes(*pair)]
@@ -323,16 +346,18 @@ def _row_groups(row: int, cards13: Sequence[str], by_rank: Sequence[Sequence[int
     return list(groups.values())
 
 
-def _fixed_group(row: int, cards13: Sequence[str], wheel: Wheel,
-                 royalty: Callable[[int, HandRank], int]) -> _Group:
+def _fixed_group(
+    row: int, cards13: Sequence[str], wheel: Wheel, royalty: Callable[[int, HandRank], int]
+) -> _Group:
     start, stop = _ROW_SPANS[row]
     cards = tuple(cards13[start:stop])
     hand = evaluate_three(cards) if row == 0 else evaluate_five(cards, wheel)
     return _Group(hand, royalty(row, hand), cards, ())
 
 
-def _choice(first: list[tuple[int, ...]], second: list[tuple[int, ...]], duplicates: bool
-            ) -> tuple[int, ...] | None:
+def _choice(
+    first: list[tuple[int, ...]], second: list[tuple[int, ...]], duplicates: bool
+) -> tuple[int, ...] | None:
     """The best cards for two jokers in two rows, given each row group's best choices;
     ``None`` when they would need the same card and may not."""
     if duplicates or first[0] != second[0]:
@@ -347,13 +372,17 @@ def _choice(first: list[tuple[int, ...]], second: list[tuple[int, ...]], duplica
 @lru_cache(maxsize=256)
 def _by_rank(allowed: int, keys: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     """The allowed cards' indexes of each rank, the highest first, best suit first."""
-    return tuple(tuple(sorted((c for c in range(4 * r, 4 * r + 4) if allowed >> c & 1),
-                              key=lambda c: -keys[c]))
-                 for r in range(12, -1, -1))
+    return tuple(
+        tuple(
+            sorted((c for c in range(4 * r, 4 * r + 4) if allowed >> c & 1), key=lambda c: -keys[c])
+        )
+        for r in range(12, -1, -1)
+    )
 
 
-def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,
-                        fouls: Fouls) -> Assignment | None:
+def resolve_arrangement(
+    cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile, fouls: Fouls
+) -> Assignment | None:
     """The assignment an arranged hand settles with (module docstring); ``None`` only when
     the jokers have no allowed card."""
     positions = tuple(i for i, c in enumerate(cards13) if c == JOKER)
@@ -371,7 +400,8 @@ def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile
 
     rows_with = sorted({0 if p < 3 else 1 if p < 8 else 2 for p in positions})
     per_row = [
-        _row_groups(r, cards13, by_rank, duplicates, wheel, royalty) if r in rows_with
+        _row_groups(r, cards13, by_rank, duplicates, wheel, royalty)
+        if r in rows_with
         else [_fixed_group(r, cards13, wheel, royalty)]
         for r in range(3)
     ]
@@ -389,8 +419,13 @@ def resolve_arrangement(cards13: Sequence[str], allowed: Sequence[Card], profile
                 continue
             choice = paired
         gf, gm, gb = groups
-        clean: tuple[int, ...] = (1, gf.royalty + gm.royalty + gb.royalty, gb.hand.strength,
-                                  gm.hand.strength, gf.hand.strength)
+        clean: tuple[int, ...] = (
+            1,
+            gf.royalty + gm.royalty + gb.royalty,
+            gb.hand.strength,
+            gm.hand.strength,
+            gf.hand.strength,
+        )
         scored.append((clean, tuple([keys[i] for i in choice]), choice, groups))
     if not scored:
         return None
@@ -440,8 +475,9 @@ class _Seconds:
                         a ^= low
 
     def of(self, card: int) -> int:
-        return (self.any | self.by_rank[card >> 2] | self.by_suit[card & 3]
-                | self.by_card.get(card, 0))
+        return (
+            self.any | self.by_rank[card >> 2] | self.by_suit[card & 3] | self.by_card.get(card, 0)
+        )
 
 
 class NaturalSearch:
@@ -449,8 +485,9 @@ class NaturalSearch:
     the profile what depends only on the hand: the counts of its standard cards, what the
     jokers' ranks add to them, and each ``rows`` clause's search."""
 
-    def __init__(self, cards13: Sequence[str], allowed: Sequence[Card],
-                 profile: RuleProfile) -> None:
+    def __init__(
+        self, cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile
+    ) -> None:
         self.cards13 = tuple(cards13)
         self.profile = profile
         self.positions = tuple(i for i, c in enumerate(cards13) if c == JOKER)
@@ -508,8 +545,7 @@ class NaturalSearch:
         else:
             for a in range(12, -1, -1):
                 for b in range(a, -1, -1):
-                    self.choices.append(((a, b), histogram_of((a, b)),
-                                         base_mask | 1 << a | 1 << b))
+                    self.choices.append(((a, b), histogram_of((a, b)), base_mask | 1 << a | 1 << b))
 
     def _rows(self, parts: DefinitionParts) -> int | _Seconds:
         """The ``rows`` clause's answer: one joker, the cards it may stand for; two, a
@@ -565,15 +601,18 @@ class NaturalSearch:
         their suits the suit clauses, among the allowed cards (each on its own: a necessary
         condition, cheap)."""
         allowed = self.allowed
-        if not any(all(allowed & RANK_CARDS[r] for r in ranks) and ranks_ok(h, mask)
-                   for ranks, h, mask in self.choices):
+        if not any(
+            all(allowed & RANK_CARDS[r] for r in ranks) and ranks_ok(h, mask)
+            for ranks, h, mask in self.choices
+        ):
             return False
         if parts.suits is None:
             return True
         if self.jokers == 1:
             return bool(allowed & self._suit_cards(parts))
-        return any(allowed & SUIT_CARDS[s] and allowed & self._suit_cards(parts, s)
-                   for s in range(4))
+        return any(
+            allowed & SUIT_CARDS[s] and allowed & self._suit_cards(parts, s) for s in range(4)
+        )
 
     def find(self, parts: DefinitionParts) -> tuple[int, ...] | None:
         """The jokers' cards (indexes, in position order) kept for a natural with these clauses,
@@ -588,19 +627,30 @@ class NaturalSearch:
             room = allowed & rows & self._suit_cards(parts)
             for (r,), h, mask in self.choices:
                 if room & RANK_CARDS[r] and ranks_ok(h, mask):
-                    return (max((c for c in range(4 * r, 4 * r + 4) if room >> c & 1),
-                                key=lambda c: keys[c]),)
+                    return (
+                        max(
+                            (c for c in range(4 * r, 4 * r + 4) if room >> c & 1),
+                            key=lambda c: keys[c],
+                        ),
+                    )
             return None
         duplicates = self.duplicates
         if parts.rows is None and parts.suits is None:  # the ranks decide alone
             for (a, b), h, mask in self.choices:
                 if allowed & RANK_CARDS[a] and allowed & RANK_CARDS[b] and ranks_ok(h, mask):
-                    c1 = max((c for c in range(4 * a, 4 * a + 4) if allowed >> c & 1),
-                             key=lambda c: keys[c])
+                    c1 = max(
+                        (c for c in range(4 * a, 4 * a + 4) if allowed >> c & 1),
+                        key=lambda c: keys[c],
+                    )
                     room = allowed & RANK_CARDS[b] & (ALL_CARDS if duplicates else ~(1 << c1))
                     if room:
-                        return (c1, max((c for c in range(4 * b, 4 * b + 4) if room >> c & 1),
-                                        key=lambda c: keys[c]))
+                        return (
+                            c1,
+                            max(
+                                (c for c in range(4 * b, 4 * b + 4) if room >> c & 1),
+                                key=lambda c: keys[c],
+                            ),
+                        )
             return None
         # Two jokers: for each card of the first, the cards the second may stand for.
         suit_cards = [self._suit_cards(parts, s) for s in range(4)]
@@ -627,8 +677,13 @@ class NaturalSearch:
                     c1 = 4 * r1 + s
                     room = seconds.get(c1, 0) & RANK_CARDS[r2]
                     if room:
-                        return (c1, max((c for c in range(4 * r2, 4 * r2 + 4) if room >> c & 1),
-                                        key=lambda c: keys[c]))
+                        return (
+                            c1,
+                            max(
+                                (c for c in range(4 * r2, 4 * r2 + 4) if room >> c & 1),
+                                key=lambda c: keys[c],
+                            ),
+                        )
         return None
 
     def parts(self, name: str) -> DefinitionParts:
@@ -663,12 +718,14 @@ def _parts_of(profile: RuleProfile) -> dict[str, DefinitionParts]:
         naturals = profile.naturals
         parts = profile.__dict__[_PARTS] = {
             name: definition_parts(entry.effective_definition, naturals.quads_as_two_pairs)
-            for name, entry in naturals.by_natural.items()}
+            for name, entry in naturals.by_natural.items()
+        }
     return parts
 
 
-def resolve_natural(cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile,
-                    naturals: Sequence[str]) -> tuple[str, Assignment] | None:
+def resolve_natural(
+    cards13: Sequence[str], allowed: Sequence[Card], profile: RuleProfile, naturals: Sequence[str]
+) -> tuple[str, Assignment] | None:
     """The best of ``naturals`` (names the profile plays) some assignment makes, and the
     assignment kept for it (highest sorted ranks, then the jokers' cards); ``None`` if none.
 

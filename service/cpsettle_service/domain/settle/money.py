@@ -100,8 +100,9 @@ def _fouled_id(a: PlayerState, b: PlayerState) -> str:
     return a.pid if a.status is Status.FOULED else b.pid if b.status is Status.FOULED else ""
 
 
-def pay_pairs(pairs: Sequence[PairState], caps: Caps, capped: bool, unit_value: int
-              ) -> list[PairResult]:
+def pay_pairs(
+    pairs: Sequence[PairState], caps: Caps, capped: bool, unit_value: int
+) -> list[PairResult]:
     """Each pair's units in money at the table's stake, paid under the caps in order."""
     results: list[PairResult] = []
     for pair in pairs:
@@ -117,13 +118,18 @@ def pay_pairs(pairs: Sequence[PairState], caps: Caps, capped: bool, unit_value: 
                 payer, payee, owed = a, b, -units * unit_value
             payer_id, payee_id = payer.pid, payee.pid
             if owed > MAX_MONEY:
-                raise InvalidInput([Violation(
-                    "unitValue",
-                    f"{payer_id} would owe {payee_id} {abs(units):,} units x {unit_value:,} = "
-                    f"{owed:,} minor units, beyond the 64-bit money range; lower the stake or "
-                    "the profile's multipliers",
-                    ViolationCode.OTHER,
-                )])
+                raise InvalidInput(
+                    [
+                        Violation(
+                            "unitValue",
+                            f"{payer_id} would owe {payee_id} {abs(units):,} units x "
+                            f"{unit_value:,} = {owed:,} minor units, beyond the 64-bit "
+                            f"money range; lower the stake or "
+                            "the profile's multipliers",
+                            ViolationCode.OTHER,
+                        )
+                    ]
+                )
             if not capped:  # paid in full: a player's money is then his net units x stake
                 paid, cut = owed, ""
             else:
@@ -137,13 +143,26 @@ def pay_pairs(pairs: Sequence[PairState], caps: Caps, capped: bool, unit_value: 
             owed = paid = 0
             payer_id = payee_id = cut = ""
         signs = pair.signs
-        results.append(pair_result(
-            a.pid, b.pid, kind=kind, items=tuple(pair.items), units=units, owed=owed,
-            paid=paid, payer=payer_id, payee=payee_id, cap=cut, row_signs=signs,
-            row_units=pair.row_units, first_rows=a.rows if signs else (),
-            second_rows=b.rows if signs else (),
-            fouled=_fouled_id(a, b) if kind is KIND_FOUL else "", tie_breaks=pair.tie_breaks,
-        ))
+        results.append(
+            pair_result(
+                a.pid,
+                b.pid,
+                kind=kind,
+                items=tuple(pair.items),
+                units=units,
+                owed=owed,
+                paid=paid,
+                payer=payer_id,
+                payee=payee_id,
+                cap=cut,
+                row_signs=signs,
+                row_units=pair.row_units,
+                first_rows=a.rows if signs else (),
+                second_rows=b.rows if signs else (),
+                fouled=_fouled_id(a, b) if kind is KIND_FOUL else "",
+                tie_breaks=pair.tie_breaks,
+            )
+        )
     return results
 
 
@@ -153,18 +172,23 @@ def net_money(players: Sequence[PlayerState], capped: bool, unit_value: int) -> 
     for p in players:
         money = p.received - p.paid if capped else p.net_units * unit_value
         if not -MAX_MONEY <= money <= MAX_MONEY:
-            raise InvalidInput([Violation(
-                "unitValue",
-                f"{p.pid}'s net of {money:,} minor units is beyond the 64-bit money range; "
-                "lower the stake or the profile's multipliers",
-                ViolationCode.OTHER,
-            )])
+            raise InvalidInput(
+                [
+                    Violation(
+                        "unitValue",
+                        f"{p.pid}'s net of {money:,} minor units is beyond the 64-bit money range; "
+                        "lower the stake or the profile's multipliers",
+                        ViolationCode.OTHER,
+                    )
+                ]
+            )
         out.append(money)
     return out
 
 
-def take_commission(players: Sequence[PlayerState], profile: RuleProfile, capped: bool,
-                    unit_value: int) -> None:
+def take_commission(
+    players: Sequence[PlayerState], profile: RuleProfile, capped: bool, unit_value: int
+) -> None:
     """The commission (``COMMISSION`` rake) on each winner's money, after the pairs."""
     rake = profile.rake
     if rake.mode is not RakeMode.COMMISSION:

@@ -57,9 +57,15 @@ _LOSES_EVERY_ROW = (-1, -1, -1)  # as row strengths: below every hand
 _WINS_EVERY_ROW = (0, 0, 0)
 
 
-def _compare_regular(pair: PairState, a: PlayerState, b: PlayerState, profile: RuleProfile,
-                     plan: Plan,
-                     xs: tuple[int, ...] | None = None, ys: tuple[int, ...] = ()) -> None:
+def _compare_regular(
+    pair: PairState,
+    a: PlayerState,
+    b: PlayerState,
+    profile: RuleProfile,
+    plan: Plan,
+    xs: tuple[int, ...] | None = None,
+    ys: tuple[int, ...] = (),
+) -> None:
     """Each row compared, then majority and scoop bonuses and royalties (ALWAYS).
 
     ``xs``/``ys`` stand in for the players' row strengths when one hand is fouled (it loses
@@ -103,25 +109,29 @@ def _compare_regular(pair: PairState, a: PlayerState, b: PlayerState, profile: R
     if bonus:
         if won > lost and (won < 3 or plan.majority_on_scoop):
             score += bonus
-            items.append(line_item(kind=MAJORITY_BONUS, units=bonus, fmt=_MAJORITY,
-                                  args=(a.pid, won, lost, bonus)))
+            items.append(
+                line_item(
+                    kind=MAJORITY_BONUS, units=bonus, fmt=_MAJORITY, args=(a.pid, won, lost, bonus)
+                )
+            )
         elif lost > won and (lost < 3 or plan.majority_on_scoop):
             score -= bonus
-            items.append(line_item(kind=MAJORITY_BONUS, units=-bonus, fmt=_MAJORITY,
-                                  args=(b.pid, lost, won, bonus)))
+            items.append(
+                line_item(
+                    kind=MAJORITY_BONUS, units=-bonus, fmt=_MAJORITY, args=(b.pid, lost, won, bonus)
+                )
+            )
     if won == 3:
         pair.scoop_by = a
         bonus = plan.scoop_bonus
         if bonus:
-            items.append(line_item(kind=SCOOP_BONUS, units=bonus, fmt=_SCOOP,
-                                  args=(a.pid, bonus)))
+            items.append(line_item(kind=SCOOP_BONUS, units=bonus, fmt=_SCOOP, args=(a.pid, bonus)))
             score += bonus
     elif lost == 3:
         pair.scoop_by = b
         bonus = plan.scoop_bonus
         if bonus:
-            items.append(line_item(kind=SCOOP_BONUS, units=-bonus, fmt=_SCOOP,
-                                  args=(b.pid, bonus)))
+            items.append(line_item(kind=SCOOP_BONUS, units=-bonus, fmt=_SCOOP, args=(b.pid, bonus)))
             score -= bonus
     if plan.always and (a.royalty_total or b.royalty_total):
         item = royalties_line(a, b)
@@ -155,8 +165,14 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
     if sa is Status.SURRENDERED or sb is Status.SURRENDERED:
         pair.kind = PairKind.SURRENDER
         if sa is sb:
-            items.append(line_item(kind=ItemKind.NO_SCORE, units=0,
-                                   fmt=f"Both {a.pid} and {b.pid} surrendered — 0", args=()))
+            items.append(
+                line_item(
+                    kind=ItemKind.NO_SCORE,
+                    units=0,
+                    fmt=f"Both {a.pid} and {b.pid} surrendered — 0",
+                    args=(),
+                )
+            )
             return
         s, o = (a, b) if sa is Status.SURRENDERED else (b, a)
         if o.status is Status.FOULED and not profile.surrender.pays_fouled:
@@ -165,7 +181,7 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
                     kind=ItemKind.NO_SCORE,
                     units=0,
                     fmt=f"Surrender: {s.pid} surrendered, but {o.pid}'s fouled hand collects "
-                        "nothing — 0",
+                    "nothing — 0",
                     args=(),
                 )
             )
@@ -188,8 +204,12 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
     if sa is Status.FOULED and sb is Status.FOULED:
         pair.kind = PairKind.FOUL
         items.append(
-            line_item(kind=ItemKind.NO_SCORE, units=0,
-                      fmt=f"Both {a.pid} and {b.pid} fouled — they settle 0", args=())
+            line_item(
+                kind=ItemKind.NO_SCORE,
+                units=0,
+                fmt=f"Both {a.pid} and {b.pid} fouled — they settle 0",
+                args=(),
+            )
         )
         return
     if (sa is Status.FOULED or sb is Status.FOULED) and profile.foul.penalty is FoulPenalty.FIXED:
@@ -208,8 +228,8 @@ def settle_pair(pair: PairState, profile: RuleProfile, plan: Plan) -> None:
                 kind=ItemKind.FOUL_PENALTY,
                 units=0,
                 fmt=f"Foul: {fouled.pid}'s hand is fouled ({foul_text(fouled.foul_reasons)}), "
-                    "so it loses every "
-                    "row",
+                "so it loses every "
+                "row",
                 args=(),
             ),
         )
@@ -228,16 +248,21 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
                 by_cards = (ra > rb) - (ra < rb)
             if not by_cards:
                 if profile.naturals.equal_rank is NaturalTie.COMPARE_CARDS:
-                    items.append(line_item(
-                        kind=ItemKind.NO_SCORE, units=0, fmt=NATURAL_SAME_CARDS,
-                        args=(a.pid, a.natural_phrase, b.pid, b.natural_phrase)))
+                    items.append(
+                        line_item(
+                            kind=ItemKind.NO_SCORE,
+                            units=0,
+                            fmt=NATURAL_SAME_CARDS,
+                            args=(a.pid, a.natural_phrase, b.pid, b.natural_phrase),
+                        )
+                    )
                     return
                 items.append(
                     line_item(
                         kind=ItemKind.NO_SCORE,
                         units=0,
                         fmt=f"Natural: {a.pid}'s {a.natural_phrase} and {b.pid}'s "
-                            f"{b.natural_phrase} rank equal — 0",
+                        f"{b.natural_phrase} rank equal — 0",
                         args=(),
                     )
                 )
@@ -254,9 +279,17 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
                     kind=ItemKind.NATURAL,
                     units=pair.units,
                     fmt=NATURAL_BY_CARDS,
-                    args=(winner.pid, winner.natural_phrase, loser.pid, loser.natural_phrase,
-                          card + 1, Rank.from_int(rw[card]), Rank.from_int(rl[card]), e.units,
-                          winner is a),
+                    args=(
+                        winner.pid,
+                        winner.natural_phrase,
+                        loser.pid,
+                        loser.natural_phrase,
+                        card + 1,
+                        Rank.from_int(rw[card]),
+                        Rank.from_int(rl[card]),
+                        e.units,
+                        winner is a,
+                    ),
                 )
             )
             return
@@ -267,7 +300,7 @@ def _settle_natural(pair: PairState, profile: RuleProfile) -> None:
                 kind=ItemKind.NATURAL,
                 units=pair.units,
                 fmt=f"Natural: {winner.pid}'s {winner.natural_phrase} outranks {loser.pid}'s "
-                    f"{loser.natural_phrase} — {winner.pid} +{e.units}",
+                f"{loser.natural_phrase} — {winner.pid} +{e.units}",
                 args=(),
             )
         )
@@ -304,8 +337,9 @@ def _natural_ranks(p: PlayerState) -> tuple[int, ...]:
     return sorted_ranks(p.assignment.cards if p.assignment is not None else p.cards13)
 
 
-def apply_multipliers(pairs: list[PairState], players: list[PlayerState], profile: RuleProfile
-                      ) -> None:
+def apply_multipliers(
+    pairs: list[PairState], players: list[PlayerState], profile: RuleProfile
+) -> None:
     """The scoop and home-run multipliers, each with its line (RULES.md §7)."""
     scoring = profile.scoring
     if scoring.scoop_multiplier != 1:
@@ -313,13 +347,19 @@ def apply_multipliers(pairs: list[PairState], players: list[PlayerState], profil
             if pair.scoop_by is not None and pair.units:
                 before = pair.units
                 pair.units *= scoring.scoop_multiplier
-                pair.items.append(line_item(
-                    kind=ItemKind.SCOOP_MULTIPLIER,
-                    units=pair.units - before,
-                    fmt="Scoop ×{0}: {1} scooped — +{2} becomes +{3} for {1}",
-                    args=(scoring.scoop_multiplier, pair.scoop_by.pid, abs(before),
-                          abs(pair.units)),
-                ))
+                pair.items.append(
+                    line_item(
+                        kind=ItemKind.SCOOP_MULTIPLIER,
+                        units=pair.units - before,
+                        fmt="Scoop ×{0}: {1} scooped — +{2} becomes +{3} for {1}",
+                        args=(
+                            scoring.scoop_multiplier,
+                            pair.scoop_by.pid,
+                            abs(before),
+                            abs(pair.units),
+                        ),
+                    )
+                )
     hr = scoring.home_run
     if hr.multiplier == 1 or len(players) < hr.min_players:
         return
@@ -339,9 +379,11 @@ def apply_multipliers(pairs: list[PairState], players: list[PlayerState], profil
                     continue
                 before = pair.units
                 pair.units *= hr.multiplier
-                pair.items.append(line_item(
-                    kind=ItemKind.HOME_RUN_MULTIPLIER,
-                    units=pair.units - before,
-                    fmt="Home run ×{0}: {1} scooped every opponent — +{2} becomes +{3} for {1}",
-                    args=(hr.multiplier, h.pid, abs(before), abs(pair.units)),
-                ))
+                pair.items.append(
+                    line_item(
+                        kind=ItemKind.HOME_RUN_MULTIPLIER,
+                        units=pair.units - before,
+                        fmt="Home run ×{0}: {1} scooped every opponent — +{2} becomes +{3} for {1}",
+                        args=(hr.multiplier, h.pid, abs(before), abs(pair.units)),
+                    )
+                )

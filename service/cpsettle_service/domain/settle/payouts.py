@@ -64,8 +64,9 @@ def check_payouts(
     ids = [p.player_id for p in settlement.players]
     for pid in proposed:
         if pid not in ids:
-            errors.add(f"proposed[{pid}]", f"{pid!r} is not a player at this table",
-                       ViolationCode.OTHER)
+            errors.add(
+                f"proposed[{pid}]", f"{pid!r} is not a player at this table", ViolationCode.OTHER
+            )
     for pid in ids:
         if pid not in proposed:
             errors.add(f"proposed[{pid}]", f"no proposed payout for {pid!r}", ViolationCode.OTHER)
@@ -75,26 +76,41 @@ def check_payouts(
         pairs_by_key[(pr.second, pr.first)] = (pr, -1)
     for key in proposed_pairs or {}:
         if key not in pairs_by_key:
-            errors.add(f"proposedPairs[{key[0]},{key[1]}]",
-                       "is not a pair of players at this table", ViolationCode.OTHER)
+            errors.add(
+                f"proposedPairs[{key[0]},{key[1]}]",
+                "is not a pair of players at this table",
+                ViolationCode.OTHER,
+            )
     errors.raise_if_any()
     checks = []
-    pair_lines = [(pr.first, pr.second, f"{pr.first} v {pr.second}: {pr.text}")
-                  for pr in settlement.pairs]  # each pair's sentence once, for both players
+    pair_lines = [
+        (pr.first, pr.second, f"{pr.first} v {pr.second}: {pr.text}") for pr in settlement.pairs
+    ]  # each pair's sentence once, for both players
     for p in settlement.players:
         pid = p.player_id
         lines = [p.text] + [text for a, b, text in pair_lines if pid in (a, b)]
         want = proposed[pid]
-        checks.append(PayoutCheck(
-            player_id=pid, expected=p.net_money, proposed=want, difference=want - p.net_money,
-            explanation=tuple(lines),
-        ))
+        checks.append(
+            PayoutCheck(
+                player_id=pid,
+                expected=p.net_money,
+                proposed=want,
+                difference=want - p.net_money,
+                explanation=tuple(lines),
+            )
+        )
     pair_checks = []
     for (first, second), want in (proposed_pairs or {}).items():
         pr, sign = pairs_by_key[(first, second)]
         expected = sign * pr.money_for_first
-        pair_checks.append(PairCheck(
-            first=first, second=second, expected=expected, proposed=want,
-            difference=want - expected, explanation=pair_explanation(pr),
-        ))
+        pair_checks.append(
+            PairCheck(
+                first=first,
+                second=second,
+                expected=expected,
+                proposed=want,
+                difference=want - expected,
+                explanation=pair_explanation(pr),
+            )
+        )
     return PayoutReport(players=tuple(checks), pairs=tuple(pair_checks))

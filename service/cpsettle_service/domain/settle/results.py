@@ -65,12 +65,21 @@ class ItemKind(StrEnum):
 # 66,000 instructions a table, a fifth of a warm settlement. Code off the per-hand path uses
 # the enums directly.
 REGULAR, FOULED, NATURAL, SURRENDERED = (
-    Status.REGULAR, Status.FOULED, Status.NATURAL, Status.SURRENDERED)
+    Status.REGULAR,
+    Status.FOULED,
+    Status.NATURAL,
+    Status.SURRENDERED,
+)
 KIND_ROWS, KIND_FOUL, KIND_NONE = PairKind.ROWS, PairKind.FOUL, PairKind.NONE
 MAJORITY_BONUS, SCOOP_BONUS, ROYALTIES = (
-    ItemKind.MAJORITY_BONUS, ItemKind.SCOOP_BONUS, ItemKind.ROYALTIES)
+    ItemKind.MAJORITY_BONUS,
+    ItemKind.SCOOP_BONUS,
+    ItemKind.ROYALTIES,
+)
 FRONT_ABOVE_MIDDLE, MIDDLE_ABOVE_BACK = (
-    FoulReason.FRONT_ABOVE_MIDDLE, FoulReason.MIDDLE_ABOVE_BACK)
+    FoulReason.FRONT_ABOVE_MIDDLE,
+    FoulReason.MIDDLE_ABOVE_BACK,
+)
 
 
 class EvaluatedRow(NamedTuple):
@@ -125,12 +134,30 @@ class RowResult(NamedTuple):
     @property
     def text(self) -> str:
         """E.g. "Back: A's full house, kings full of threes, beats B's ace-high flush — A +1"."""
-        return row_text(self.row, self.first_player, self.second_player, self.winner,
-                        self.first, self.second, self.units, self.fouled, self.tie_break)
+        return row_text(
+            self.row,
+            self.first_player,
+            self.second_player,
+            self.winner,
+            self.first,
+            self.second,
+            self.units,
+            self.fouled,
+            self.tie_break,
+        )
 
 
-def row_text(row: Row, a: str, b: str, winner: str, first: EvaluatedRow | None,
-             second: EvaluatedRow | None, units: int, fouled: str, tie_break: str) -> str:
+def row_text(
+    row: Row,
+    a: str,
+    b: str,
+    winner: str,
+    first: EvaluatedRow | None,
+    second: EvaluatedRow | None,
+    units: int,
+    fouled: str,
+    tie_break: str,
+) -> str:
     """The sentence of one row compared between ``a`` and ``b`` (see ``RowResult``)."""
     label = _ROW_LABEL[row]
     if (first is not None and first.joker_cards) or (second is not None and second.joker_cards):
@@ -149,10 +176,13 @@ def row_text(row: Row, a: str, b: str, winner: str, first: EvaluatedRow | None,
     assert wr is not None and lr is not None
     if tie_break:
         cw, cl = tie_break.split() if winner == a else tie_break.split()[::-1]
-        return (f"{label}: {winner}'s {wr.hand.clause} beats {loser}'s {lr.hand.phrase} (equal by "
-                f"rank; highest card {cw} against {cl}) — {winner} +{value}")
-    return (f"{label}: {winner}'s {wr.hand.clause} beats {loser}'s {lr.hand.phrase} "
-            f"— {winner} +{value}")
+        return (
+            f"{label}: {winner}'s {wr.hand.clause} beats {loser}'s {lr.hand.phrase} (equal by "
+            f"rank; highest card {cw} against {cl}) — {winner} +{value}"
+        )
+    return (
+        f"{label}: {winner}'s {wr.hand.clause} beats {loser}'s {lr.hand.phrase} — {winner} +{value}"
+    )
 
 
 _ROW_LABEL = {row: row.label for row in ROWS}
@@ -202,8 +232,10 @@ class LineItem(NamedTuple):
 # Two naturals of equal rank compared card by card (RULES.md §16.2): the winner's id and natural,
 # the loser's, the card (from 1), the winner's and the loser's rank there (``Rank``s), the units;
 # and (not in the sentence) whether the winner is the pair's first player.
-NATURAL_BY_CARDS = ("Natural: {0}'s {1} and {2}'s {3} rank equal; compared from the top, card {4} "
-                    "is {5.word} against {6.word} — {0} +{7}")
+NATURAL_BY_CARDS = (
+    "Natural: {0}'s {1} and {2}'s {3} rank equal; compared from the top, card {4} "
+    "is {5.word} against {6.word} — {0} +{7}"
+)
 # ... and found equal card for card: the two ids and naturals, in pair order.
 NATURAL_SAME_CARDS = "Natural: {0}'s {1} and {2}'s {3} and their cards rank the same — 0"
 
@@ -237,11 +269,19 @@ class PairResult(NamedTuple):
         a, b = self.first, self.second
         for i, sign in enumerate(self.row_signs):
             winner = a if sign > 0 else b if sign < 0 else ""
-            out.append(RowResult(
-                row=ROWS[i], first=fr[i] if fr else None, second=sr[i] if sr else None,
-                winner=winner, units=self.row_units[i], first_player=a, second_player=b,
-                fouled=self.fouled, tie_break=self.tie_breaks[i] if self.tie_breaks else "",
-            ))
+            out.append(
+                RowResult(
+                    row=ROWS[i],
+                    first=fr[i] if fr else None,
+                    second=sr[i] if sr else None,
+                    winner=winner,
+                    units=self.row_units[i],
+                    first_player=a,
+                    second_player=b,
+                    fouled=self.fouled,
+                    tie_break=self.tie_breaks[i] if self.tie_breaks else "",
+                )
+            )
         return tuple(out)
 
     @property
@@ -251,12 +291,22 @@ class PairResult(NamedTuple):
         fr, sr = self.first_rows, self.second_rows
         a, b = self.first, self.second
         units, ties, fouled = self.row_units, self.tie_breaks, self.fouled
-        return tuple([
-            row_text(ROWS[i], a, b, a if sign > 0 else b if sign < 0 else "",
-                     fr[i] if fr else None, sr[i] if sr else None, units[i], fouled,
-                     ties[i] if ties else "")
-            for i, sign in enumerate(self.row_signs)
-        ])
+        return tuple(
+            [
+                row_text(
+                    ROWS[i],
+                    a,
+                    b,
+                    a if sign > 0 else b if sign < 0 else "",
+                    fr[i] if fr else None,
+                    sr[i] if sr else None,
+                    units[i],
+                    fouled,
+                    ties[i] if ties else "",
+                )
+                for i, sign in enumerate(self.row_signs)
+            ]
+        )
 
     @property
     def text(self) -> str:
@@ -380,8 +430,9 @@ class Settlement(NamedTuple):
 _new = tuple.__new__
 
 
-def evaluated_row(*, row: Row, cards: tuple[str, ...], hand: HandRank, royalty: int,
-                  joker_cards: tuple[str, ...]) -> EvaluatedRow:
+def evaluated_row(
+    *, row: Row, cards: tuple[str, ...], hand: HandRank, royalty: int, joker_cards: tuple[str, ...]
+) -> EvaluatedRow:
     return _new(EvaluatedRow, (row, cards, hand, royalty, joker_cards))
 
 
@@ -390,40 +441,131 @@ def line_item(*, kind: ItemKind, units: int, fmt: str, args: tuple[object, ...])
 
 
 def pair_result(
-    first: str, second: str, /, *, kind: PairKind, items: tuple[LineItem, ...], units: int,
-    owed: int, paid: int, payer: str, payee: str, cap: str, row_signs: tuple[int, ...],
-    row_units: tuple[int, ...], first_rows: tuple[EvaluatedRow, ...],
-    second_rows: tuple[EvaluatedRow, ...], fouled: str, tie_breaks: tuple[str, ...],
+    first: str,
+    second: str,
+    /,
+    *,
+    kind: PairKind,
+    items: tuple[LineItem, ...],
+    units: int,
+    owed: int,
+    paid: int,
+    payer: str,
+    payee: str,
+    cap: str,
+    row_signs: tuple[int, ...],
+    row_units: tuple[int, ...],
+    first_rows: tuple[EvaluatedRow, ...],
+    second_rows: tuple[EvaluatedRow, ...],
+    fouled: str,
+    tie_breaks: tuple[str, ...],
 ) -> PairResult:
-    return _new(PairResult, (first, second, kind, items, units, owed, paid, payer, payee, cap,
-                             row_signs, row_units, first_rows, second_rows, fouled, tie_breaks))
+    return _new(
+        PairResult,
+        (
+            first,
+            second,
+            kind,
+            items,
+            units,
+            owed,
+            paid,
+            payer,
+            payee,
+            cap,
+            row_signs,
+            row_units,
+            first_rows,
+            second_rows,
+            fouled,
+            tie_breaks,
+        ),
+    )
 
 
-def fantasyland_result(*, qualifies: bool, cards: int, fmt: str, args: tuple[object, ...],
-                       in_fantasyland: bool, row: Row | None) -> FantasylandResult:
+def fantasyland_result(
+    *,
+    qualifies: bool,
+    cards: int,
+    fmt: str,
+    args: tuple[object, ...],
+    in_fantasyland: bool,
+    row: Row | None,
+) -> FantasylandResult:
     return _new(FantasylandResult, (qualifies, cards, fmt, args, in_fantasyland, row))
 
 
 def player_result(
-    player_id: str, seat: int, /, *, status: Status, rows: tuple[EvaluatedRow, ...],
-    royalty_total: int, fouled: bool, foul_reasons: tuple[FoulReason, ...],
-    natural: Natural | HouseNatural | None, declared_natural: str, surrendered: bool,
+    player_id: str,
+    seat: int,
+    /,
+    *,
+    status: Status,
+    rows: tuple[EvaluatedRow, ...],
+    royalty_total: int,
+    fouled: bool,
+    foul_reasons: tuple[FoulReason, ...],
+    natural: Natural | HouseNatural | None,
+    declared_natural: str,
+    surrendered: bool,
     stack: int | None,
-    net_units: int, money_before_rake: int, rake: int, net_money: int,
+    net_units: int,
+    money_before_rake: int,
+    rake: int,
+    net_money: int,
     fantasyland: FantasylandResult | None,
 ) -> PlayerResult:
-    return _new(PlayerResult, (player_id, seat, status, rows, royalty_total, fouled,
-                               foul_reasons, natural, declared_natural, surrendered, stack,
-                               net_units, money_before_rake, rake, net_money, fantasyland))
+    return _new(
+        PlayerResult,
+        (
+            player_id,
+            seat,
+            status,
+            rows,
+            royalty_total,
+            fouled,
+            foul_reasons,
+            natural,
+            declared_natural,
+            surrendered,
+            stack,
+            net_units,
+            money_before_rake,
+            rake,
+            net_money,
+            fantasyland,
+        ),
+    )
 
 
 def settlement_result(
-    *, context: AuditContext, profile: RuleProfile, unit_value: int, button_seat: int,
-    order: tuple[str, ...], players: tuple[PlayerResult, ...], pairs: tuple[PairResult, ...],
-    rake: int, currency: str, naturals: Mapping[str, HeldNatural],
+    *,
+    context: AuditContext,
+    profile: RuleProfile,
+    unit_value: int,
+    button_seat: int,
+    order: tuple[str, ...],
+    players: tuple[PlayerResult, ...],
+    pairs: tuple[PairResult, ...],
+    rake: int,
+    currency: str,
+    naturals: Mapping[str, HeldNatural],
 ) -> Settlement:
-    return _new(Settlement, (context, profile, unit_value, button_seat, order, players, pairs,
-                             rake, currency, naturals))
+    return _new(
+        Settlement,
+        (
+            context,
+            profile,
+            unit_value,
+            button_seat,
+            order,
+            players,
+            pairs,
+            rake,
+            currency,
+            naturals,
+        ),
+    )
 
 
 FACTORIES: dict[type, Callable[..., object]] = {

@@ -21,8 +21,9 @@ _ROYALTIES_SECOND = "Royalties: {0} {1}, {2} {3} — {2} +{4}"
 _ROYALTIES_EVEN = "Royalties: {0} {1}, {2} {3} — even"
 
 
-def row_royalties(profile: RuleProfile, plan: Plan, hf: HandRank, hm: HandRank,
-               hb: HandRank) -> tuple[int, int, int]:
+def row_royalties(
+    profile: RuleProfile, plan: Plan, hf: HandRank, hm: HandRank, hb: HandRank
+) -> tuple[int, int, int]:
     """Each row's royalty, read from and added to the plan's per-row caches."""
     out = []
     for cache, row, hand in zip(plan.row_cache, ROWS, (hf, hm, hb), strict=True):
@@ -53,6 +54,8 @@ def royalties_line(a: PlayerState, b: PlayerState) -> LineItem:
     ra, rb = a.royalty_total, b.royalty_total
     diff = ra - rb
     return line_item(
-        kind=ItemKind.ROYALTIES, units=diff,
+        kind=ItemKind.ROYALTIES,
+        units=diff,
         fmt=(_ROYALTIES_FIRST if diff > 0 else _ROYALTIES_SECOND if diff else _ROYALTIES_EVEN),
-        args=(a.pid, ra, b.pid, rb, diff if diff > 0 else -diff))
+        args=(a.pid, ra, b.pid, rb, diff if diff > 0 else -diff),
+    )

@@ -106,24 +106,44 @@ def settle(table: Table, profile: RuleProfile) -> Settlement:
             if held is None:
                 held = {}
             held[p.pid] = HeldNatural(
-                rank=entry.rank, units=entry.units,
-                joker_cards=assignment.stands_for if assignment is not None else ())
-        player_results.append(player_result(
-            p.pid, inp.seat, status=status, rows=p.rows, royalty_total=p.royalty_total,
-            fouled=status is FOULED, foul_reasons=p.foul_reasons, natural=p.natural,
-            declared_natural=inp.declared_natural, surrendered=status is SURRENDERED,
-            stack=inp.stack, net_units=p.net_units, money_before_rake=money, rake=p.rake,
-            net_money=net,
-            fantasyland=fantasyland(p, profile, plan) if with_fantasyland else None,
-        ))
+                rank=entry.rank,
+                units=entry.units,
+                joker_cards=assignment.stands_for if assignment is not None else (),
+            )
+        player_results.append(
+            player_result(
+                p.pid,
+                inp.seat,
+                status=status,
+                rows=p.rows,
+                royalty_total=p.royalty_total,
+                fouled=status is FOULED,
+                foul_reasons=p.foul_reasons,
+                natural=p.natural,
+                declared_natural=inp.declared_natural,
+                surrendered=status is SURRENDERED,
+                stack=inp.stack,
+                net_units=p.net_units,
+                money_before_rake=money,
+                rake=p.rake,
+                net_money=net,
+                fantasyland=fantasyland(p, profile, plan) if with_fantasyland else None,
+            )
+        )
     if total_net + total_rake != 0:  # pragma: no cover
         raise AssertionError("settlement does not balance: nets plus rake must sum to zero")
     return settlement_result(
-        context=table.context, profile=profile, unit_value=unit_value, button_seat=button,
-        order=tuple([p.pid for p in order]), players=tuple(player_results),
-        pairs=tuple(pair_results), rake=total_rake,
+        context=table.context,
+        profile=profile,
+        unit_value=unit_value,
+        button_seat=button,
+        order=tuple([p.pid for p in order]),
+        players=tuple(player_results),
+        pairs=tuple(pair_results),
+        rake=total_rake,
         currency=table.currency or profile.money.currency,
         naturals=held if held is not None else NO_NATURALS,
     )
+
 
 __all__ = ["settle"]

@@ -93,8 +93,11 @@ def resolve_profile(choice: ProfileChoice, registry: ProfileRegistry) -> RulePro
         profile = registry.get(choice.preset)
         if profile is None:
             known = ", ".join(registry.names())
-            errors.add("preset", f"unknown preset {choice.preset!r}; known: {known}",
-                       ViolationCode.UNKNOWN_PRESET)
+            errors.add(
+                "preset",
+                f"unknown preset {choice.preset!r}; known: {known}",
+                ViolationCode.UNKNOWN_PRESET,
+            )
     else:
         errors.add("preset", "is required (or send an inline profile)", ViolationCode.OTHER)
     if profile is not None and choice.overrides:
@@ -115,8 +118,9 @@ def _cards(errors: Collector, r: Reader, key: str) -> tuple[str, ...] | None:
     items = r.items(key)
     for path, value in items:
         if not isinstance(value, str):
-            errors.add(path, f"must be a card string, got {describe(value)}",
-                       ViolationCode.MALFORMED_CARD)
+            errors.add(
+                path, f"must be a card string, got {describe(value)}", ViolationCode.MALFORMED_CARD
+            )
         else:
             out.append(value)
     return tuple(out)
@@ -135,13 +139,15 @@ def request_from_dict(data: object) -> tuple[Table, ProfileChoice]:
     preset = r.string("preset", "")
     profile = r.raw("profile")
     if profile is not None and not isinstance(profile, dict):
-        errors.add("profile", f"must be an object, got {describe(profile)}",
-                   ViolationCode.PROFILE)
+        errors.add("profile", f"must be an object, got {describe(profile)}", ViolationCode.PROFILE)
         profile = None
     overrides = r.raw("profileOverrides")
     if overrides is not None and not isinstance(overrides, dict):
-        errors.add("profileOverrides", f"must be an object, got {describe(overrides)}",
-                   ViolationCode.PROFILE)
+        errors.add(
+            "profileOverrides",
+            f"must be an object, got {describe(overrides)}",
+            ViolationCode.PROFILE,
+        )
         overrides = None
     unit_value = r.integer("unitValue", 0) if r.has("unitValue") else None
     button = r.integer("buttonSeat", 0) if r.has("buttonSeat") else None

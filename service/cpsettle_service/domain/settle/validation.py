@@ -58,8 +58,11 @@ def check_cards(
         if index is None:
             if seen is None:
                 if is_joker(text):
-                    errors.add(where, f"{text!r} is a joker, and this profile's deck holds none "
-                               "(deck.jokers)", ViolationCode.MALFORMED_CARD)
+                    errors.add(
+                        where,
+                        f"{text!r} is a joker, and this profile's deck holds none (deck.jokers)",
+                        ViolationCode.MALFORMED_CARD,
+                    )
                     continue
                 errors.add(
                     where,
@@ -71,15 +74,19 @@ def check_cards(
         if seen is not None and index != JOKER_INDEX:
             first = seen.get(index)
             if first is not None:
-                errors.add(where, f"{CANONICAL[index]} is already used at {first}: one deck per "
-                           "table", ViolationCode.DUPLICATE_CARD)
+                errors.add(
+                    where,
+                    f"{CANONICAL[index]} is already used at {first}: one deck per table",
+                    ViolationCode.DUPLICATE_CARD,
+                )
             else:
                 seen[index] = where
         out.append(_CANONICAL_J[index])
 
 
-def canonical_cards(cards: Sequence[str], size: int, jokers: bool = False
-                    ) -> tuple[str, ...] | None:
+def canonical_cards(
+    cards: Sequence[str], size: int, jokers: bool = False
+) -> tuple[str, ...] | None:
     """The cards in canonical text when there are ``size`` known cards, else None."""
     if len(cards) != size:
         return None
@@ -103,19 +110,22 @@ def _card_inputs(table: Table) -> list[tuple[str, Sequence[str]]]:
     return out
 
 
-def _check_player(errors: Collector, i: int, inp: PlayerInput, profile: RuleProfile
-                  ) -> PlayerState:
+def _check_player(errors: Collector, i: int, inp: PlayerInput, profile: RuleProfile) -> PlayerState:
     """Check one player's hand (``i``: his index in the request, for field paths)."""
     p = PlayerState(inp)
     jokers = profile.deck.jokers > 0
     if inp.stack is not None and inp.stack < 0:
-        errors.add(f"players[{i}].stack", f"must be 0 or more, got {inp.stack}",
-                   ViolationCode.STACK)
+        errors.add(
+            f"players[{i}].stack", f"must be 0 or more, got {inp.stack}", ViolationCode.STACK
+        )
     declared = inp.declared_natural
     if declared and declared not in profile.naturals.by_natural:
         if declared not in Natural.__members__:
-            errors.add(f"players[{i}].declaredNatural", f"{declared!r} is not a known natural",
-                       ViolationCode.NATURAL)
+            errors.add(
+                f"players[{i}].declaredNatural",
+                f"{declared!r} is not a known natural",
+                ViolationCode.NATURAL,
+            )
         else:
             errors.add(
                 f"players[{i}].declaredNatural",
@@ -127,12 +137,17 @@ def _check_player(errors: Collector, i: int, inp: PlayerInput, profile: RuleProf
     if inp.surrender:
         p.status = Status.SURRENDERED
         if not profile.surrender.allowed:
-            errors.add(f"players[{i}].surrender",
-                       f"profile {profile.name!r} does not allow surrender",
-                       ViolationCode.SURRENDER)
+            errors.add(
+                f"players[{i}].surrender",
+                f"profile {profile.name!r} does not allow surrender",
+                ViolationCode.SURRENDER,
+            )
         if declared:
-            errors.add(f"players[{i}]", "a player cannot both surrender and declare a natural",
-                       ViolationCode.SURRENDER)
+            errors.add(
+                f"players[{i}]",
+                "a player cannot both surrender and declare a natural",
+                ViolationCode.SURRENDER,
+            )
     elif not arranged and loose is None:
         errors.add(
             f"players[{i}]",
@@ -141,12 +156,19 @@ def _check_player(errors: Collector, i: int, inp: PlayerInput, profile: RuleProf
         )
     if arranged:
         if loose is not None:
-            errors.add(f"players[{i}]", "send either an arrangement or 13 cards, not both",
-                       ViolationCode.OTHER)
+            errors.add(
+                f"players[{i}]",
+                "send either an arrangement or 13 cards, not both",
+                ViolationCode.OTHER,
+            )
         cards = (
             canonical_cards(f + m + b, 13, jokers)
-            if f is not None and m is not None and b is not None
-            and len(f) == 3 and len(m) == 5 and len(b) == 5
+            if f is not None
+            and m is not None
+            and b is not None
+            and len(f) == 3
+            and len(m) == 5
+            and len(b) == 5
             else None
         )
         if cards is None:
@@ -189,15 +211,24 @@ def validate(table: Table, profile: RuleProfile) -> list[PlayerState]:
     errors = Collector()
     n = len(table.players)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
-        errors.add("players", f"a table settles {MIN_PLAYERS} to {MAX_PLAYERS} players, got {n}",
-                   ViolationCode.PLAYER_COUNT)
+        errors.add(
+            "players",
+            f"a table settles {MIN_PLAYERS} to {MAX_PLAYERS} players, got {n}",
+            ViolationCode.PLAYER_COUNT,
+        )
     if table.button_seat is not None and table.button_seat < 0:
-        errors.add("buttonSeat", f"must be a seat number (0 or more), got {table.button_seat}",
-                   ViolationCode.BUTTON_SEAT)
+        errors.add(
+            "buttonSeat",
+            f"must be a seat number (0 or more), got {table.button_seat}",
+            ViolationCode.BUTTON_SEAT,
+        )
     unit_value = table.unit_value
     if unit_value is not None and not 1 <= unit_value <= MAX_UNIT_VALUE:
-        errors.add("unitValue", f"must be 1 to {MAX_UNIT_VALUE:,} minor units, got {unit_value}",
-                   ViolationCode.OTHER)
+        errors.add(
+            "unitValue",
+            f"must be 1 to {MAX_UNIT_VALUE:,} minor units, got {unit_value}",
+            ViolationCode.OTHER,
+        )
     if table.currency:
         problem = currency_problem(table.currency)
         if problem is not None:
@@ -212,20 +243,28 @@ def validate(table: Table, profile: RuleProfile) -> list[PlayerState]:
             if not pid:
                 errors.add(f"players[{i}].playerId", "is required", ViolationCode.OTHER)
             elif pid in ids:
-                errors.add(f"players[{i}].playerId",
-                           f"{pid!r} is also the id of players[{ids[pid]}]",
-                           ViolationCode.DUPLICATE_SEAT_OR_ID)
+                errors.add(
+                    f"players[{i}].playerId",
+                    f"{pid!r} is also the id of players[{ids[pid]}]",
+                    ViolationCode.DUPLICATE_SEAT_OR_ID,
+                )
             else:
-                errors.add(f"players[{i}].playerId", "must be 1-64 printable characters",
-                           ViolationCode.OTHER)
+                errors.add(
+                    f"players[{i}].playerId",
+                    "must be 1-64 printable characters",
+                    ViolationCode.OTHER,
+                )
         else:
             ids[pid] = i
         seat = inp.seat
         if seat < 0:
             errors.add(f"players[{i}].seat", f"must be 0 or more, got {seat}", ViolationCode.OTHER)
         elif seat in seats:
-            errors.add(f"players[{i}].seat", f"seat {seat} is also taken by players[{seats[seat]}]",
-                       ViolationCode.DUPLICATE_SEAT_OR_ID)
+            errors.add(
+                f"players[{i}].seat",
+                f"seat {seat} is also taken by players[{seats[seat]}]",
+                ViolationCode.DUPLICATE_SEAT_OR_ID,
+            )
         else:
             seats[seat] = i
         p = _check_player(errors, i, inp, profile)
@@ -242,8 +281,11 @@ def validate(table: Table, profile: RuleProfile) -> list[PlayerState]:
     if jokers and JOKER in used:  # RULES.md §16.3: at most deck.jokers in all, never a repeat
         held = used.count(JOKER)
         if held > jokers:
-            errors.add("players", f"the table holds {held} jokers; the profile's deck has "
-                       f"{jokers} (deck.jokers)", ViolationCode.DUPLICATE_CARD)
+            errors.add(
+                "players",
+                f"the table holds {held} jokers; the profile's deck has {jokers} (deck.jokers)",
+                ViolationCode.DUPLICATE_CARD,
+            )
         used = [c for c in used if c != JOKER]
     if len(set(used)) != len(used):  # one deck per table: name every repeat and its first use
         first: dict[int, str] = {}
