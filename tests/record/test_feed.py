@@ -1,5 +1,5 @@
 """The witness feed (proof/feed.py) against a real witness (``cpsettle-witness serve``, SQLite):
-a log line written before the feed was added skews no proof (commit 678287c), an outage of any
+a log line written before the feed was added skews no proof, an outage of any
 length is caught up by itself in bounded memory (no "gap"), and a checkpoint the witness took
 whose answer was lost (a proxy that drops the answers) is moved on from, not stuck on. Each
 ends with ``cpsettle audit-log verify`` of the log's lines against the witness's export."""
@@ -121,7 +121,7 @@ def verify(tmp: Path, url: str, r: Replica, capsys: pytest.CaptureFixture[str]) 
 def test_a_line_written_before_the_feed_was_added_skews_no_proof(
     witness: tuple[Path, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Commit 678287c: a warning logged before the feed was added (``signing.key_exposed``)
+    """Once, a warning logged before the feed was added (``signing.key_exposed``)
     left the feed one leaf short, so every proof after the first checkpoint failed (422) and
     the witness never moved on. The feed starts from the log as it is."""
     tmp, url = witness

@@ -5,7 +5,7 @@ evaluates from the committed rules -- while A's stays up; when B is back (its re
 it catches up by itself, and the log verifies against each witness's export.
 
 The replica's key file is readable by all (``signing.key_exposed`` is its first line, written
-before the feeds exist): the case of commit 678287c, on a real process."""
+before the feeds exist): the feed once fell one leaf short here; on a real process."""
 
 from __future__ import annotations
 
