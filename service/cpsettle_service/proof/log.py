@@ -26,6 +26,7 @@ import asyncio
 import base64
 import collections
 import contextlib
+import fcntl
 import hashlib
 import itertools
 import os
@@ -237,7 +238,7 @@ class ThreadSink:
         # The writer may be inside a write: take the write lock (a write to a regular file
         # returns at once, full or not) so that no write starts again and none is half done.
         self._closing = True
-        if self._write_lock.acquire(timeout=1.0):
+        if self._regular and self._write_lock.acquire(timeout=1.0):  # a pipe is never cut
             try:
                 with self._cond:
                     self._cut_torn()
@@ -329,6 +330,8 @@ class ThreadSink:
             return done
         except OSError as e:
             return f"{e.strerror} (errno {e.errno})"
+        if n == 0:
+            return "the sink took no bytes"
         if done + n == len(view) or not self._regular or start < 0:
             return done + n
         whole = max([0] + [e for e in ends if e <= done + n])
@@ -342,7 +345,11 @@ class ThreadSink:
         return "a write stopped inside a line (is the disk full?)"
 
     def _offset(self) -> int:
+        """Where the next write lands: the file's end when it was opened to append (its own
+        offset says 0 until it has written), else its offset."""
         try:
+            if fcntl.fcntl(self.fd, fcntl.F_GETFL) & os.O_APPEND:
+                return os.fstat(self.fd).st_size
             return os.lseek(self.fd, 0, os.SEEK_CUR)
         except OSError:
             return -1
@@ -352,12 +359,10 @@ class ThreadSink:
         at = self._torn_at
         if at < 0:
             return
-        try:
+        self._torn_at = -1  # tried once: a stale offset must never cut whole lines later
+        with contextlib.suppress(OSError):
             os.ftruncate(self.fd, at)
             os.lseek(self.fd, at, os.SEEK_SET)
-        except OSError:
-            return
-        self._torn_at = -1
 
 
 def _settle_future(future: asyncio.Future[None]) -> None:
