@@ -29,6 +29,7 @@ from cpsettle_client.i18n.sentences import SIGNED, all_sentences, english
 from cpsettle_service.profile_files import preset_names
 from tests.conftest import ServerHandle
 from tests.golden.sentence_tables import house_table, preset_table
+from tests.support.tables import GOLDEN_LINE_ITEM_KINDS
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.json"))
 TRANSLATED = ("es", "it", "zh_Hans", "zh_Hant")
@@ -79,17 +80,7 @@ def test_the_golden_cases_say_every_kind_of_sentence(golden: dict[str, pb.Settle
     settlements = list(golden.values())
     items = [i for s in settlements for pr in s.pairs for i in pr.items]
     kinds = {pb.LineItemKind.Name(i.kind) for i in items}
-    assert {
-        "LINE_ITEM_KIND_MAJORITY_BONUS",
-        "LINE_ITEM_KIND_SCOOP_BONUS",
-        "LINE_ITEM_KIND_NO_SCORE",
-        "LINE_ITEM_KIND_ROYALTIES",
-        "LINE_ITEM_KIND_FOUL_PENALTY",
-        "LINE_ITEM_KIND_NATURAL",
-        "LINE_ITEM_KIND_SURRENDER",
-        "LINE_ITEM_KIND_SCOOP_MULTIPLIER",
-        "LINE_ITEM_KIND_HOME_RUN_MULTIPLIER",
-    } <= kinds
+    assert kinds >= GOLDEN_LINE_ITEM_KINDS
     assert any(r.tie_break_cards for s in settlements for pr in s.pairs for r in pr.rows)
     assert any(i.HasField("cards_compared") for i in items)
     fantasyland = [

@@ -49,3 +49,20 @@ def table(preset: str = "western", players: str = "ABCD", **extra: Any) -> dict[
     }
     request.update(extra)
     return request
+
+
+# Every kind of line item the golden cases produce (tests/golden, tests/views check they do; rows
+# are RowResults, never items: LINE_ITEM_KIND_ROW is the contract's, unused).
+GOLDEN_LINE_ITEM_KINDS = frozenset(
+    {
+        "LINE_ITEM_KIND_MAJORITY_BONUS",
+        "LINE_ITEM_KIND_SCOOP_BONUS",
+        "LINE_ITEM_KIND_NO_SCORE",
+        "LINE_ITEM_KIND_ROYALTIES",
+        "LINE_ITEM_KIND_FOUL_PENALTY",
+        "LINE_ITEM_KIND_NATURAL",
+        "LINE_ITEM_KIND_SURRENDER",
+        "LINE_ITEM_KIND_SCOOP_MULTIPLIER",
+        "LINE_ITEM_KIND_HOME_RUN_MULTIPLIER",
+    }
+)

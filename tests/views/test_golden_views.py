@@ -20,6 +20,7 @@ from google.protobuf import json_format
 from cpsettle.v1 import settlement_pb2 as pb
 from cpsettle_client.i18n import Language
 from cpsettle_client.i18n.sentences import Sentences
+from tests.support.tables import GOLDEN_LINE_ITEM_KINDS
 from tests.views.conftest import CASES, OTHER_LANGUAGES, Opened, choose_language
 from tests.views.test_print import check_sheet
 
@@ -223,18 +224,7 @@ def test_the_golden_cases_hold_every_kind_of_line(golden_pages: dict[str, Any]) 
     settlements = [s for _, s, _ in golden_pages.values()]
     players = [p for s in settlements for p in s["players"]]
     kinds = {it["kind"] for s in settlements for pr in s["pairs"] for it in pr.get("items", [])}
-    # (rows are RowResults, never items: LINE_ITEM_KIND_ROW is the contract's, unused)
-    assert {
-        "LINE_ITEM_KIND_MAJORITY_BONUS",
-        "LINE_ITEM_KIND_SCOOP_BONUS",
-        "LINE_ITEM_KIND_NO_SCORE",
-        "LINE_ITEM_KIND_ROYALTIES",
-        "LINE_ITEM_KIND_FOUL_PENALTY",
-        "LINE_ITEM_KIND_NATURAL",
-        "LINE_ITEM_KIND_SURRENDER",
-        "LINE_ITEM_KIND_SCOOP_MULTIPLIER",
-        "LINE_ITEM_KIND_HOME_RUN_MULTIPLIER",
-    } <= kinds
+    assert kinds >= GOLDEN_LINE_ITEM_KINDS
     assert {pr.get("cap") for s in settlements for pr in s["pairs"]} >= {
         "CAP_PAYER_STACK",
         "CAP_PAYEE_STACK",
